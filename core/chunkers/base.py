@@ -1,0 +1,122 @@
+"""What every chunker is: a named span producer with declared parameters.
+
+A chunker never rewrites text. It returns ordered spans into ``Document.text``
+(possibly overlapping) that together cover every non-whitespace character.
+Parameters are declared once (``ParamSpec``); the CLI ``--param``, config files
+and the app's widgets are all generated from these declarations.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol
+
+from core.document import Document, Span
+
+
+class ParamError(ValueError):
+    """A parameter value (or combination) is invalid; the message is user-facing."""
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    name: str
+    type: type  # int | float | str | bool | list
+    default: Any
+    help: str
+    min: float | None = None
+    max: float | None = None
+    choices: tuple[Any, ...] | None = None
+
+    def coerce(self, value: Any) -> Any:
+        """Convert a CLI/config/widget value to this parameter's type and check its range."""
+        try:
+            if self.type is bool:
+                if isinstance(value, str):
+                    low = value.strip().lower()
+                    if low not in {"true", "false", "1", "0", "yes", "no"}:
+                        raise ValueError(value)
+                    v: Any = low in {"true", "1", "yes"}
+                else:
+                    v = bool(value)
+            elif self.type is list:
+                v = [s for s in value.split("|")] if isinstance(value, str) else list(value)
+            else:
+                v = self.type(value)
+        except (TypeError, ValueError):
+            raise ParamError(f"{self.name}: expected {self.type.__name__}, got {value!r}") from None
+        if self.min is not None and v < self.min:
+            raise ParamError(f"{self.name} must be >= {self.min:g} (got {v})")
+        if self.max is not None and v > self.max:
+            raise ParamError(f"{self.name} must be <= {self.max:g} (got {v})")
+        if self.choices is not None and v not in self.choices:
+            raise ParamError(f"{self.name} must be one of {', '.join(map(str, self.choices))} (got {v!r})")
+        return v
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "type": self.type.__name__,
+            "default": self.default,
+            "help": self.help,
+            "min": self.min,
+            "max": self.max,
+            "choices": list(self.choices) if self.choices else None,
+        }
+
+
+@dataclass
+class ChunkResult:
+    """Outcome of one chunker on one document.
+
+    status: "ok" (spans valid), "skipped" (does not apply, e.g. no pages), or
+    "failed" (it should apply but could not, e.g. LLM endpoint down). ``reason``
+    is a one-line user-facing explanation for skipped/failed. ``info`` carries
+    chunker-specific diagnostics (the LLM's regex, semantic distances, ...).
+    """
+
+    spans: list[Span] = field(default_factory=list)
+    status: str = "ok"
+    reason: str = ""
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def skipped(cls, reason: str, **info: Any) -> "ChunkResult":
+        return cls(status="skipped", reason=reason, info=dict(info))
+
+    @classmethod
+    def failed(cls, reason: str, **info: Any) -> "ChunkResult":
+        return cls(status="failed", reason=reason, info=dict(info))
+
+
+class RunContext(Protocol):
+    """Shared resources a chunker may use (all optional). See core.analysis.Resources."""
+
+    def embedder(self) -> Any: ...  # core.embeddings.Embedder (semantic chunker)
+    def llm(self) -> Any: ...  # core.llm.LLMClient or None (llm-regex chunker)
+
+
+ChunkFn = Callable[[Document, dict[str, Any], "RunContext | None"], ChunkResult]
+
+
+@dataclass(frozen=True)
+class ChunkerSpec:
+    """A registered chunker id: label, one-line description, declared params, function."""
+
+    id: str
+    label: str
+    description: str
+    params: tuple[ParamSpec, ...]
+    fn: ChunkFn
+    family: str = ""
+
+    def resolve_params(self, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Defaults updated with coerced overrides; unknown names are a ParamError."""
+        by_name = {p.name: p for p in self.params}
+        out = {p.name: p.default for p in self.params}
+        for k, v in (overrides or {}).items():
+            if k not in by_name:
+                known = ", ".join(by_name) or "none"
+                raise ParamError(f"{self.id}: unknown parameter '{k}' (known: {known})")
+            out[k] = by_name[k].coerce(v)
+        return out

@@ -1,0 +1,146 @@
+"""The data model: a document is Markdown text plus spans into it.
+
+Every offset is a half-open character range ``[start, end)`` into ``Document.text``.
+Chunkers return spans, never rewritten text; metrics and views read the same spans.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+
+@dataclass(frozen=True, order=True)
+class Span:
+    start: int
+    end: int
+
+    def __post_init__(self) -> None:
+        if self.start < 0 or self.end < self.start:
+            raise ValueError(f"invalid span [{self.start}, {self.end})")
+
+    def __len__(self) -> int:
+        return self.end - self.start
+
+    def text(self, doc_text: str) -> str:
+        return doc_text[self.start:self.end]
+
+
+@dataclass(frozen=True)
+class Block:
+    """A structural unit that should not be cut (paragraph, table, heading+body, ...)."""
+
+    start: int
+    end: int
+    kind: str
+
+    @property
+    def span(self) -> Span:
+        return Span(self.start, self.end)
+
+
+@dataclass(frozen=True)
+class Heading:
+    """A heading line ``[start, end)`` with its Markdown level and title text."""
+
+    start: int
+    end: int
+    level: int
+    title: str
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass
+class Document:
+    name: str
+    text: str
+    source_format: str  # pdf | markdown | text | reference
+    language: str = "und"  # ISO 639-1 code, "und" when unknown
+    pages: list[Span] = field(default_factory=list)
+    blocks: list[Block] = field(default_factory=list)
+    headings: list[Heading] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
+    _sha: str | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def sha256(self) -> str:
+        if self._sha is None:
+            self._sha = sha256_text(self.text)
+        return self._sha
+
+    @property
+    def split_points(self) -> list[int]:
+        """Gold block boundaries: the inner edges of the block tiling (0 and len excluded)."""
+        return [b.start for b in self.blocks[1:]]
+
+    def check_blocks(self) -> None:
+        """Raise ValueError unless blocks tile the text exactly (consecutive, no gap, no overlap)."""
+        check_tiling([(b.start, b.end) for b in self.blocks], len(self.text), what="blocks")
+
+    def heading_path(self, pos: int) -> list[Heading]:
+        """Headings whose section contains ``pos`` (outermost first)."""
+        path: list[Heading] = []
+        for h in self.headings:
+            if h.start > pos:
+                break
+            while path and path[-1].level >= h.level:
+                path.pop()
+            path.append(h)
+        return path
+
+    def page_of(self, pos: int) -> int | None:
+        """1-based page number holding character ``pos``, or None without pages."""
+        for i, p in enumerate(self.pages):
+            if p.start <= pos < p.end:
+                return i + 1
+        return len(self.pages) if self.pages and pos >= self.pages[-1].end else None
+
+    # --- stable JSON shape (documented in the README) ---
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "format": self.source_format,
+            "language": self.language,
+            "sha256": self.sha256,
+            "text": self.text,
+            "pages": [[p.start, p.end] for p in self.pages],
+            "blocks": [{"start": b.start, "end": b.end, "kind": b.kind} for b in self.blocks],
+            "headings": [
+                {"start": h.start, "end": h.end, "level": h.level, "title": h.title}
+                for h in self.headings
+            ],
+            "warnings": list(self.warnings),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Document":
+        doc = cls(
+            name=d["name"],
+            text=d["text"],
+            source_format=d.get("format", "markdown"),
+            language=d.get("language", "und"),
+            pages=[Span(s, e) for s, e in d.get("pages", [])],
+            blocks=[Block(b["start"], b["end"], b["kind"]) for b in d.get("blocks", [])],
+            headings=[Heading(h["start"], h["end"], h["level"], h["title"]) for h in d.get("headings", [])],
+            warnings=list(d.get("warnings", [])),
+        )
+        if d.get("sha256") and d["sha256"] != doc.sha256:
+            raise ValueError("document JSON: sha256 does not match its text")
+        return doc
+
+
+def check_tiling(spans: Iterable[tuple[int, int]], length: int, what: str = "spans") -> None:
+    pos = 0
+    for i, (s, e) in enumerate(spans):
+        if s != pos:
+            raise ValueError(f"{what} do not tile the text: item {i} starts at {s}, expected {pos}")
+        if e <= s:
+            raise ValueError(f"{what}: item {i} is empty or reversed [{s}, {e})")
+        pos = e
+    if pos != length:
+        raise ValueError(f"{what} do not tile the text: they end at {pos}, text length is {length}")

