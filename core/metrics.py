@@ -1,0 +1,366 @@
+"""The five intrinsic chunking metrics of the Adaptive Chunking paper (section 2.3).
+
+Pure functions over chunk spans and document facts; each returns a ``MetricResult``
+with the score (or None and the reason) and JSON-serialisable diagnostics that the app
+highlights. Definitions follow ``DESIGN.md`` section 6 exactly:
+
+* interior boundaries ``B``: every chunk start except the first chunk's and every
+  chunk end except the last chunk's (chunks in the given order; overlaps allowed);
+* SC: fraction of chunks with ``min_tokens <= tokens <= max_tokens``;
+* BI: gold boundaries ``0, d1..dM, L``; block ``[dj, dj+1)`` is broken when some
+  ``b`` in ``B`` has ``dj + tol < b < dj+1 - tol``; BI = intact / blocks;
+* RC: pair missing when some ``b`` in ``B`` has ``s < b < t`` (s = start of the
+  earlier mention, t = end of the later one); RC = 1 - missing / pairs;
+* ICC: chunks cut at the gold boundaries strictly inside them; for chunks with >= 2
+  pieces, cohesion = mean cos(piece, chunk); ICC = mean over those chunks, clipped;
+* DCC: token-budgeted windows of consecutive chunks; mean over every (window, chunk in
+  window) of cos(window, chunk), clipped.
+
+SC, BI and RC use sorted boundaries and binary search (numpy ``searchsorted``), so
+scoring a chunking costs microseconds to a few milliseconds even on long documents.
+ICC and DCC take an ``embed(spans) -> ndarray`` callable returning L2-normalised rows
+(``core.embeddings.SpanEmbedder.embed`` in either mode), so the same code serves both
+embedding modes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from core.document import Span
+
+METRIC_NAMES = ("RC", "ICC", "DCC", "BI", "SC")
+
+SpanLike = Any  # Span or (start, end)
+EmbedFn = Callable[[list[Span]], np.ndarray]
+
+
+@dataclass
+class MetricResult:
+    name: str
+    value: float | None
+    reason: str = ""  # why value is None ("" otherwise)
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class MetricSettings:
+    """All metric parameters, defaults from the paper."""
+
+    min_tokens: int = 100
+    max_tokens: int = 1100
+    bi_tolerance: int = 5
+    window_tokens: int = 3000
+    window_step: int = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _as_pairs(spans: Iterable[SpanLike]) -> list[tuple[int, int]]:
+    out = []
+    for s in spans:
+        if isinstance(s, Span):
+            out.append((s.start, s.end))
+        else:
+            a, b = s
+            out.append((int(a), int(b)))
+    return out
+
+
+def _boundary_table(pairs: Sequence[tuple[int, int]]) -> tuple[np.ndarray, list[tuple[int, str]]]:
+    """Sorted unique interior boundaries and, for each, (chunk index, "start"|"end").
+
+    A boundary that is both a chunk's start and another's end is attributed to the
+    chunk that starts there.
+    """
+    owner: dict[int, tuple[int, str]] = {}
+    k = len(pairs)
+    for i, (a, b) in enumerate(pairs):
+        if i < k - 1:
+            owner.setdefault(b, (i, "end"))
+    for i, (a, b) in enumerate(pairs):
+        if i > 0:
+            prev = owner.get(a)
+            if prev is None or prev[1] == "end":
+                owner[a] = (i, "start")
+    keys = sorted(owner)
+    return np.asarray(keys, dtype=np.int64), [owner[x] for x in keys]
+
+
+def interior_boundaries(spans: Sequence[SpanLike]) -> list[int]:
+    """Sorted, de-duplicated interior boundaries ``B`` of a chunking."""
+    pairs = _as_pairs(spans)
+    k = len(pairs)
+    out = {a for i, (a, _) in enumerate(pairs) if i > 0}
+    out.update(b for i, (_, b) in enumerate(pairs) if i < k - 1)
+    return sorted(out)
+
+
+def _no_chunks(name: str) -> MetricResult:
+    return MetricResult(name, None, "no chunks", {})
+
+
+# --------------------------------------------------------------------------- SC
+def size_compliance(token_counts: Sequence[int], *, min_tokens: int = 100, max_tokens: int = 1100) -> MetricResult:
+    """SC = fraction of chunks whose token count lies in ``[min_tokens, max_tokens]``."""
+    n = len(token_counts)
+    if n == 0:
+        return _no_chunks("SC")
+    out = []
+    ok = 0
+    for i, t in enumerate(token_counts):
+        if t < min_tokens:
+            out.append({"chunk": i, "tokens": int(t), "kind": "under"})
+        elif t > max_tokens:
+            out.append({"chunk": i, "tokens": int(t), "kind": "over"})
+        else:
+            ok += 1
+    return MetricResult(
+        "SC", ok / n, "",
+        {"chunks": n, "compliant": ok, "min_tokens": min_tokens, "max_tokens": max_tokens, "out_of_size": out},
+    )
+
+
+# --------------------------------------------------------------------------- BI
+def block_integrity(
+    spans: Sequence[SpanLike], split_points: Sequence[int], text_length: int, *, tolerance: int = 5
+) -> MetricResult:
+    """BI = intact gold blocks / all gold blocks (a chunking of one chunk scores 1.0)."""
+    pairs = _as_pairs(spans)
+    if not pairs:
+        return _no_chunks("BI")
+    edges = np.asarray([0, *split_points, text_length], dtype=np.int64)
+    lo = edges[:-1] + tolerance  # broken iff some b with lo < b < hi
+    hi = edges[1:] - tolerance
+    nblocks = len(lo)
+    bounds, owners = _boundary_table(pairs)
+    broken: list[dict[str, Any]] = []
+    if len(bounds):
+        idx = np.searchsorted(bounds, lo, side="right")  # first b > lo
+        cand = bounds[np.minimum(idx, len(bounds) - 1)]
+        is_broken = (idx < len(bounds)) & (cand < hi)
+        for j in np.flatnonzero(is_broken).tolist():
+            i = int(idx[j])
+            chunk, side = owners[i]
+            n_inside = int(np.searchsorted(bounds, hi[j], side="left")) - i
+            broken.append({
+                "block": [int(edges[j]), int(edges[j + 1])], "index": j, "boundary": int(bounds[i]),
+                "chunk": chunk, "side": side, "boundaries_inside": n_inside,
+            })
+    intact = nblocks - len(broken)
+    return MetricResult(
+        "BI", intact / nblocks, "",
+        {"blocks": nblocks, "intact": intact, "tolerance": tolerance, "broken": broken},
+    )
+
+
+# --------------------------------------------------------------------------- RC
+def _pair_extent(pair: Any) -> tuple[int, int, tuple[int, int], tuple[int, int]]:
+    (ea, eb), (pa, pb) = _as_pairs(pair)
+    first, second = sorted([(ea, eb), (pa, pb)])
+    return first[0], second[1], (ea, eb), (pa, pb)
+
+
+def references_completeness(spans: Sequence[SpanLike], pairs: Sequence[Any]) -> MetricResult:
+    """RC = 1 - missing / pairs; a pair is missing when an interior boundary lies in (s, t)."""
+    chunks = _as_pairs(spans)
+    if not chunks:
+        return _no_chunks("RC")
+    if not pairs:
+        return MetricResult("RC", None, "no entity-pronoun pairs", {"pairs": 0, "split": []})
+    ext = [_pair_extent(p) for p in pairs]
+    s = np.fromiter((e[0] for e in ext), dtype=np.int64, count=len(ext))
+    t = np.fromiter((e[1] for e in ext), dtype=np.int64, count=len(ext))
+    bounds, owners = _boundary_table(chunks)
+    split: list[dict[str, Any]] = []
+    if len(bounds):
+        idx = np.searchsorted(bounds, s, side="right")  # first b > s
+        cand = bounds[np.minimum(idx, len(bounds) - 1)]
+        missing = (idx < len(bounds)) & (cand < t)
+        for j in np.flatnonzero(missing).tolist():
+            i = int(idx[j])
+            chunk, side = owners[i]
+            _, _, ent, pro = ext[j]
+            split.append({
+                "pair": j, "entity": list(ent), "pronoun": list(pro), "boundary": int(bounds[i]),
+                "chunk": chunk, "side": side,
+            })
+    n = len(ext)
+    return MetricResult("RC", 1 - len(split) / n, "", {"pairs": n, "missing": len(split), "split": split})
+
+
+# --------------------------------------------------------------------------- ICC
+def _clip01(x: float) -> float:
+    return float(min(1.0, max(0.0, x)))
+
+
+def chunk_pieces(
+    spans: Sequence[SpanLike], split_points: Sequence[int], text: str | None = None
+) -> list[list[tuple[int, int]]]:
+    """Each chunk cut at the gold boundaries strictly inside it (edge pieces included).
+
+    With ``text``, pieces holding only whitespace are dropped.
+    """
+    sp = np.asarray(sorted(split_points), dtype=np.int64)
+    out = []
+    for a, b in _as_pairs(spans):
+        i = int(np.searchsorted(sp, a, side="right"))
+        j = int(np.searchsorted(sp, b, side="left"))
+        cuts = [a, *sp[i:j].tolist(), b]
+        pieces = [(x, y) for x, y in zip(cuts, cuts[1:]) if y > x]
+        if text is not None:
+            pieces = [(x, y) for x, y in pieces if not text[x:y].isspace()]
+        out.append(pieces)
+    return out
+
+
+def intrachunk_cohesion(
+    spans: Sequence[SpanLike], split_points: Sequence[int], embed: EmbedFn, *, text: str | None = None
+) -> MetricResult:
+    """ICC = mean over chunks with >= 2 pieces of mean cos(piece, chunk), clipped to [0, 1].
+
+    ``text`` (optional) drops whitespace-only pieces before counting them.
+    """
+    chunks = _as_pairs(spans)
+    if not chunks:
+        return _no_chunks("ICC")
+    pieces = chunk_pieces(chunks, split_points, text)
+    valid = [k for k, p in enumerate(pieces) if len(p) >= 2]
+    if not valid:
+        return MetricResult("ICC", None, "no chunk spans two or more gold blocks", {"per_chunk": []})
+    req: list[Span] = []
+    for k in valid:
+        req.append(Span(*chunks[k]))
+        req.extend(Span(x, y) for x, y in pieces[k])
+    vecs = np.asarray(embed(req), dtype=np.float64)
+    per_chunk = []
+    pos = 0
+    for k in valid:
+        n = len(pieces[k])
+        cv = vecs[pos]
+        cos = vecs[pos + 1:pos + 1 + n] @ cv
+        pos += 1 + n
+        per_chunk.append({"chunk": k, "pieces": n, "cohesion": float(cos.mean()),
+                          "piece_cosines": [float(c) for c in cos]})
+    raw = float(np.mean([c["cohesion"] for c in per_chunk]))
+    return MetricResult("ICC", _clip01(raw), "", {"raw": raw, "chunks_scored": len(valid), "per_chunk": per_chunk})
+
+
+# --------------------------------------------------------------------------- DCC
+def dcc_windows(
+    spans: Sequence[SpanLike],
+    token_counts: Sequence[int],
+    *,
+    window_tokens: int = 3000,
+    window_step: int = 1,
+    text: str | None = None,
+    count_tokens: Callable[[str], int] | None = None,
+) -> list[dict[str, Any]]:
+    """The kept DCC windows: ``{"first", "last", "span": [s, e], "tokens"}`` (chunk indexes inclusive).
+
+    A window starts at chunk i and takes chunks i+1, i+2, ... while the tokens of its new
+    text (the part of each chunk not already in the window) keep the total <= budget.
+    """
+    if window_step < 1:
+        raise ValueError("window_step must be >= 1")
+    chunks = _as_pairs(spans)
+    k = len(chunks)
+    if len(token_counts) != k:
+        raise ValueError("token_counts and spans differ in length")
+    if count_tokens is None:
+        from core.tokens import count_tokens as count_tokens  # noqa: PLW0127
+
+    def tail_tokens(j: int, covered_end: int) -> int:
+        a, b = chunks[j]
+        if a >= covered_end:
+            return int(token_counts[j])
+        if b <= covered_end:
+            return 0
+        if text is None:
+            raise ValueError("overlapping chunks: DCC needs the document text to count new tokens")
+        return count_tokens(text[covered_end:b])
+
+    kept: list[dict[str, Any]] = []
+    last_kept = -1
+    for i in range(0, k, window_step):
+        total = int(token_counts[i])
+        end = chunks[i][1]
+        j = i
+        while j + 1 < k:
+            add = tail_tokens(j + 1, end)
+            if total + add > window_tokens:
+                break
+            total += add
+            j += 1
+            end = max(end, chunks[j][1])
+        if j > i and j != last_kept:
+            kept.append({"first": i, "last": j, "span": [chunks[i][0], end], "tokens": total})
+            last_kept = j
+    return kept
+
+
+def document_contextual_coherence(
+    spans: Sequence[SpanLike],
+    token_counts: Sequence[int],
+    embed: EmbedFn,
+    *,
+    window_tokens: int = 3000,
+    window_step: int = 1,
+    text: str | None = None,
+    count_tokens: Callable[[str], int] | None = None,
+) -> MetricResult:
+    """DCC = mean over every (window, chunk in window) of cos(window, chunk), clipped to [0, 1].
+
+    ``text`` is needed only when chunks overlap (to count the tokens of a chunk's new tail).
+    """
+    chunks = _as_pairs(spans)
+    if not chunks:
+        return _no_chunks("DCC")
+    wins = dcc_windows(chunks, token_counts, window_tokens=window_tokens, window_step=window_step,
+                       text=text, count_tokens=count_tokens)
+    if not wins:
+        reason = "one chunk only" if len(chunks) == 1 else f"no window of >= 2 chunks fits {window_tokens} tokens"
+        return MetricResult("DCC", None, reason, {"windows": []})
+    used = sorted({c for w in wins for c in range(w["first"], w["last"] + 1)})
+    row = {c: r for r, c in enumerate(used)}
+    req = [Span(*chunks[c]) for c in used] + [Span(*w["span"]) for w in wins]
+    vecs = np.asarray(embed(req), dtype=np.float64)
+    cvec, wvec = vecs[:len(used)], vecs[len(used):]
+    total, n = 0.0, 0
+    details = []
+    for m, w in enumerate(wins):
+        idx = [row[c] for c in range(w["first"], w["last"] + 1)]
+        cos = cvec[idx] @ wvec[m]
+        total += float(cos.sum())
+        n += len(idx)
+        details.append({**w, "coherence": float(cos.mean()), "chunk_cosines": [float(c) for c in cos]})
+    raw = total / n
+    return MetricResult("DCC", _clip01(raw), "",
+                        {"raw": raw, "pairs": n, "window_tokens": window_tokens, "window_step": window_step,
+                         "windows": details})
+
+
+# --------------------------------------------------------------------------- score
+def score(metrics: Mapping[str, float | None], weights: Mapping[str, float] | None = None) -> float | None:
+    """Weighted mean of the available (non-None) metrics, weights renormalised over them.
+
+    Missing weights default to 1.0; a weight of 0 leaves the metric out. None when no
+    metric with positive weight is available.
+    """
+    num = den = 0.0
+    for name, v in metrics.items():
+        w = 1.0 if weights is None else float(weights.get(name, 1.0))
+        if w < 0:
+            raise ValueError(f"negative weight for {name}")
+        if v is None or w == 0:
+            continue
+        num += w * float(v)
+        den += w
+    return num / den if den > 0 else None
