@@ -1,0 +1,321 @@
+"""Markdown -> blocks and headings: the rules Block Integrity protects (DESIGN section 3).
+
+One builder for every source (PDF, Markdown, plain text), so BI means the same thing
+whatever the document came from. The text is first cut into *atoms* (a heading line, a
+paragraph, a list item, a table, a figure, a code fence, a footnote, a layout comment);
+every blank line belongs to the atom before it. Atoms are then grouped into blocks:
+
+- tables (``<Table>...</Table>`` or pipe tables), figures (``<Figure>...</Figure>``) and
+  fenced code are one block each; a table above ``max_table_tokens`` (1000) is split at row
+  lines into sub-tables, each a block (the header rows stay with the first);
+- a run of consecutive short paragraphs / list items (each < ``short_tokens``, 100) is one
+  block (``group``, or ``list`` when all are list items), closed when it would exceed
+  ``max_group_tokens`` (1000) so a long list never becomes one giant block;
+- every other paragraph is its own block;
+- a footnote (a line starting ``\\* `` or ``[^n]:``) joins the block before it;
+- a heading (and any headings directly under it) joins the block that follows it;
+- each layout comment (``<!-- PageBreak -->``, ``<!-- PageHeader ... -->``, footers) is a
+  ``layout`` block of its own (as in the paper's reference data); a heading never joins
+  content across one.
+
+When page spans are given, blocks are built page by page and never cross a page boundary.
+Blocks tile the text exactly: consecutive, no gap, no overlap.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Sequence
+
+from core.document import Block, Heading, Span, check_tiling
+from core.tokens import count_many
+
+SHORT_TOKENS = 100
+MAX_TABLE_TOKENS = 1000
+MAX_GROUP_TOKENS = 1000
+
+KINDS = ("heading", "paragraph", "group", "list", "table", "figure", "code", "footnote", "layout")
+
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+_HEADING = re.compile(r"^\s{0,3}(#+)(?:[ \t]+(.*?))?[ \t]*$")
+_COMMENT = re.compile(r"^\s*<!--")
+_OPEN_TAG = re.compile(r"^\s*<(table|figure)\b[^>]*>", re.IGNORECASE)
+_FOOTNOTE = re.compile(r"^\s{0,3}(?:\\\*[ \t]|\[\^[^\]\s]+\]:)")
+_BULLET = re.compile(r"^\s*(?:[-*+]|[_*]{0,2}[•·▪●◦‣▸▹○◯–—][_*]{0,2}|\(?\d{1,3}[.)]|\(?[A-Za-z][.)]|\([ivxlcdmIVXLCDM]{1,6}\))[ \t]+\S")
+_STRONG_BULLET = re.compile(r"^\s*(?:[-*+]|[_*]{0,2}[•·▪●◦‣▸▹○◯][_*]{0,2})[ \t]+\S")
+_DELIM_ROW = re.compile(r"^\s*\|?\s*:?-{1,}:?\s*(\|\s*:?-{1,}:?\s*)+\|?\s*$|^\s*\|\s*:?-{3,}:?\s*\|\s*$")
+
+
+@dataclass
+class _Atom:
+    start: int
+    end: int
+    kind: str  # heading | paragraph | item | table | figure | code | footnote | layout
+    level: int = 0
+    title: str = ""
+    tokens: int = 0
+
+
+def _lines(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, content) for each line; ``end`` includes the newline."""
+    out = []
+    pos = 0
+    n = len(text)
+    while pos < n:
+        nl = text.find("\n", pos)
+        end = n if nl < 0 else nl + 1
+        out.append((pos, end, text[pos:end].rstrip("\n").rstrip("\r")))
+        pos = end
+    return out
+
+
+def _blank(line: str) -> bool:
+    return not line.strip()
+
+
+def _clean_title(raw: str) -> str:
+    t = (raw or "").strip()
+    t = re.sub(r"[ \t]+#+$", "", t)  # closing hashes
+    t = re.sub(r"(\*\*|__)", "", t)
+    return t.strip()
+
+
+def _is_pipe_table_start(lines, i: int) -> bool:
+    s = lines[i][2].strip()
+    if s.startswith("|") and s.count("|") >= 2:
+        return True
+    return "|" in s and i + 1 < len(lines) and bool(_DELIM_ROW.match(lines[i + 1][2]))
+
+
+def _starts_construct(lines, i: int, markdown: bool) -> bool:
+    """Does line i start a new atom (interrupting a paragraph)?"""
+    line = lines[i][2]
+    if _FOOTNOTE.match(line) or _STRONG_BULLET.match(line):
+        return True
+    if not markdown:
+        return False
+    return bool(
+        _HEADING.match(line) or _FENCE.match(line) or _COMMENT.match(line) or _OPEN_TAG.match(line)
+        or _is_pipe_table_start(lines, i)
+    )
+
+
+def _atoms(text: str, markdown: bool = True) -> list[_Atom]:
+    lines = _lines(text)
+    atoms: list[_Atom] = []
+    i = 0
+    n = len(lines)
+    lead = 0  # leading blank characters, given to the first atom
+
+    def add(kind: str, j: int, **kw) -> None:
+        # atom covers lines[i:j]
+        atoms.append(_Atom(lines[i][0], lines[j - 1][1], kind, **kw))
+
+    while i < n:
+        line = lines[i][2]
+        if _blank(line):
+            if atoms:
+                atoms[-1].end = lines[i][1]
+            else:
+                lead = lines[i][1]
+            i += 1
+            continue
+        j = i + 1
+        if markdown and (m := _FENCE.match(line)):
+            fence = m.group(1)
+            while j < n and not lines[j][2].strip().startswith(fence[0] * len(fence)):
+                j += 1
+            j = min(j + 1, n)
+            add("code", j)
+        elif markdown and (m := _OPEN_TAG.match(line)):
+            tag = m.group(1).lower()
+            close = re.compile(rf"</{tag}\s*>", re.IGNORECASE)
+            j = i
+            while j < n and not close.search(lines[j][2]):
+                j += 1
+            if j == n:  # unclosed tag: stop at the next blank line
+                j = i + 1
+                while j < n and not _blank(lines[j][2]):
+                    j += 1
+            else:
+                j += 1
+            add(tag, j)
+        elif markdown and _COMMENT.match(line):
+            j = i
+            while j < n and "-->" not in lines[j][2]:
+                j += 1
+            j = i + 1 if j == n else j + 1
+            add("layout", j)
+        elif markdown and (m := _HEADING.match(line)):
+            add("heading", j, level=len(m.group(1)), title=_clean_title(m.group(2)))
+        elif markdown and _is_pipe_table_start(lines, i):
+            while j < n and not _blank(lines[j][2]) and "|" in lines[j][2]:
+                j += 1
+            add("table", j)
+        else:
+            kind = "footnote" if _FOOTNOTE.match(line) else "item" if _BULLET.match(line) else "paragraph"
+            while j < n and not _blank(lines[j][2]) and not _starts_construct(lines, j, markdown):
+                j += 1
+            add(kind, j)
+        i = j
+    if atoms and lead:
+        atoms[0].start = 0
+    return atoms
+
+
+def _split_table(text: str, a: _Atom, max_tokens: int) -> list[tuple[int, int]]:
+    """Cut an oversized table at row lines into pieces of at most ``max_tokens`` (when possible)."""
+    rows = _lines(text[a.start:a.end])
+    if len(rows) < 2:
+        return [(a.start, a.end)]
+    counts = count_many([text[a.start + s:a.start + e] for s, e, _ in rows])
+    # header rows (a pipe header and its delimiter row, or an opening tag line) stay together
+    head = 1
+    while head < len(rows) and (_DELIM_ROW.match(rows[head][2]) or head == 1 and _OPEN_TAG.match(rows[0][2])):
+        head += 1
+    pieces: list[tuple[int, int]] = []
+    cur_start, cur_tok, data_rows = 0, sum(counts[:head]), 0
+    for k in range(head, len(rows)):
+        if data_rows and cur_tok + counts[k] > max_tokens:
+            pieces.append((cur_start, k))
+            cur_start, cur_tok, data_rows = k, 0, 0
+        cur_tok += counts[k]
+        data_rows += 1
+    pieces.append((cur_start, len(rows)))
+    # never leave a piece that is only blank lines / a closing tag: fold tiny tail into previous
+    if len(pieces) > 1 and sum(counts[pieces[-1][0]:]) < 5:
+        last = pieces.pop()
+        pieces[-1] = (pieces[-1][0], last[1])
+    return [(a.start + rows[s][0], a.start + rows[e - 1][1]) for s, e in pieces]
+
+
+def _build_range(
+    text: str,
+    offset: int,
+    markdown: bool,
+    short_tokens: int,
+    max_table_tokens: int,
+    max_group_tokens: int,
+) -> tuple[list[Block], list[Heading]]:
+    sub = text
+    atoms = _atoms(sub, markdown)
+    if not atoms:
+        return ([Block(offset, offset + len(sub), "paragraph")] if sub else []), []
+    need = [a for a in atoms if a.kind in ("paragraph", "item", "table", "footnote")]
+    for a, t in zip(need, count_many([sub[a.start:a.end] for a in need])):
+        a.tokens = t
+
+    headings = []
+    for a in atoms:
+        if a.kind == "heading":
+            line = sub[a.start:a.end].rstrip()
+            lead = len(line) - len(line.lstrip())
+            headings.append(Heading(offset + a.start + lead, offset + a.start + len(line), a.level, a.title))
+
+    # --- pass 1: units (start, end, kind); runs of short items grouped ---
+    units: list[list] = []  # [start, end, kind, n_atoms, tokens]
+    run: list[_Atom] = []
+    run_tokens = 0
+
+    def flush() -> None:
+        nonlocal run, run_tokens
+        if run:
+            kinds = {a.kind for a in run if a.kind != "footnote"}
+            if len(run) == 1 or len([a for a in run if a.kind != "footnote"]) == 1:
+                kind = "list" if kinds == {"item"} else "paragraph"
+            else:
+                kind = "list" if kinds == {"item"} else "group"
+            units.append([run[0].start, run[-1].end, kind])
+        run, run_tokens = [], 0
+
+    for a in atoms:
+        if a.kind in ("paragraph", "item") and a.tokens < short_tokens:
+            if run and run_tokens + a.tokens > max_group_tokens:
+                flush()
+            run.append(a)
+            run_tokens += a.tokens
+            continue
+        if a.kind == "footnote":
+            if run:
+                run.append(a)
+                continue
+            if units and units[-1][2] not in ("layout", "heading"):
+                units[-1][1] = a.end
+                continue
+            units.append([a.start, a.end, "footnote"])
+            continue
+        flush()
+        if a.kind == "table" and a.tokens > max_table_tokens:
+            for s, e in _split_table(sub, a, max_table_tokens):
+                units.append([s, e, "table"])
+        elif a.kind == "item":
+            units.append([a.start, a.end, "list"])
+        else:
+            units.append([a.start, a.end, a.kind])
+    flush()
+
+    # --- pass 2: headings join the block that follows them ---
+    blocks: list[Block] = []
+    pending: int | None = None  # start of a run of headings waiting for their body
+    for s, e, kind in units:
+        if kind == "heading":
+            if pending is None:
+                pending = s
+            continue
+        if pending is not None:
+            if kind == "layout":
+                blocks.append(Block(offset + pending, offset + s, "heading"))
+                blocks.append(Block(offset + s, offset + e, kind))
+            else:
+                blocks.append(Block(offset + pending, offset + e, "heading"))
+            pending = None
+            continue
+        blocks.append(Block(offset + s, offset + e, kind))
+    if pending is not None:
+        blocks.append(Block(offset + pending, offset + len(sub), "heading"))
+    # the first atom absorbed leading blanks; make sure the tiling starts at the range start
+    if blocks and blocks[0].start != offset:
+        b = blocks[0]
+        blocks[0] = Block(offset, b.end, b.kind)
+    return blocks, headings
+
+
+def build_blocks(
+    text: str,
+    pages: Sequence[Span] | None = None,
+    *,
+    markdown: bool = True,
+    short_tokens: int = SHORT_TOKENS,
+    max_table_tokens: int = MAX_TABLE_TOKENS,
+    max_group_tokens: int = MAX_GROUP_TOKENS,
+) -> tuple[list[Block], list[Heading]]:
+    """Blocks tiling ``text`` and the headings found in it.
+
+    ``pages``: when they tile the text, blocks are built per page and never cross a page.
+    ``markdown=False`` (plain text): only paragraphs, list items and footnotes are recognised.
+    """
+    ranges = [(0, len(text))]
+    if pages:
+        try:
+            check_tiling([(p.start, p.end) for p in pages], len(text), what="pages")
+            ranges = [(p.start, p.end) for p in pages]
+        except ValueError:
+            pass
+    blocks: list[Block] = []
+    headings: list[Heading] = []
+    for s, e in ranges:
+        b, h = _build_range(text[s:e], s, markdown, short_tokens, max_table_tokens, max_group_tokens)
+        blocks.extend(b)
+        headings.extend(h)
+    check_tiling([(b.start, b.end) for b in blocks], len(text), what="blocks")
+    return blocks, headings
+
+
+def blocks_by_kind(blocks: Sequence[Block]) -> dict[str, int]:
+    """Block counts per kind, in a stable order."""
+    counts: dict[str, int] = {}
+    for b in blocks:
+        counts[b.kind] = counts.get(b.kind, 0) + 1
+    order = {k: i for i, k in enumerate(KINDS)}
+    return dict(sorted(counts.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])))

@@ -1,0 +1,178 @@
+"""Block builder: the rules of DESIGN section 3 and the tiling invariant."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import corpus_files
+from core.blocks import build_blocks, blocks_by_kind
+from core.document import Span, check_tiling
+from core.tokens import count_tokens
+
+
+def kinds_and_texts(text, **kw):
+    blocks, headings = build_blocks(text, **kw)
+    check_tiling([(b.start, b.end) for b in blocks], len(text))
+    return [(b.kind, text[b.start:b.end]) for b in blocks], headings
+
+
+LONG = " ".join(f"word{i} of a long paragraph that keeps going." for i in range(40))  # > 100 tokens
+
+
+def test_heading_joins_following_body_and_headings_chain():
+    text = f"# Title\n\n## Sub\n\n{LONG}\n\n{LONG}\n"
+    blocks, headings = kinds_and_texts(text)
+    assert [k for k, _ in blocks] == ["heading", "paragraph"]
+    assert blocks[0][1] == f"# Title\n\n## Sub\n\n{LONG}\n\n"
+    assert [(h.level, h.title) for h in headings] == [(1, "Title"), (2, "Sub")]
+    assert text[headings[0].start:headings[0].end] == "# Title"
+
+
+def test_short_items_grouped_and_long_paragraph_alone():
+    text = f"{LONG}\n\nShort one.\n\nShort two.\n\n- item a\n- item b\n\n{LONG}\n"
+    blocks, _ = kinds_and_texts(text)
+    assert [k for k, _ in blocks] == ["paragraph", "group", "paragraph"]
+    assert blocks[1][1].startswith("Short one.") and blocks[1][1].endswith("- item b\n\n")
+
+
+def test_list_only_run_is_list_and_group_is_capped():
+    items = "".join(f"- item number {i} with a few words in it\n" for i in range(400))
+    blocks, _ = kinds_and_texts(items)
+    assert all(k == "list" for k, _ in blocks) and len(blocks) > 1
+    assert all(count_tokens(t) <= 1000 for _, t in blocks)
+
+
+def test_footnotes_join_preceding_text():
+    text = f"{LONG}\n\n\\* The footnote text.\n\n{LONG}\n\n[^1]: Another note.\n"
+    blocks, _ = kinds_and_texts(text)
+    assert [k for k, _ in blocks] == ["paragraph", "paragraph"]
+    assert "\\* The footnote" in blocks[0][1] and "[^1]:" in blocks[1][1]
+
+
+def test_tables_figures_code_and_layout():
+    text = (
+        "Intro.\n\n"
+        "| a | b |\n|---|---|\n| 1 | 2 |\n\n"
+        "<Table>\n| x | y |\n| --- | --- |\n</Table>\n\n"
+        "<Figure>\nA chart\n\nwith a blank line\n</Figure>\n\n"
+        "```python\nx = 1\n\n# not a heading\n```\n\n"
+        "<!-- PageFooter: page 1 -->\n<!-- PageBreak -->\n\n"
+        f"{LONG}\n"
+    )
+    blocks, headings = kinds_and_texts(text)
+    assert [k for k, _ in blocks] == [
+        "paragraph", "table", "table", "figure", "code", "layout", "layout", "paragraph"
+    ]
+    assert headings == []
+    assert blocks[4][1].startswith("```python") and blocks[4][1].endswith("```\n\n")
+
+
+def test_heading_before_table_and_heading_not_joined_across_layout():
+    text = "## Rates\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n## Alone\n\n<!-- PageBreak -->\n\nText.\n"
+    blocks, _ = kinds_and_texts(text)
+    assert [k for k, _ in blocks] == ["heading", "heading", "layout", "paragraph"]
+    assert "| 1 | 2 |" in blocks[0][1]
+
+
+def test_oversized_table_split_into_sub_tables_at_rows():
+    rows = "".join(f"| row {i} | value {i} with several more words in the cell |\n" for i in range(300))
+    text = "| name | value |\n|---|---|\n" + rows + "\nAfter.\n"
+    blocks, _ = kinds_and_texts(text)
+    tables = [t for k, t in blocks if k == "table"]
+    assert len(tables) >= 3
+    assert tables[0].startswith("| name | value |\n|---|---|\n")
+    assert all(t.startswith("| ") for t in tables)
+    assert all(count_tokens(t) <= 1000 for t in tables)
+
+
+def test_blocks_never_cross_pages():
+    text = "First page para\ncontinues here\n\fsecond page para.\n\nMore.\n"
+    pages = [Span(0, 31), Span(31, len(text))]
+    blocks, _ = build_blocks(text, pages, markdown=False)
+    assert 31 in [b.start for b in blocks]
+
+
+def test_plain_text_mode_has_no_markdown_constructs():
+    text = "# not a heading\n\n| not | a table |\n\nA paragraph.\n"
+    blocks, headings = kinds_and_texts(text, markdown=False)
+    assert headings == [] and {k for k, _ in blocks} <= {"paragraph", "group"}
+
+
+def test_leading_blank_lines_and_whitespace_only():
+    blocks, _ = kinds_and_texts("\n\n\nHello.\n")
+    assert blocks[0][1] == "\n\n\nHello.\n"
+    blocks, _ = kinds_and_texts("   \n\n")
+    assert len(blocks) == 1
+    assert build_blocks("") == ([], [])
+
+
+def test_blocks_by_kind_order():
+    text = "# H\n\nBody.\n\n<!-- PageBreak -->\n"
+    blocks, _ = build_blocks(text)
+    assert list(blocks_by_kind(blocks)) == ["heading", "layout"]
+
+
+# ---- property: blocks tile any Markdown-ish text -------------------------------------------
+_word = st.text(alphabet="abc xyz|#*-_`<>!\\[]()\t.:é∑", min_size=0, max_size=30)
+_piece = st.one_of(
+    _word,
+    st.builds(lambda w, n: "#" * n + " " + w, _word, st.integers(1, 8)),
+    st.builds(lambda w: "- " + w, _word),
+    st.builds(lambda w: "1. " + w, _word),
+    st.builds(lambda w: "\\* " + w, _word),
+    st.builds(lambda w: "[^2]: " + w, _word),
+    st.builds(lambda a, b: f"| {a} | {b} |\n|---|---|\n| {b} | {a} |", _word, _word),
+    st.builds(lambda w: f"```\n{w}\n", _word),  # possibly unclosed fence
+    st.just("```"),
+    st.builds(lambda w: f"<Table>\n{w}", _word),  # possibly unclosed tag
+    st.just("</Table>"),
+    st.builds(lambda w: f"<Figure>{w}</Figure>", _word),
+    st.just("<!-- PageBreak -->"),
+    st.builds(lambda w: f"<!-- {w}", _word),  # unclosed comment
+    st.just("\f"),
+    st.just("\r\n"),
+    st.text(max_size=20),
+)
+_doc = st.lists(st.tuples(_piece, st.sampled_from(["\n", "\n\n", "", " ", "\n\n\n"])), max_size=25).map(
+    lambda parts: "".join(p + sep for p, sep in parts)
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_doc, st.booleans())
+def test_blocks_tile_any_text(text, markdown):
+    blocks, headings = build_blocks(text, markdown=markdown)
+    check_tiling([(b.start, b.end) for b in blocks], len(text))
+    for h in headings:
+        assert 0 <= h.start <= h.end <= len(text)
+        assert text[h.start:h.end].lstrip().startswith("#")
+
+
+@settings(max_examples=60, deadline=None)
+@given(_doc, st.lists(st.integers(0, 400), max_size=5))
+def test_blocks_tile_with_pages(text, cuts):
+    edges = sorted({0, len(text), *[c for c in cuts if 0 < c < len(text)]})
+    pages = [Span(a, b) for a, b in zip(edges, edges[1:])]
+    blocks, _ = build_blocks(text, pages)
+    check_tiling([(b.start, b.end) for b in blocks], len(text))
+    starts = {b.start for b in blocks}
+    assert all(p.start in starts for p in pages)
+
+
+# ---- the paper's own block boundaries --------------------------------------------------------
+@pytest.mark.corpus
+@pytest.mark.parametrize("path", corpus_files(), ids=lambda p: p.stem[:40])
+def test_builder_reproduces_reference_split_points(path):
+    data = json.loads(path.read_text(encoding="utf-8"))
+    text = data["full_text"]
+    pos, pages = 0, []
+    for k in sorted(data["pages"], key=int):
+        pages.append(Span(pos, pos + len(data["pages"][k])))
+        pos += len(data["pages"][k])
+    blocks, headings = build_blocks(text, pages)
+    assert [b.start for b in blocks[1:]] == data["split_points"]
+    assert {h.start for h in headings} >= {t["start"] for t in data["titles"]}
