@@ -1,0 +1,1 @@
+"""Versioned prompt files (package data)."""
