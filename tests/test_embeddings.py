@@ -1,0 +1,240 @@
+"""Embeddings: composition arithmetic (fake model, fast), and a few checks with the real bundled
+all-MiniLM-L6-v2 on small texts: exact mode equals encoding the texts directly, composed-mode
+sanity, the cache (memory and disk), clear load errors."""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pytest
+
+from core import metrics as M
+from core.document import Span
+from core.embeddings import (
+    EmbedStats,
+    Embedder,
+    EmbedderUnavailable,
+    SpanEmbedder,
+    document_units,
+)
+
+TEXT = (
+    "# Data protection\n\nThe controller shall keep records. It must show them to the authority on request.\n\n"
+    "Processing is lawful only if the data subject has given consent. Consent can be withdrawn at any time. "
+    "Withdrawal does not affect earlier processing.\n\n"
+    "## Security\n\nThe processor shall implement appropriate technical measures. These include encryption "
+    "and pseudonymisation. They must be reviewed regularly.\n\nA breach must be notified within 72 hours."
+)
+
+
+def _blocks(text):
+    out, pos = [], 0
+    while True:
+        i = text.find("\n\n", pos)
+        if i < 0:
+            return out
+        out.append(i + 2)
+        pos = i + 2
+
+
+SPLIT = _blocks(TEXT)
+
+
+class FakeEmbedder:
+    """Deterministic bag-of-words vectors; tokens = words (offsets via regex)."""
+
+    name = "fake"
+    max_tokens = 12
+    content_limit = 10
+    dim = 16
+
+    def __init__(self):
+        self.stats = EmbedStats()
+        self.seen: list[str] = []
+
+    def token_offsets(self, texts):
+        import re
+
+        return [[(m.start(), m.end()) for m in re.finditer(r"\w+|[^\w\s]", t)] for t in texts]
+
+    def model_tokens(self, texts):
+        return [len(o) + 2 for o in self.token_offsets(texts)]
+
+    def encode(self, texts):
+        self.seen.extend(texts)
+        self.stats.texts_embedded += len(texts)
+        out = np.zeros((len(texts), self.dim))
+        for i, t in enumerate(texts):
+            for w in t.split():
+                h = int(hashlib.md5(w.encode()).hexdigest(), 16)
+                out[i, h % self.dim] += 1.0 + (h >> 8) % 3
+            out[i] /= max(np.linalg.norm(out[i]), 1e-12)
+        return out.astype(np.float32)
+
+
+def naive_composed(text, units, emb, a, b):
+    """Token-weighted sum over covered units + fragments, written out span by span."""
+    acc = np.zeros(emb.dim)
+    for u in units:
+        lo, hi = max(a, u.start), min(b, u.end)
+        if lo >= hi:
+            continue
+        piece = text[lo:hi]
+        if piece.isspace():
+            continue
+        w = len(emb.token_offsets([piece])[0])
+        acc += w * emb.encode([piece])[0]
+    return acc / np.linalg.norm(acc)
+
+
+def test_units_tile_text_and_respect_max_length():
+    emb = FakeEmbedder()
+    units = document_units(TEXT, SPLIT, emb)
+    assert units[0].start == 0 and units[-1].end == len(TEXT)
+    assert all(x.end == y.start for x, y in zip(units, units[1:]))
+    cuts = {u.start for u in units}
+    assert set(SPLIT) <= cuts  # units never cross a gold boundary
+    lens = [len(o) for o in emb.token_offsets([TEXT[u.start:u.end] for u in units])]
+    assert max(lens) <= emb.content_limit
+
+
+def test_composed_equals_naive_weighted_mean():
+    emb = FakeEmbedder()
+    se = SpanEmbedder(TEXT, emb, split_points=SPLIT)
+    units = se.units
+    rng = np.random.default_rng(1)
+    spans = [Span(0, len(TEXT)), units[2], Span(units[1].start + 3, units[4].end - 2), Span(5, 9)]
+    for _ in range(30):
+        a, b = sorted(rng.integers(0, len(TEXT), size=2).tolist())
+        if TEXT[a:b].strip():
+            spans.append(Span(a, b))
+    got = se.embed(spans)
+    for row, s in zip(got, spans):
+        assert np.allclose(row, naive_composed(TEXT, units, emb, s.start, s.end), atol=1e-5), s
+    assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
+
+
+def test_metrics_run_on_composed_embeddings():
+    emb = FakeEmbedder()
+    se = SpanEmbedder(TEXT, emb, split_points=SPLIT)
+    chunks = [Span(0, SPLIT[2]), Span(SPLIT[2], len(TEXT))]
+    icc = M.intrachunk_cohesion(chunks, SPLIT, se.embed, text=TEXT)
+    dcc = M.document_contextual_coherence(chunks, [50, 50], se.embed, text=TEXT)
+    assert 0 <= icc.value <= 1 and 0 <= dcc.value <= 1
+    assert se.stats["mode"] == "composed" and se.stats["spans"] > 0
+
+
+def test_bad_mode_rejected():
+    with pytest.raises(ValueError):
+        SpanEmbedder(TEXT, FakeEmbedder(), mode="fast")
+
+
+def test_load_errors_are_one_line(tmp_path):
+    with pytest.raises(EmbedderUnavailable) as e:
+        Embedder.load(str(tmp_path / "no-such-model"))
+    assert "no-such-model" in str(e.value) and "\n" not in str(e.value)
+    f = tmp_path / "file.bin"
+    f.write_text("x")
+    with pytest.raises(EmbedderUnavailable):
+        Embedder.load(str(f))
+
+
+# --------------------------------------------------------------------------- real model
+@pytest.fixture(scope="module")
+def minilm():
+    try:
+        return Embedder.load(cache_dir=None)
+    except EmbedderUnavailable as exc:
+        pytest.skip(str(exc))
+
+
+def test_bundled_model_facts(minilm):
+    assert minilm.name == "all-MiniLM-L6-v2"
+    assert minilm.max_tokens == 256 and minilm.dim == 384
+    v = minilm.encode(["hello world", "hello world"])
+    assert v.dtype == np.float32 and np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
+
+
+def test_local_path_loads_same_model(minilm):
+    from core.embeddings import bundled_model_path
+
+    e = Embedder.load(str(bundled_model_path()), cache_dir=None)
+    assert e.name != minilm.name and e.model is not None
+    assert np.allclose(e.encode(["A breach must be notified."]), minilm.encode(["A breach must be notified."]), atol=1e-5)
+
+
+def _straight_metrics(model, text, chunks, split, toks):
+    """ICC and DCC with every chunk, piece and window encoded directly by the model."""
+
+    def enc(spans):
+        return model.encode([text[s.start:s.end] for s in spans], normalize_embeddings=True, convert_to_numpy=True)
+
+    icc_vals = []
+    for c in chunks:
+        cuts = [c.start, *[p for p in split if c.start < p < c.end], c.end]
+        pieces = [Span(a, b) for a, b in zip(cuts, cuts[1:])]
+        if len(pieces) >= 2:
+            cv = enc([c])[0]
+            icc_vals.append(float(np.mean(enc(pieces) @ cv)))
+    icc = max(0.0, min(1.0, float(np.mean(icc_vals)))) if icc_vals else None
+    cos = []
+    for w in M.dcc_windows(chunks, toks, window_tokens=120, text=text):
+        members = chunks[w["first"]:w["last"] + 1]
+        wv = enc([Span(*w["span"])])[0]
+        cos.extend((enc(members) @ wv).tolist())
+    dcc = max(0.0, min(1.0, float(np.mean(cos)))) if cos else None
+    return icc, dcc
+
+
+def test_exact_mode_equals_direct_encoding(minilm):
+    from core.tokens import count_many
+
+    long_tail = " ".join(["The authority may also impose fines on the processor."] * 40)
+    text = TEXT + "\n\n" + long_tail  # one block longer than 256 model tokens
+    split = _blocks(text)
+    chunkings = [
+        [Span(0, split[3]), Span(split[3], len(text))],
+        [Span(0, 150), Span(150, 330), Span(330, 600), Span(600, len(text))],
+        [Span(0, 200), Span(180, 420), Span(400, len(text))],  # overlapping
+    ]
+    se = SpanEmbedder(text, minilm, mode="exact", split_points=split)
+    for chunks in chunkings:
+        toks = count_many([text[c.start:c.end] for c in chunks])
+        icc = M.intrachunk_cohesion(chunks, split, se.embed).value
+        dcc = M.document_contextual_coherence(chunks, toks, se.embed, window_tokens=120, text=text).value
+        ricc, rdcc = _straight_metrics(minilm.model, text, chunks, split, toks)
+        assert icc == pytest.approx(ricc, abs=1e-4)
+        assert (dcc is None and rdcc is None) or dcc == pytest.approx(rdcc, abs=1e-4)
+    assert se.warnings and "truncated" in se.warnings[0]
+
+
+def test_composed_unit_span_and_second_run_embeds_nothing(minilm):
+    se = SpanEmbedder(TEXT, minilm, split_points=SPLIT)
+    units = se.units
+    assert units[0].start == 0 and units[-1].end == len(TEXT)
+    u = next(x for x in units if len(TEXT[x.start:x.end].strip()) > 20)
+    direct = minilm.encode([TEXT[u.start:u.end]])[0]
+    assert np.allclose(se.embed([u])[0], direct, atol=1e-6)
+    chunks = [Span(0, SPLIT[2] + 7), Span(SPLIT[2] + 7, len(TEXT))]
+    first = M.intrachunk_cohesion(chunks, SPLIT, se.embed, text=TEXT).value
+    before = minilm.stats.texts_embedded
+    se2 = SpanEmbedder(TEXT, minilm, split_points=SPLIT)
+    again = M.intrachunk_cohesion(chunks, SPLIT, se2.embed, text=TEXT).value
+    assert minilm.stats.texts_embedded == before  # units and fragments all cached
+    assert again == pytest.approx(first, abs=1e-9)
+    assert se2.stats["units"] == len(units)
+
+
+def test_disk_cache_round_trip(minilm, tmp_path):
+    texts = ["Consent can be withdrawn at any time.", "Records are kept by the controller.", "zz top"]
+    e1 = Embedder(minilm.model, "minilm-disk-test", cache_dir=tmp_path)
+    e1.clear_memory_cache()
+    v1 = e1.encode(texts + texts[:1])
+    assert e1.stats.texts_embedded == 3
+    e1.clear_memory_cache()  # new process: memory empty, disk full
+    e2 = Embedder(minilm.model, "minilm-disk-test", cache_dir=tmp_path)
+    v2 = e2.encode(texts)
+    assert e2.stats.texts_embedded == 0 and e2.stats.disk_hits == 3
+    assert np.array_equal(v1[:3], v2)
+    assert list((tmp_path / "embeddings").glob("*.sqlite"))
