@@ -1,0 +1,173 @@
+"""Load a document from a file or uploaded bytes: one loader per format -> ``Document``.
+
+Public API::
+
+    load_document(path, *, name=None, max_bytes=None) -> Document
+    load_bytes(data, filename, max_bytes=None, *, name=None) -> Document
+    IngestError           # bad input; str(err) is one specific line
+    SUPPORTED_EXTENSIONS  # {".pdf": "pdf", ".md": "markdown", ...}
+    resolve_max_bytes(max_bytes=None) -> int   # argument > $CHUNKSCOPE_MAX_BYTES > 50 MB
+
+The format follows the file extension (``.pdf``, ``.md``/``.markdown``, ``.txt``/``.text``,
+``.json``); bytes starting with ``%PDF-`` are read as a PDF whatever the extension. A
+``.json`` file is either a reference JSON (the paper's parsed corpus: kept exactly) or a
+Document written by ``chunkscope ingest --json``. Every Document gets a detected language.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+from core.document import Document
+from core.ingest.errors import IngestError
+from core.language import detect_language
+
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "IngestError",
+    "SUPPORTED_EXTENSIONS",
+    "load_bytes",
+    "load_document",
+    "resolve_max_bytes",
+]
+
+DEFAULT_MAX_BYTES = 50 * 1024 * 1024
+MAX_BYTES_ENV = "CHUNKSCOPE_MAX_BYTES"
+SUPPORTED_EXTENSIONS = {
+    ".pdf": "pdf",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".txt": "text",
+    ".text": "text",
+    ".json": "json",
+}
+
+
+def resolve_max_bytes(max_bytes: int | None = None) -> int:
+    """The size limit in bytes: the argument, else ``$CHUNKSCOPE_MAX_BYTES``, else 50 MB."""
+    if max_bytes is not None:
+        if int(max_bytes) <= 0:
+            raise IngestError(f"the size limit must be a positive number of bytes (got {max_bytes})")
+        return int(max_bytes)
+    env = os.environ.get(MAX_BYTES_ENV, "").strip()
+    if env:
+        try:
+            value = int(float(env))
+        except ValueError:
+            raise IngestError(f"{MAX_BYTES_ENV} must be a number of bytes (got {env!r})") from None
+        if value <= 0:
+            raise IngestError(f"{MAX_BYTES_ENV} must be a positive number of bytes (got {env!r})")
+        return value
+    return DEFAULT_MAX_BYTES
+
+
+def _human(n: int) -> str:
+    if n >= 1024 * 1024:
+        return f"{n / (1024 * 1024):.1f} MB"
+    if n >= 1024:
+        return f"{n / 1024:.1f} KB"
+    return f"{n} bytes"
+
+
+def _check_size(size: int, filename: str, limit: int) -> None:
+    if size > limit:
+        raise IngestError(
+            f"{filename} is {_human(size)}, over the {_human(limit)} size limit "
+            f"(raise it with {MAX_BYTES_ENV} or --max-bytes)"
+        )
+
+
+def _format_of(filename: str, data: bytes | None = None) -> str:
+    ext = Path(filename).suffix.lower()
+    if ext not in SUPPORTED_EXTENSIONS:
+        shown = f"'{ext}'" if ext else "(no extension)"
+        raise IngestError(
+            f"{filename}: unsupported file type {shown}; supported: {', '.join(SUPPORTED_EXTENSIONS)}"
+        )
+    if data is not None and data[:1024].lstrip().startswith(b"%PDF-"):
+        return "pdf"  # a PDF saved under another supported extension
+    return SUPPORTED_EXTENSIONS[ext]
+
+
+def _load_json(data: bytes, filename: str, name: str | None) -> Document:
+    from core.ingest.reference import ReferenceFormatError, document_from_reference, is_reference_json
+    from core.ingest.text import decode_text
+
+    text, _ = decode_text(data, filename)
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise IngestError(f"{filename}: invalid JSON ({exc.msg} at line {exc.lineno})") from None
+    try:
+        if is_reference_json(obj):
+            return document_from_reference(obj, name=name or (None if obj.get("document_name") else Path(filename).stem))
+        if isinstance(obj, dict) and isinstance(obj.get("text"), str) and "blocks" in obj and "name" in obj:
+            doc = Document.from_dict(obj)
+            doc.check_blocks()
+            if name:
+                doc.name = name
+            return doc
+    except ReferenceFormatError as exc:
+        raise IngestError(f"{filename}: {exc}") from None
+    except (KeyError, TypeError, ValueError) as exc:
+        raise IngestError(f"{filename}: not a valid ChunkScope document JSON ({exc})") from None
+    raise IngestError(
+        f"{filename}: JSON is neither a reference document (full_text, split_points) "
+        "nor a ChunkScope document (name, text, blocks)"
+    )
+
+
+def load_bytes(data: bytes, filename: str, max_bytes: int | None = None, *, name: str | None = None) -> Document:
+    """Load an uploaded file's bytes. ``filename`` decides the format (see module doc)."""
+    filename = Path(str(filename)).name or "document"
+    limit = resolve_max_bytes(max_bytes)
+    _check_size(len(data), filename, limit)
+    fmt = _format_of(filename, data)
+    if not data:
+        raise IngestError(f"{filename} is empty")
+    stem = name or Path(filename).stem or filename
+    t0 = time.perf_counter()
+    if fmt == "pdf":
+        from core.ingest.pdf import load_pdf_bytes
+
+        doc = load_pdf_bytes(data, filename, stem)
+    elif fmt == "markdown":
+        from core.ingest.markdown import load_markdown_bytes
+
+        doc = load_markdown_bytes(data, filename, stem)
+    elif fmt == "text":
+        from core.ingest.text import load_text_bytes
+
+        doc = load_text_bytes(data, filename, stem)
+    else:
+        doc = _load_json(data, filename, name)
+    if not doc.text.strip():
+        raise IngestError(f"{filename} contains no text")
+    if doc.language in ("", "und"):
+        lang, prob = detect_language(doc.text)
+        doc.language = lang
+        doc.meta["language_probability"] = round(prob, 4)
+    doc.meta.setdefault("bytes", len(data))
+    doc.meta["filename"] = filename
+    doc.meta["parse_seconds"] = round(time.perf_counter() - t0, 4)
+    return doc
+
+
+def load_document(path: str | os.PathLike, *, name: str | None = None, max_bytes: int | None = None) -> Document:
+    """Load a file from disk (size checked before reading)."""
+    p = Path(path)
+    if not p.exists():
+        raise IngestError(f"{p}: no such file")
+    if p.is_dir():
+        raise IngestError(f"{p} is a directory, not a document")
+    limit = resolve_max_bytes(max_bytes)
+    _check_size(p.stat().st_size, p.name, limit)
+    _format_of(p.name)  # refuse an unsupported extension before reading
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise IngestError(f"{p.name}: cannot read ({exc.strerror or exc})") from None
+    return load_bytes(data, p.name, limit, name=name)

@@ -1,0 +1,58 @@
+"""Markdown -> Document (the text is kept exactly, apart from ``\\n`` line endings).
+
+Pages come from ``<!-- PageBreak -->`` markers (the convention of the paper's parsed
+corpus: each page ends just after its marker and the blank lines that follow) or, if
+there are none, from form feeds. Blocks and headings come from ``core.blocks``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from core.blocks import build_blocks
+from core.document import Document, Span
+from core.ingest.text import decode_text, form_feed_pages
+
+_PAGEBREAK = re.compile(r"<!--\s*PageBreak\s*-->[ \t]*(?:\n[ \t]*)*", re.IGNORECASE)
+
+
+def page_break_pages(text: str) -> list[Span]:
+    """Pages ending after each ``<!-- PageBreak -->`` marker; [] when there is none."""
+    ends = [m.end() for m in _PAGEBREAK.finditer(text)]
+    if not ends:
+        return []
+    pages: list[Span] = []
+    pos = 0
+    for e in ends:
+        if e > pos:
+            pages.append(Span(pos, e))
+            pos = e
+    if pos < len(text):
+        if text[pos:].strip():
+            pages.append(Span(pos, len(text)))
+        else:
+            pages[-1] = Span(pages[-1].start, len(text))
+    return pages
+
+
+def document_from_markdown(text: str, name: str, encoding: str = "utf-8") -> Document:
+    pages = page_break_pages(text) or form_feed_pages(text)
+    blocks, headings = build_blocks(text, pages, markdown=True)
+    warnings = []
+    if encoding not in ("utf-8", "utf-8-sig", "ascii"):
+        warnings.append(f"decoded as {encoding} (not UTF-8)")
+    return Document(
+        name=name,
+        text=text,
+        source_format="markdown",
+        pages=pages,
+        blocks=blocks,
+        headings=headings,
+        warnings=warnings,
+        meta={"encoding": encoding},
+    )
+
+
+def load_markdown_bytes(data: bytes, filename: str, name: str) -> Document:
+    text, encoding = decode_text(data, filename)
+    return document_from_markdown(text, name, encoding)

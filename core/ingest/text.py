@@ -1,0 +1,110 @@
+"""Plain text (and the decoding shared with Markdown) -> Document.
+
+UTF-8 is expected (a BOM is accepted, UTF-16 with a BOM too); other encodings are
+detected with charset-normalizer, and text that cannot be decoded confidently is
+refused with a clear message. Line endings become ``\\n``. Plain text has no pages
+unless it contains form feeds (``\\f``): page k ends just after its form feed.
+"""
+
+from __future__ import annotations
+
+import codecs
+
+from core.blocks import build_blocks
+from core.document import Document, Span
+from core.ingest.errors import IngestError
+
+# C0 control characters other than tab, newline, carriage return and form feed
+_CONTROL = {chr(c) for c in range(32)} - {"\t", "\n", "\r", "\f"}
+
+
+def decode_text(data: bytes, filename: str) -> tuple[str, str]:
+    """Decode bytes to text; return (text with ``\\n`` line endings, encoding name)."""
+    if not data:
+        raise IngestError(f"{filename} is empty")
+    encoding = "utf-8"
+    if data.startswith(codecs.BOM_UTF8):
+        data, encoding = data[len(codecs.BOM_UTF8):], "utf-8-sig"
+        text = _strict(data, "utf-8", filename)
+    elif data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        encoding = "utf-16"
+        text = _strict(data, "utf-16", filename)
+    else:
+        if b"\x00" in data[:65536]:
+            raise IngestError(f"{filename} looks like binary data (NUL bytes), not text")
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            from charset_normalizer import from_bytes
+
+            matches = from_bytes(data)
+            best = matches.best()
+            # single-byte Latin codepages often tie; prefer the most common one (Windows-1252)
+            if best is not None:
+                for m in matches:
+                    if m.encoding in ("cp1252", "latin_1") and m.chaos <= best.chaos + 0.1:
+                        best = m
+                        break
+            if best is None or best.encoding is None:
+                raise IngestError(
+                    f"{filename} is not UTF-8 and its encoding could not be detected; save it as UTF-8"
+                ) from None
+            encoding = best.encoding
+            text = str(best)
+    sample = text[:65536]
+    if sample and sum(ch in _CONTROL for ch in sample) > max(2, len(sample) // 100):
+        raise IngestError(f"{filename} looks like binary data (control characters), not text")
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if not text.strip():
+        raise IngestError(f"{filename} contains no text (only whitespace)")
+    return text, encoding
+
+
+def _strict(data: bytes, encoding: str, filename: str) -> str:
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise IngestError(f"{filename}: invalid {encoding.upper()} at byte {exc.start}") from None
+
+
+def form_feed_pages(text: str) -> list[Span]:
+    """Pages split at form feeds (each page ends after its ``\\f``); [] without form feeds."""
+    if "\f" not in text:
+        return []
+    pages: list[Span] = []
+    pos = 0
+    while True:
+        ff = text.find("\f", pos)
+        if ff < 0:
+            break
+        pages.append(Span(pos, ff + 1))
+        pos = ff + 1
+    if pos < len(text):
+        if text[pos:].strip() or not pages:
+            pages.append(Span(pos, len(text)))
+        else:  # trailing whitespace after the last form feed belongs to the last page
+            pages[-1] = Span(pages[-1].start, len(text))
+    return pages
+
+
+def document_from_text(text: str, name: str, encoding: str = "utf-8") -> Document:
+    pages = form_feed_pages(text)
+    blocks, headings = build_blocks(text, pages, markdown=False)
+    warnings = []
+    if encoding not in ("utf-8", "utf-8-sig", "ascii"):
+        warnings.append(f"decoded as {encoding} (not UTF-8)")
+    return Document(
+        name=name,
+        text=text,
+        source_format="text",
+        pages=pages,
+        blocks=blocks,
+        headings=headings,
+        warnings=warnings,
+        meta={"encoding": encoding},
+    )
+
+
+def load_text_bytes(data: bytes, filename: str, name: str) -> Document:
+    text, encoding = decode_text(data, filename)
+    return document_from_text(text, name, encoding)

@@ -1,0 +1,59 @@
+"""Language of a document (ISO 639-1 code) with py3langid, offline.
+
+Reference Completeness relies on an English coreference model, so the app and the
+report say when a document is not English. Markup (tables pipes, HTML comments, URLs,
+code fences) is removed before classification; a sample of the text is enough.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from functools import lru_cache
+
+UNKNOWN = "und"
+_SAMPLE_CHARS = 20_000
+_MIN_LETTERS = 20
+_lock = threading.Lock()
+
+_MARKUP = [
+    re.compile(r"<!--.*?-->", re.DOTALL),
+    re.compile(r"```.*?```", re.DOTALL),
+    re.compile(r"</?[A-Za-z][^>]*>"),
+    re.compile(r"https?://\S+|www\.\S+"),
+    re.compile(r"[#*_`|>\\\[\]()~-]+"),
+]
+
+
+@lru_cache(maxsize=1)
+def _identifier():
+    """py3langid identifier with normalised probabilities (module default when unavailable)."""
+    with _lock:
+        try:
+            from py3langid.langid import _load_identifier
+
+            return _load_identifier(norm_probs=True)
+        except (ImportError, TypeError, AttributeError):  # other py3langid versions
+            import py3langid
+
+            return py3langid
+
+
+def strip_markup(text: str) -> str:
+    for rx in _MARKUP:
+        text = rx.sub(" ", text)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def detect_language(text: str) -> tuple[str, float]:
+    """(ISO 639-1 code, probability) of ``text``; (``"und"``, 0.0) when too little text."""
+    sample = strip_markup(text[: _SAMPLE_CHARS * 2])[:_SAMPLE_CHARS]
+    if sum(ch.isalpha() for ch in sample) < _MIN_LETTERS:
+        return UNKNOWN, 0.0
+    lang, prob = _identifier().classify(sample)
+    return str(lang), float(prob)
+
+
+def language_code(text: str) -> str:
+    """Just the language code (``"und"`` when unknown)."""
+    return detect_language(text)[0]

@@ -1,0 +1,156 @@
+"""Loaders on files the tests make themselves: PDF, Markdown, text, JSON."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from core.document import Document
+from core.ingest import IngestError, load_bytes, load_document
+from pdf_factory import make_pdf
+
+
+@pytest.fixture(scope="module")
+def pdf_doc() -> Document:
+    return load_bytes(make_pdf(pages=3, blank_pages=(3,)), "report.pdf")
+
+
+def test_pdf_pages_headings_tables(pdf_doc):
+    d = pdf_doc
+    d.check_blocks()
+    assert d.source_format == "pdf" and d.name == "report" and d.language == "en"
+    assert len(d.pages) == 3
+    assert [p.start for p in d.pages[1:]] == [p.end for p in d.pages[:-1]]
+    assert d.pages[-1].end == len(d.text)
+    for k, p in enumerate(d.pages[:2], start=1):
+        page_text = d.text[p.start:p.end]
+        assert f"page {k}" in page_text  # page k's span holds page k's Markdown
+        assert page_text.rstrip().endswith("<!-- PageBreak -->")
+    titles = [h.title for h in d.headings]
+    assert "Chapter 1: Data retention" in titles and "Retention periods" in titles
+    assert all(d.text[h.start:h.end].startswith("#") for h in d.headings)
+    flat = d.text.replace(" ", "")
+    assert "|Record|Period|\n|---|---|" in flat and "|Accesslogs|90days|" in flat
+    assert "table" in {b.kind for b in d.blocks} or "|Record|" in d.text[d.blocks[1].start:d.blocks[1].end]
+    assert "Footnote: periods start" in d.text
+    kinds = {b.kind for b in d.blocks}
+    assert "heading" in kinds and "layout" in kinds
+    # blocks never cross a page boundary
+    starts = {b.start for b in d.blocks}
+    assert all(p.start in starts for p in d.pages)
+
+
+def test_pdf_image_only_page_warns(pdf_doc):
+    assert "page 3 has no extractable text" in pdf_doc.warnings
+
+
+def test_pdf_without_any_text_is_refused():
+    with pytest.raises(IngestError, match="no extractable text"):
+        load_bytes(make_pdf(pages=2, blank_pages=(1, 2)), "scan.pdf")
+
+
+def test_pdf_from_disk_and_custom_name(tmp_path):
+    path = tmp_path / "multi.pdf"
+    path.write_bytes(make_pdf(pages=2))
+    d = load_document(path, name="Custom")
+    assert d.name == "Custom" and len(d.pages) == 2 and d.warnings == []
+    assert d.meta["page_count"] == 2 and d.meta["parse_seconds"] >= 0
+
+
+MARKDOWN = """# Policy
+
+Intro paragraph that is short.
+
+## Table
+
+| Item | Value |
+|------|-------|
+| a    | 1     |
+
+```python
+# a comment, not a heading
+x = 1
+```
+
+- first
+- second
+  continued
+
+\\* A footnote.
+
+<!-- PageBreak -->
+
+## Next page
+
+Text on page two.
+"""
+
+
+def test_markdown_kept_exactly_with_pages_and_code(tmp_path):
+    path = tmp_path / "policy.md"
+    path.write_text(MARKDOWN, encoding="utf-8")
+    d = load_document(path)
+    d.check_blocks()
+    assert d.text == MARKDOWN and d.source_format == "markdown"
+    assert [h.title for h in d.headings] == ["Policy", "Table", "Next page"]
+    assert len(d.pages) == 2 and d.text[d.pages[1].start:].startswith("## Next page")
+    kinds = [b.kind for b in d.blocks]
+    assert kinds.count("layout") == 1 and "code" in kinds
+    code = next(b for b in d.blocks if b.kind == "code")
+    assert "# a comment" in d.text[code.start:code.end]
+    table_block = next(b for b in d.blocks if "| a " in d.text[b.start:b.end])
+    assert d.text[table_block.start:table_block.end].startswith("## Table")
+
+
+def test_markdown_crlf_and_bom_normalised():
+    d = load_bytes(b"\xef\xbb\xbf# T\r\n\r\nBody line.\r\n", "x.markdown")
+    assert d.text == "# T\n\nBody line.\n" and d.headings[0].title == "T"
+
+
+TRICKY = (
+    "Zeile mit Umlauten: Straße, Größe, naïve café — “quotes” and emoji 🙂.\n\n"
+    "# not a heading in plain text\n\n"
+    "Tabs\tand    spaces   \n\n\n\n"
+    "Right-to-left: שלום עולם. CJK: 数据保护.\n\f"
+    "Second page after a form feed.\n"
+)
+
+
+def test_text_paragraphs_and_form_feed_pages():
+    d = load_bytes(TRICKY.encode("utf-8"), "notes.txt")
+    d.check_blocks()
+    assert d.text == TRICKY and d.source_format == "text"
+    assert d.headings == []
+    assert len(d.pages) == 2 and d.text[d.pages[1].start:].startswith("Second page")
+    assert all(b.kind in ("paragraph", "group") for b in d.blocks)
+
+
+def test_text_without_form_feed_has_no_pages():
+    d = load_bytes(("Para one. " * 80 + "\n\n" + "Para two. " * 80).encode(), "a.txt")
+    assert d.pages == [] and [b.kind for b in d.blocks] == ["paragraph", "paragraph"]
+
+
+def test_text_other_encodings_detected():
+    fr = "Le responsable du traitement conserve les données très longtemps, à Noël comme en été.\n" * 8
+    d = load_bytes(fr.encode("cp1252"), "fr.txt")
+    assert d.text == fr and d.language == "fr"
+    assert any("not UTF-8" in w for w in d.warnings)
+    d16 = load_bytes("Hello UTF-16 world, with a BOM.\n".encode("utf-16"), "u16.txt")
+    assert d16.text.startswith("Hello UTF-16")
+
+
+def test_language_detection():
+    en = load_bytes(b"The controller shall protect personal data and inform the data subject.", "en.txt")
+    fr = load_bytes("Le responsable du traitement protège les données personnelles.".encode(), "fr.md")
+    assert en.language == "en" and fr.language == "fr"
+    tiny = load_bytes(b"| 1 | 2 |", "t.md")
+    assert tiny.language == "und"
+
+
+def test_document_json_round_trip_through_loader(tmp_path):
+    d = load_bytes(MARKDOWN.encode(), "policy.md")
+    path = tmp_path / "policy.json"
+    path.write_text(json.dumps(d.to_dict()), encoding="utf-8")
+    back = load_document(path)
+    assert back.to_dict() == d.to_dict()

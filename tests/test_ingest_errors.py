@@ -1,0 +1,94 @@
+"""Every bad input gives an IngestError with one specific line (never a traceback)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from core.ingest import DEFAULT_MAX_BYTES, IngestError, load_bytes, load_document, resolve_max_bytes
+from pdf_factory import ZERO_PAGE_PDF, make_encrypted_pdf, make_pdf
+
+
+def one_line_error(fn, *args, **kw) -> str:
+    with pytest.raises(IngestError) as info:
+        fn(*args, **kw)
+    msg = str(info.value)
+    assert msg and "\n" not in msg and "Traceback" not in msg
+    return msg
+
+
+@pytest.mark.parametrize("filename", ["empty.pdf", "empty.md", "empty.txt", "empty.json"])
+def test_empty_file(tmp_path, filename):
+    path = tmp_path / filename
+    path.write_bytes(b"")
+    assert "is empty" in one_line_error(load_document, path)
+
+
+def test_whitespace_only():
+    assert "no text" in one_line_error(load_bytes, b" \n\n\t \n", "blank.txt")
+
+
+def test_binary_junk():
+    junk = os.urandom(4096) + b"\x00\x01\x02"
+    assert "binary" in one_line_error(load_bytes, junk, "junk.txt")
+    assert "binary" in one_line_error(load_bytes, junk, "junk.md")
+    assert "not a PDF" in one_line_error(load_bytes, junk, "junk.pdf")
+    assert "not UTF-8" in one_line_error(load_bytes, bytes(range(128, 256)) * 8, "high.txt")
+    assert "binary" in one_line_error(load_bytes, b"abc\x01\x02\x03\x04\x05\x06" * 50, "ctl.txt")
+
+
+def test_truncated_pdf():
+    data = make_pdf(pages=2)
+    assert "truncated" in one_line_error(load_bytes, data[: len(data) // 2], "cut.pdf")
+    assert "truncated" in one_line_error(load_bytes, data[:-40], "cut2.pdf")
+
+
+def test_damaged_pdf():
+    msg = one_line_error(load_bytes, b"%PDF-1.7\n" + b"garbage " * 200 + b"\n%%EOF\n", "bad.pdf")
+    assert "damaged" in msg or "no pages" in msg
+
+
+def test_encrypted_pdf():
+    assert "encrypted" in one_line_error(load_bytes, make_encrypted_pdf(), "secret.pdf")
+
+
+def test_zero_page_pdf():
+    assert "no pages" in one_line_error(load_bytes, ZERO_PAGE_PDF, "zero.pdf")
+
+
+@pytest.mark.parametrize("filename", ["report.docx", "image.png", "README", "data.csv"])
+def test_unsupported_extension(tmp_path, filename):
+    path = tmp_path / filename
+    path.write_bytes(b"some content")
+    msg = one_line_error(load_document, path)
+    assert "unsupported file type" in msg and ".pdf" in msg
+    assert "unsupported file type" in one_line_error(load_bytes, b"x", filename)
+
+
+def test_missing_file_and_directory(tmp_path):
+    assert "no such file" in one_line_error(load_document, tmp_path / "nope.pdf")
+    assert "directory" in one_line_error(load_document, tmp_path)
+
+
+def test_size_limit_argument_env_and_default(tmp_path, monkeypatch):
+    path = tmp_path / "big.txt"
+    path.write_bytes(b"word " * 1000)  # 5000 bytes
+    msg = one_line_error(load_document, path, max_bytes=1000)
+    assert "over the" in msg and "limit" in msg and "CHUNKSCOPE_MAX_BYTES" in msg
+    assert "over the" in one_line_error(load_bytes, path.read_bytes(), "big.txt", 1000)
+    monkeypatch.setenv("CHUNKSCOPE_MAX_BYTES", "2000")
+    assert resolve_max_bytes() == 2000
+    assert "over the" in one_line_error(load_document, path)
+    assert load_document(path, max_bytes=10_000).text.startswith("word")  # argument wins
+    monkeypatch.setenv("CHUNKSCOPE_MAX_BYTES", "lots")
+    assert "CHUNKSCOPE_MAX_BYTES" in one_line_error(load_document, path)
+    monkeypatch.delenv("CHUNKSCOPE_MAX_BYTES")
+    assert resolve_max_bytes() == DEFAULT_MAX_BYTES == 50 * 1024 * 1024
+
+
+def test_bad_json(tmp_path):
+    assert "invalid JSON" in one_line_error(load_bytes, b"{not json", "x.json")
+    assert "neither" in one_line_error(load_bytes, b'{"a": 1}', "x.json")
+    msg = one_line_error(load_bytes, b'{"full_text": "abc", "split_points": [5]}', "ref.json")
+    assert "split_points" in msg
