@@ -1,0 +1,224 @@
+"""The analysis report: one document, every chunking, its metrics, the adaptive winner.
+
+``Report.to_dict()`` is the stable JSON schema ``chunkscope.report/1`` (DESIGN section 10),
+read by other tools (corpus mode, the app, pipelines). Fields are only ever added, never
+renamed. Extra keys beyond DESIGN's list: ``explanation``, ``warnings``, ``coref``,
+``embedder``, and per chunking ``audit``, ``info``, ``diagnostics`` and ``mean_tokens``...
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+SCHEMA = "chunkscope.report/1"
+METRICS = ("RC", "ICC", "DCC", "BI", "SC")
+
+
+@dataclass
+class ChunkRow:
+    start: int
+    end: int
+    tokens: int
+
+    def to_dict(self) -> dict[str, int]:
+        return {"start": self.start, "end": self.end, "tokens": self.tokens}
+
+
+@dataclass
+class ChunkingResult:
+    id: str
+    label: str
+    params: dict[str, Any]
+    candidate: bool
+    status: str  # ok | failed | skipped
+    reason: str = ""
+    chunks: list[ChunkRow] = field(default_factory=list)
+    metrics: dict[str, float | None] = field(default_factory=lambda: {m: None for m in METRICS})
+    metric_reasons: dict[str, str] = field(default_factory=dict)
+    diagnostics: dict[str, Any] = field(default_factory=dict)
+    score: float | None = None
+    seconds: float = 0.0
+    audit: dict[str, Any] = field(default_factory=dict)
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def token_stats(self) -> dict[str, float]:
+        toks = [c.tokens for c in self.chunks]
+        if not toks:
+            return {"chunks": 0, "mean": 0.0, "min": 0, "max": 0, "total": 0}
+        return {
+            "chunks": len(toks),
+            "mean": sum(toks) / len(toks),
+            "min": min(toks),
+            "max": max(toks),
+            "total": sum(toks),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "label": self.label,
+            "params": self.params,
+            "candidate": self.candidate,
+            "status": self.status,
+            "reason": self.reason,
+            "chunks": [c.to_dict() for c in self.chunks],
+            "metrics": {m: self.metrics.get(m) for m in METRICS},
+            "metric_reasons": self.metric_reasons,
+            "score": self.score,
+            "seconds": round(self.seconds, 4),
+            "stats": self.token_stats(),
+            "audit": self.audit,
+            "info": _jsonable(self.info),
+            "diagnostics": _jsonable(self.diagnostics),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "ChunkingResult":
+        return cls(
+            id=d["id"],
+            label=d.get("label", d["id"]),
+            params=d.get("params", {}),
+            candidate=bool(d.get("candidate")),
+            status=d.get("status", "ok"),
+            reason=d.get("reason", ""),
+            chunks=[ChunkRow(c["start"], c["end"], c["tokens"]) for c in d.get("chunks", [])],
+            metrics={m: d.get("metrics", {}).get(m) for m in METRICS},
+            metric_reasons=d.get("metric_reasons", {}),
+            diagnostics=d.get("diagnostics", {}),
+            score=d.get("score"),
+            seconds=d.get("seconds", 0.0),
+            audit=d.get("audit", {}),
+            info=d.get("info", {}),
+        )
+
+
+@dataclass
+class Report:
+    document: dict[str, Any]
+    settings: dict[str, Any]
+    chunkings: list[ChunkingResult]
+    winner: str | None
+    explanation: str
+    timings: dict[str, float]
+    warnings: list[str] = field(default_factory=list)
+    coref: dict[str, Any] = field(default_factory=dict)
+    embedder: dict[str, Any] = field(default_factory=dict)
+    flags: list[str] = field(default_factory=list)
+
+    def get(self, chunking_id: str) -> ChunkingResult | None:
+        for c in self.chunkings:
+            if c.id == chunking_id:
+                return c
+        return None
+
+    @property
+    def ranked(self) -> list[ChunkingResult]:
+        """OK chunkings by score (best first), ties by fewer chunks then id."""
+        ok = [c for c in self.chunkings if c.ok and c.score is not None]
+        return sorted(ok, key=lambda c: (-c.score, len(c.chunks), c.id))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "document": self.document,
+            "settings": _jsonable(self.settings),
+            "chunkings": [c.to_dict() for c in self.chunkings],
+            "winner": self.winner,
+            "explanation": self.explanation,
+            "flags": self.flags,
+            "timings": {k: round(v, 4) for k, v in self.timings.items()},
+            "warnings": self.warnings,
+            "coref": _jsonable(self.coref),
+            "embedder": _jsonable(self.embedder),
+        }
+
+    def to_json(self, indent: int | None = 1) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, indent=indent)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Report":
+        if d.get("schema") != SCHEMA:
+            raise ValueError(f"not a ChunkScope report (schema {d.get('schema')!r}, expected {SCHEMA!r})")
+        return cls(
+            document=d["document"],
+            settings=d.get("settings", {}),
+            chunkings=[ChunkingResult.from_dict(c) for c in d.get("chunkings", [])],
+            winner=d.get("winner"),
+            explanation=d.get("explanation", ""),
+            timings=d.get("timings", {}),
+            warnings=d.get("warnings", []),
+            coref=d.get("coref", {}),
+            embedder=d.get("embedder", {}),
+            flags=d.get("flags", []),
+        )
+
+    @classmethod
+    def load(cls, path: str | Path) -> "Report":
+        return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(self.to_json(), encoding="utf-8")
+
+
+def chunk_records(report: Report, text: str, chunking_id: str | None = None,
+                  heading_path=None, page_of=None) -> Iterable[dict[str, Any]]:
+    """The chunks of one chunking (default: the winner) as export records (JSONL rows).
+
+    ``heading_path(pos)`` and ``page_of(pos)`` come from the Document when available.
+    """
+    cid = chunking_id or report.winner
+    ch = report.get(cid) if cid else None
+    if ch is None:
+        return []
+    out = []
+    for i, c in enumerate(ch.chunks):
+        body = text[c.start:c.end]
+        rec: dict[str, Any] = {
+            "id": f"{report.document.get('sha256', '')[:12]}-{cid}-{i:05d}",
+            "text": body,
+            "start": c.start,
+            "end": c.end,
+            "tokens": c.tokens,
+            "chunker": cid,
+            "document": report.document.get("name"),
+            "document_sha256": report.document.get("sha256"),
+            "checksum": hashlib.sha256(body.encode("utf-8")).hexdigest(),
+        }
+        if page_of is not None:
+            first, last = page_of(c.start), page_of(max(c.start, c.end - 1))
+            rec["pages"] = [] if first is None else list(range(first, (last or first) + 1))
+        if heading_path is not None:
+            rec["heading_path"] = [h.title for h in heading_path(c.start)]
+        out.append(rec)
+    return out
+
+
+def _jsonable(x: Any) -> Any:
+    """Best-effort conversion of diagnostics (numpy, tuples, dataclasses) to JSON types."""
+    if x is None or isinstance(x, (str, bool, int)):
+        return x
+    if isinstance(x, float):
+        return x if x == x and x not in (float("inf"), float("-inf")) else None
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple, set)):
+        return [_jsonable(v) for v in x]
+    if hasattr(x, "tolist"):
+        return _jsonable(x.tolist())
+    if hasattr(x, "item"):
+        return _jsonable(x.item())
+    if hasattr(x, "to_dict"):
+        return _jsonable(x.to_dict())
+    if hasattr(x, "__dataclass_fields__"):
+        from dataclasses import asdict
+
+        return _jsonable(asdict(x))
+    return str(x)

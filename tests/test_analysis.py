@@ -1,0 +1,188 @@
+"""analyze(): orchestration, adaptive selection, explanation, report schema."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from core.analysis import Resources, Settings, analyze, rescore
+from core.ingest import load_bytes
+from core.report import METRICS, SCHEMA, ChunkingResult, ChunkRow, Report
+
+DOC_MD = "\n\n".join(
+    [
+        "# Retention policy",
+        "The archive keeps every invoice for ten years. It is checked by the finance team each spring, "
+        "and they report any gap to the auditors. " * 6,
+        "## Scope",
+        "This policy covers invoices, contracts and payroll records. Each record has an owner; "
+        "she or he answers for its retention. " * 8,
+        "| record | years |\n|---|---|\n| invoice | 10 |\n| contract | 6 |\n| payroll | 5 |",
+        "## Exceptions",
+        "Records under legal hold are kept until the hold ends. Legal counsel decides when it ends. " * 10,
+    ]
+)
+FAST = ("recursive-1100", "recursive-600", "recursive-600+pp", "whole", "fixed-512", "page")
+
+
+@pytest.fixture(scope="module")
+def doc():
+    return load_bytes(DOC_MD.encode(), "policy.md")
+
+
+@pytest.fixture(scope="module")
+def resources():
+    return Resources()
+
+
+@pytest.fixture(scope="module")
+def report(doc, resources):
+    seen = []
+    s = Settings(chunkers=FAST, candidates=("recursive-1100", "recursive-600+pp", "whole"), coref="heuristic")
+    r = analyze(doc, s, resources, progress=lambda st, f, m: seen.append(st))
+    r.settings["_stages_seen"] = sorted(set(seen))
+    return r
+
+
+def test_every_requested_chunking_is_reported(report):
+    assert [c.id for c in report.chunkings] == list(FAST)
+    page = report.get("page")
+    assert page.status == "skipped" and "page" in page.reason.lower()
+    for c in report.chunkings:
+        if c.ok:
+            assert c.chunks and c.audit
+            assert c.seconds > 0
+
+
+def test_scores_are_weighted_means_and_winner_is_best_candidate(report):
+    for c in report.chunkings:
+        if not c.ok:
+            assert c.score is None
+            continue
+        vals = [v for v in c.metrics.values() if v is not None]
+        assert c.score == pytest.approx(sum(vals) / len(vals))
+    cands = [c for c in report.chunkings if c.candidate and c.ok]
+    best = max(cands, key=lambda c: (c.score, -len(c.chunks)))
+    assert report.winner == best.id
+    assert report.winner in report.explanation
+
+
+def test_progress_covers_all_stages(report):
+    assert {"chunking", "coreference", "embedding", "metrics", "selection"} <= set(report.settings["_stages_seen"])
+
+
+def test_metrics_are_computed_with_diagnostics(report):
+    c = report.get("fixed-512")
+    assert set(c.metrics) == set(METRICS)
+    for m in ("SC", "BI", "ICC", "DCC"):
+        assert c.metrics[m] is not None and 0 <= c.metrics[m] <= 1, m
+    assert "broken" in c.diagnostics["BI"]
+    # the heuristic coref found pronouns (it, they, she, he) in this English text
+    assert report.coref["backend"] == "heuristic"
+    assert report.get("whole").metrics["RC"] == 1.0
+
+
+def test_report_json_round_trip(report, tmp_path):
+    path = tmp_path / "r.json"
+    report.save(path)
+    data = json.loads(path.read_text())
+    assert data["schema"] == SCHEMA
+    assert set(data) >= {"schema", "document", "settings", "chunkings", "winner", "timings"}
+    assert set(data["document"]) >= {"name", "sha256", "chars", "tokens", "language", "pages", "blocks"}
+    ch = data["chunkings"][0]
+    assert set(ch) >= {"id", "label", "params", "candidate", "status", "reason", "chunks", "metrics", "score", "seconds"}
+    again = Report.load(path)
+    assert again.to_dict() == report.to_dict()
+
+
+def test_bad_param_fails_one_chunking_only(doc, resources):
+    s = Settings(chunkers=("recursive-1100", "recursive-600"), params={"recursive-600": {"chunk_size": -3}},
+                 candidates=("recursive-1100", "recursive-600"), coref="none")
+    r = analyze(doc, s, resources)
+    assert r.get("recursive-600").status == "failed"
+    assert "chunk_size" in r.get("recursive-600").reason
+    assert r.get("recursive-1100").ok and r.winner == "recursive-1100"
+    assert r.get("recursive-1100").metrics["RC"] is None
+    assert "disabled" in r.get("recursive-1100").metric_reasons["RC"]
+
+
+def test_missing_embedder_leaves_icc_dcc_none_with_reason(doc):
+    s = Settings(chunkers=("recursive-600",), candidates=("recursive-600",), coref="none",
+                 embedder="/nonexistent/model-dir")
+    r = analyze(doc, s)
+    c = r.get("recursive-600")
+    assert c.metrics["ICC"] is None and c.metrics["DCC"] is None
+    assert "embeddings unavailable" in c.metric_reasons["ICC"]
+    assert any("embeddings unavailable" in w for w in r.warnings)
+    assert c.metrics["SC"] is not None
+
+
+def test_settings_validation():
+    with pytest.raises(ValueError, match="size bounds"):
+        Settings(min_tokens=500, max_tokens=100).validate()
+    with pytest.raises(ValueError, match="unknown metric"):
+        Settings(weights={"XYZ": 1}).validate()
+    with pytest.raises(ValueError, match="unknown setting"):
+        Settings.from_dict({"chunk_size": 3})
+    s = Settings.from_dict({"weights": {"SC": 2}, "chunkers": ["whole"]})
+    assert s.weights["SC"] == 2 and s.weights["RC"] == 1 and s.chunkers == ("whole",)
+    assert Settings.from_dict(s.to_dict()) == s
+
+
+# ---------------------------------------------------------------- selection logic on synthetic reports
+
+def _c(cid, metrics, n_chunks=3, candidate=True, status="ok"):
+    return ChunkingResult(
+        id=cid, label=cid, params={}, candidate=candidate, status=status,
+        chunks=[ChunkRow(i * 10, i * 10 + 10, 200) for i in range(n_chunks)],
+        metrics={m: metrics.get(m) for m in METRICS},
+    )
+
+
+def _report(chunkings, candidates):
+    return Report(document={"name": "x", "sha256": "0" * 64}, settings={"candidates": list(candidates)},
+                  chunkings=chunkings, winner=None, explanation="", timings={})
+
+
+def test_weights_rerank_without_recomputation():
+    a = _c("a", {"SC": 1.0, "BI": 1.0, "ICC": 0.2})
+    b = _c("b", {"SC": 0.5, "BI": 0.6, "ICC": 0.9})
+    r = _report([a, b], ["a", "b"])
+    rescore(r)
+    assert r.winner == "a"
+    rescore(r, weights={"SC": 0, "BI": 0, "ICC": 1, "RC": 1, "DCC": 1})
+    assert r.winner == "b"
+    assert "ICC 0.900 vs 0.200" in r.explanation
+
+
+def test_ties_break_by_fewer_chunks_then_id():
+    r = _report([_c("zeta", {"SC": 1.0}, n_chunks=2), _c("alpha", {"SC": 1.0}, n_chunks=5),
+                 _c("beta", {"SC": 1.0}, n_chunks=2)], ["zeta", "alpha", "beta"])
+    rescore(r)
+    assert r.winner == "beta"
+    assert "tie" in r.flags
+
+
+def test_degenerate_wins_are_flagged():
+    r = _report([_c("whole", {"SC": 1.0, "BI": 1.0, "RC": 1.0}, n_chunks=1),
+                 _c("rec", {"SC": 0.9, "BI": 0.9, "RC": 0.9, "ICC": 0.5, "DCC": 0.8})], ["whole", "rec"])
+    rescore(r)
+    assert r.winner == "whole"
+    assert "single-chunk" in r.flags and "metrics-missing" in r.flags
+    assert "single chunk" in r.explanation
+
+
+def test_no_candidate_means_no_winner_with_reason():
+    r = _report([_c("llm-regex+pp", {}, status="skipped"), _c("rec", {"SC": 1.0}, candidate=False)],
+                ["llm-regex+pp"])
+    r.chunkings[0].reason = "no LLM endpoint configured"
+    rescore(r)
+    assert r.winner is None and "no-winner" in r.flags
+    assert "no LLM endpoint configured" in r.explanation
+
+
+def test_non_candidate_that_scores_higher_is_mentioned():
+    r = _report([_c("a", {"SC": 0.8}), _c("b", {"SC": 1.0}, candidate=False)], ["a"])
+    rescore(r)
+    assert r.winner == "a" and "Non-candidate b" in r.explanation
