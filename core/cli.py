@@ -89,7 +89,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 
 # Other engineers: append add_chunk, add_chunkers, add_analyze here.
-SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [add_ingest]
+from core.cli_analyze import add_analyze  # noqa: E402
+
+SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [add_ingest, add_analyze]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,218 @@
+"""``chunkscope analyze``: every chunker, five metrics, leaderboard and adaptive winner."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from core.analysis import Settings
+from core.report import METRICS, Report
+
+
+class SettingsError(ValueError):
+    pass
+
+
+def parse_kv_list(text: str, what: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in filter(None, (x.strip() for x in text.split(","))):
+        if "=" not in item:
+            raise SettingsError(f"{what}: expected NAME=VALUE, got {item!r}")
+        k, v = item.split("=", 1)
+        out[k.strip()] = v.strip()
+    return out
+
+
+def parse_weights(text: str) -> dict[str, float]:
+    out = {}
+    for k, v in parse_kv_list(text, "--weights").items():
+        key = k.upper()
+        if key not in METRICS:
+            raise SettingsError(f"--weights: unknown metric {k!r} (metrics: {', '.join(METRICS)})")
+        try:
+            out[key] = float(v)
+        except ValueError:
+            raise SettingsError(f"--weights: {k} must be a number, got {v!r}") from None
+    return out
+
+
+def parse_params(items: list[str]) -> dict[str, dict[str, str]]:
+    """``ID.NAME=VALUE`` (or ``ID:NAME=VALUE``) -> {id: {name: value}}."""
+    out: dict[str, dict[str, str]] = {}
+    for item in items:
+        if "=" not in item:
+            raise SettingsError(f"--param: expected ID.NAME=VALUE, got {item!r}")
+        key, value = item.split("=", 1)
+        sep = ":" if ":" in key else "."
+        if sep == "." and "." not in key:
+            raise SettingsError(f"--param: name the chunker, e.g. recursive-600.chunk_size=800 (got {item!r})")
+        cid, name = key.rsplit(sep, 1)
+        out.setdefault(cid.strip(), {})[name.strip()] = value.strip()
+    return out
+
+
+def load_config(path: str) -> dict[str, Any]:
+    """A settings file: JSON or TOML with the keys of ``Settings`` (what the app's 'save' writes)."""
+    p = Path(path)
+    try:
+        raw = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SettingsError(f"--config: cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        if p.suffix.lower() == ".toml":
+            import tomllib
+
+            data = tomllib.loads(raw)
+        else:
+            data = json.loads(raw)
+    except Exception as exc:  # tomllib.TOMLDecodeError / json.JSONDecodeError
+        raise SettingsError(f"--config: {p.name} is not valid {p.suffix.lstrip('.').upper() or 'JSON'}: {exc}") from None
+    if not isinstance(data, dict):
+        raise SettingsError("--config: expected a table/object of settings")
+    return data.get("settings", data) if isinstance(data.get("settings"), dict) else data
+
+
+def settings_from_args(args: argparse.Namespace) -> Settings:
+    base: dict[str, Any] = load_config(args.config) if getattr(args, "config", None) else {}
+    if args.chunkers:
+        base["chunkers"] = [c.strip() for c in args.chunkers.split(",") if c.strip()]
+    if args.candidates:
+        base["candidates"] = [c.strip() for c in args.candidates.split(",") if c.strip()]
+    if args.mentions:
+        base["mentions"] = args.mentions
+        if not args.coref:
+            base["coref"] = "precomputed"
+    for name in ("coref", "embedder", "embedding_mode", "min_tokens", "max_tokens", "bi_tolerance",
+                 "window_tokens", "window_step"):
+        v = getattr(args, name, None)
+        if v is not None:
+            base[name] = v
+    if args.weights:
+        base["weights"] = {**base.get("weights", {}), **parse_weights(args.weights)}
+    if args.param:
+        params = base.setdefault("params", {})
+        for cid, kv in parse_params(args.param).items():
+            params[cid] = {**params.get(cid, {}), **kv}
+    try:
+        return Settings.from_dict(base)
+    except TypeError as exc:
+        raise SettingsError(f"settings: {exc}") from None
+
+
+def add_analysis_options(p: argparse.ArgumentParser) -> None:
+    """Options shared by ``analyze`` and ``corpus``."""
+    p.add_argument("--config", metavar="FILE", help="settings file (JSON or TOML) saved from the app or by hand")
+    p.add_argument("--chunkers", metavar="ID,...", help="chunkings to run (default: all default chunkers)")
+    p.add_argument("--candidates", metavar="ID,...",
+                   help="chunkings allowed to win (default: page+pp,recursive-1100+pp,recursive-600+pp,llm-regex+pp)")
+    p.add_argument("--param", action="append", metavar="ID.NAME=VALUE",
+                   help="override a chunker parameter, e.g. recursive-600.chunk_size=800 (repeatable)")
+    p.add_argument("--mentions", metavar="FILE", help="precomputed coreference mentions (parquet or JSON of pairs)")
+    p.add_argument("--coref", choices=["heuristic", "maverick", "precomputed", "none"], default=None,
+                   help="coreference backend for RC (default heuristic; precomputed when --mentions is given)")
+    p.add_argument("--embedder", metavar="NAME_OR_PATH", help="sentence-transformers model (default: bundled all-MiniLM-L6-v2)")
+    p.add_argument("--embedding-mode", dest="embedding_mode", choices=["composed", "exact"], default=None)
+    p.add_argument("--weights", metavar="RC=1,ICC=1,...", help="metric weights for the score")
+    p.add_argument("--min-tokens", dest="min_tokens", type=int, default=None, help="SC lower bound (default 100)")
+    p.add_argument("--max-tokens", dest="max_tokens", type=int, default=None, help="SC upper bound (default 1100)")
+    p.add_argument("--bi-tolerance", dest="bi_tolerance", type=int, default=None, help="BI tolerance in characters (default 5)")
+    p.add_argument("--window-tokens", dest="window_tokens", type=int, default=None, help="DCC window budget (default 3000)")
+    p.add_argument("--window-step", dest="window_step", type=int, default=None, help="DCC window stride in chunks (default 1)")
+
+
+class StderrProgress:
+    """Stage and per-chunker progress on stderr (a single rewritten line on a terminal)."""
+
+    def __init__(self, stream=sys.stderr, quiet: bool = False):
+        self.stream, self.quiet = stream, quiet
+        self.tty = hasattr(stream, "isatty") and stream.isatty()
+        self.t0 = time.perf_counter()
+        self._last = ""
+
+    def __call__(self, stage: str, fraction: float, message: str) -> None:
+        if self.quiet:
+            return
+        line = f"[{time.perf_counter() - self.t0:6.1f}s] {stage:<12} {fraction * 100:5.1f}%  {message}"
+        if self.tty:
+            self.stream.write("\r" + line[:110].ljust(110))
+            if stage == "selection":
+                self.stream.write("\n")
+        elif fraction in (0.0, 1.0) or stage == "chunking":
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+
+def _fmt(v: float | None, digits: int = 3) -> str:
+    return "  -  " if v is None else f"{v:.{digits}f}"
+
+
+def leaderboard_lines(report: Report) -> list[str]:
+    head = f"{'chunking':<20} {'st':<4} {'chunks':>6} {'mean':>6} {'min':>5} {'max':>5}  " + "  ".join(
+        f"{m:>5}" for m in METRICS) + f"  {'score':>6} {'sec':>6}"
+    lines = [head, "-" * len(head)]
+    order = report.ranked + [c for c in report.chunkings if c not in report.ranked]
+    for c in order:
+        st = c.token_stats()
+        mark = "*" if c.id == report.winner else ("c" if c.candidate else " ")
+        if c.ok:
+            lines.append(
+                f"{mark} {c.id:<18} {'ok':<4} {st['chunks']:>6} {st['mean']:>6.0f} {st['min']:>5} {st['max']:>5}  "
+                + "  ".join(f"{_fmt(c.metrics[m]):>5}" for m in METRICS)
+                + f"  {_fmt(c.score):>6} {c.seconds:>6.2f}"
+            )
+        else:
+            lines.append(f"{mark} {c.id:<18} {c.status[:4]:<4} {c.reason}")
+    lines.append("(* winner, c candidate)")
+    return lines
+
+
+def add_analyze(sub) -> None:
+    p = sub.add_parser(
+        "analyze",
+        help="run every chunker, score with RC/ICC/DCC/BI/SC, pick the adaptive winner",
+        description="Run the chunkers on one document, score each chunking with the five intrinsic metrics, "
+        "print a leaderboard and the adaptive winner with the reason it won.",
+    )
+    from core.cli import add_input_arguments
+
+    add_input_arguments(p)
+    p.add_argument("--json", metavar="OUT", help="write the report (schema chunkscope.report/1) to OUT")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    add_analysis_options(p)
+    p.set_defaults(func=cmd_analyze)
+
+
+def cmd_analyze(args: argparse.Namespace) -> int:
+    from core.analysis import analyze
+    from core.cli import load_input, write_json
+
+    settings = settings_from_args(args)
+    t0 = time.perf_counter()
+    doc = load_input(args.file, args.max_bytes)
+    parse_s = time.perf_counter() - t0
+    report = analyze(doc, settings, progress=StderrProgress(quiet=args.quiet))
+    report.timings["parse"] = parse_s
+    report.timings["total"] += parse_s
+    d = report.document
+    print(f"{d['name']}: {d['chars']} chars, {d['tokens']} tokens, {len(d['pages'])} pages, "
+          f"{len(d['blocks'])} blocks, language {d['language']}")
+    rc = report.coref
+    print(f"coreference: {rc.get('backend')} — " + (f"{rc['pairs']} pairs" if rc.get("pairs") else
+                                                    (rc.get("reason") or rc.get("error") or "no pairs")))
+    print()
+    print("\n".join(leaderboard_lines(report)))
+    print()
+    print(f"winner: {report.winner or 'none'}")
+    print(report.explanation)
+    for w in report.warnings:
+        print(f"warning: {w}")
+    t = report.timings
+    print("time: " + ", ".join(f"{k} {t[k]:.2f}s" for k in ("parse", "chunk", "coref", "embed", "metrics", "total") if k in t))
+    if args.json:
+        write_json(report.to_dict(), args.json)
+        print(f"wrote {args.json}")
+    return 0
