@@ -255,7 +255,7 @@ def _simple_chunkings(doc):
     out["blocks"] = [(b.start, b.end) for b in doc.blocks]
     try:
         from core.chunkers import registry
-    except ImportError:
+    except Exception:  # chunkers not available: the simple chunkings above still run
         return out
     for cid in ("recursive-1100", "recursive-600", "fixed-512", "sentence-5", "page+pp"):
         try:
