@@ -8,6 +8,7 @@ HTML goes through ``html.escape``.
 from __future__ import annotations
 
 import html
+import json
 import zlib
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -298,3 +299,88 @@ def windows(text_length: int, pages: Sequence[Sequence[int]], max_chars: int = 1
         out.append((a, b))
         a = b
     return out
+
+
+# ------------------------------------------------------------------ HTML report
+
+def _cell_shade(v: float | None) -> str:
+    if v is None:
+        return ""
+    # red (low) -> green (high), light alpha so both themes stay readable
+    r, g = int(213 + (0 - 213) * v), int(94 + (158 - 94) * v)
+    return f' style="background:rgba({r},{g},{115 if v > .5 else 0},{0.15 + 0.25 * abs(v - .5) * 2:.2f})"'
+
+
+def problem_counts(c: ChunkingResult) -> dict[str, int]:
+    p = Problems.of(c)
+    return {"broken blocks": len(p.broken), "split pairs": len(p.split), "out-of-size chunks": len(p.out_of_size)}
+
+
+def leaderboard_rows(report: Report) -> list[dict[str, Any]]:
+    """One row per chunking (ranked first, then the rest), as shown in the app and the HTML report."""
+    order = report.ranked + [c for c in report.chunkings if c not in report.ranked]
+    rows = []
+    for c in order:
+        st = c.token_stats()
+        row: dict[str, Any] = {
+            "chunking": c.id, "winner": c.id == report.winner, "candidate": c.candidate, "status": c.status,
+            "chunks": st["chunks"], "mean tokens": round(st["mean"]), "min": st["min"], "max": st["max"],
+        }
+        row.update({m: c.metrics.get(m) for m in METRICS})
+        row.update({"score": c.score, "seconds": round(c.seconds, 3), "note": c.reason})
+        rows.append(row)
+    return rows
+
+
+def html_report(report: Report) -> str:
+    """A self-contained HTML page (plotly.js inlined once) a stakeholder can open offline."""
+    d = report.document
+    e = html.escape
+    ok_ids = [c.id for c in report.ranked]
+    radar_ids = ok_ids[:2] if report.winner is None else [report.winner] + [i for i in ok_ids if i != report.winner][:1]
+    radar = radar_figure(report, radar_ids or ok_ids).to_html(full_html=False, include_plotlyjs=True)
+    radar_all = radar_figure(report, ok_ids).to_html(full_html=False, include_plotlyjs=False)
+    sizes = size_figure(report, ok_ids).to_html(full_html=False, include_plotlyjs=False)
+    head = "".join(f"<th>{e(h)}</th>" for h in ["chunking", "status", "chunks", "mean tok", *METRICS, "score",
+                                                   "broken blocks", "split pairs", "out-of-size", "seconds"])
+    body = []
+    for row, c in zip(leaderboard_rows(report), report.ranked + [c for c in report.chunkings if c not in report.ranked]):
+        pc = problem_counts(c)
+        name = e(c.id) + (" 🏆" if row["winner"] else "") + (" <small>(candidate)</small>" if c.candidate else "")
+        cells = [f"<td>{name}</td>", f"<td>{e(c.status)}{(': ' + e(c.reason)) if c.reason else ''}</td>",
+                 f"<td>{row['chunks']}</td>", f"<td>{row['mean tokens']}</td>"]
+        cells += [f"<td{_cell_shade(c.metrics.get(m))}>{'–' if c.metrics.get(m) is None else f'{c.metrics[m]:.3f}'}</td>"
+                  for m in METRICS]
+        cells += [f"<td><b>{'–' if c.score is None else f'{c.score:.3f}'}</b></td>",
+                  f"<td>{pc['broken blocks']}</td>", f"<td>{pc['split pairs']}</td>",
+                  f"<td>{pc['out-of-size chunks']}</td>", f"<td>{c.seconds:.2f}</td>"]
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    settings = e(json.dumps({k: v for k, v in report.settings.items() if not k.startswith("_")}, indent=1,
+                            ensure_ascii=False))
+    warn = "".join(f"<li>{e(w)}</li>" for w in report.warnings)
+    flags = ", ".join(e(f) for f in report.flags) or "none"
+    return f"""<!doctype html><html lang="en"><head><meta charset="utf-8">
+<title>ChunkScope report: {e(d.get('name', ''))}</title>
+<style>
+body{{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;
+  color:#222;background:#fff}}
+@media (prefers-color-scheme: dark){{body{{color:#ddd;background:#111}} th{{background:#222!important}}}}
+table{{border-collapse:collapse;width:100%;font-size:13px}} th,td{{border:1px solid rgba(128,128,128,.4);padding:4px 6px;text-align:right}}
+th{{background:#f2f2f2}} td:first-child,td:nth-child(2){{text-align:left}}
+.card{{border:2px solid #009E73;border-radius:10px;padding:1em 1.4em;margin:1em 0}}
+.muted{{color:#888;font-size:13px}} pre{{font-size:12px;overflow:auto}}
+</style></head><body>
+<h1>ChunkScope report</h1>
+<p class="muted">{e(d.get('name', ''))} · {d.get('chars', 0):,} characters · {d.get('tokens', 0):,} o200k tokens ·
+{len(d.get('pages', []))} pages · {len(d.get('blocks', []))} blocks · language {e(str(d.get('language')))} ·
+sha256 {e(str(d.get('sha256', ''))[:16])}…</p>
+<div class="card"><h2>Adaptive winner: {e(report.winner or 'none')}</h2><p>{e(report.explanation)}</p>
+<p class="muted">flags: {flags}</p></div>
+{('<h3>Warnings</h3><ul>' + warn + '</ul>') if warn else ''}
+<h2>Leaderboard</h2><table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>
+<h2>Winner vs runner-up</h2>{radar}
+<h2>All chunkings</h2>{radar_all}
+<h2>Chunk sizes</h2>{sizes}
+<h2>Settings</h2><pre>{settings}</pre>
+<p class="muted">Coreference: {e(json.dumps(report.coref, ensure_ascii=False))} · Embeddings: {e(json.dumps(report.embedder, ensure_ascii=False, default=str))}</p>
+</body></html>"""
