@@ -1,0 +1,25 @@
+"""``page``: one chunk per page of the source document."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.chunkers.base import ChunkResult, ChunkerSpec, ParamSpec
+from core.document import Document
+
+
+def chunk_page(doc: Document, params: dict[str, Any], ctx: Any = None) -> ChunkResult:
+    if not doc.pages:
+        return ChunkResult.skipped("the document has no pages (only PDFs and reference JSON have pages)")
+    if not doc.text.strip():
+        return ChunkResult(spans=[])
+    keep_empty = bool(params.get("keep_empty_pages", False))
+    spans = [p for p in doc.pages if keep_empty or p.end > p.start]
+    return ChunkResult(spans=spans, info={"pages": len(doc.pages), "empty_pages": sum(1 for p in doc.pages if not len(p))})
+
+
+def specs() -> list[ChunkerSpec]:
+    return [ChunkerSpec("page", "Page", "one chunk per page of the source (skipped when the document has no pages)",
+                        (ParamSpec("keep_empty_pages", bool, False,
+                                   "also emit zero-length chunks for empty pages (the paper's code does)"),),
+                        chunk_page, family="page")]

@@ -1,0 +1,18 @@
+"""``whole``: the document as one chunk (short documents are often best left whole)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.chunkers.base import ChunkResult, ChunkerSpec
+from core.document import Document, Span
+
+
+def chunk_whole(doc: Document, params: dict[str, Any], ctx: Any = None) -> ChunkResult:
+    if not doc.text.strip():
+        return ChunkResult(spans=[])
+    return ChunkResult(spans=[Span(0, len(doc.text))])
+
+
+def specs() -> list[ChunkerSpec]:
+    return [ChunkerSpec("whole", "Whole document", "the document as a single chunk", (), chunk_whole, family="whole")]

@@ -1,0 +1,332 @@
+"""Chunkers: unit rules, registry API, post-processing, LangChain mapping, audit, and
+property-based coverage/order invariants for every built-in chunker."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from core.chunkers import registry
+from core.chunkers.audit import audit
+from core.chunkers.base import ParamError
+from core.chunkers.fixed import fixed_windows
+from core.chunkers.langchain import map_chunks
+from core.chunkers.postprocess import merge_tiny, postprocess
+from core.chunkers.recursive import PAPER_SEPARATORS, RecursiveSplitter, split_keep_start
+from core.document import Document, Heading, Span
+from core.tokens import count_tokens
+
+BUILTIN = ["page", "recursive-1100", "recursive-600", "langchain-default", "langchain-1100",
+           "sentence-5", "fixed-512", "structure", "whole"]
+
+# small sizes so that generated documents actually get split
+SMALL = {
+    "recursive-1100": {"chunk_size": 20},
+    "recursive-600": {"chunk_size": 12, "chunk_overlap": 4},
+    "langchain-default": {"chunk_size": 120, "chunk_overlap": 30},
+    "langchain-1100": {"chunk_size": 20},
+    "sentence-5": {"sentences": 2},
+    "fixed-512": {"size": 16, "overlap": 4},
+    "structure": {"chunk_size": 20},
+}
+PP_SMALL = {"pp_max_tokens": 30, "pp_min_tokens": 8, "pp_merge_max": 35}
+
+
+def md_doc(text: str, pages: int = 0, name: str = "t") -> Document:
+    cuts = sorted({len(text) * k // pages for k in range(1, pages)}) if pages else []
+    edges = [0, *cuts, len(text)]
+    return Document(name=name, text=text, source_format="markdown",
+                    pages=[Span(a, b) for a, b in zip(edges, edges[1:])] if pages else [])
+
+
+def assert_invariants(doc: Document, spans: list[Span]) -> None:
+    text = doc.text
+    for s in spans:
+        assert 0 <= s.start <= s.end <= len(text)
+    for a, b in zip(spans, spans[1:]):
+        assert b.start >= a.start and b.end >= a.end, (a, b)
+    a = audit(doc, spans)
+    assert a.gaps == [], (a.summary, [text[g.start:g.end] for g in a.gaps][:3])
+    assert a.ordered
+    if text.strip():
+        assert spans, "non-blank text must give chunks"
+
+
+# ---------------------------------------------------------------- generated Markdown
+_words = st.lists(st.sampled_from(["alpha", "beta", "Gamma", "data", "the", "é", "naïve", "中文", "🙂",
+                                   "x", "1.", "(a)", "word,", "end.", "why?", "wow!", "-", "•"]),
+                  min_size=1, max_size=25).map(" ".join)
+_heading = st.tuples(st.integers(1, 8), _words).map(lambda t: "#" * t[0] + " " + t[1])
+_table = st.lists(st.lists(_words, min_size=2, max_size=3), min_size=1, max_size=4).map(
+    lambda rows: "\n".join("| " + " | ".join(r) + " |" for r in rows))
+_html_table = _table.map(lambda t: "<Table>\n" + t + "\n</Table>")
+_list = st.lists(_words, min_size=1, max_size=5).map(lambda items: "\n".join(f"- {i}" for i in items))
+_numbered = st.lists(_words, min_size=1, max_size=4).map(
+    lambda items: "\n".join(f"{k + 1}. {i}" for k, i in enumerate(items)))
+_long_line = st.text(alphabet="abcdefghijé中", min_size=50, max_size=600)
+_para = st.lists(_words, min_size=1, max_size=4).map(lambda ss: ". ".join(ss) + ".")
+_block = st.one_of(_heading, _table, _html_table, _list, _numbered, _long_line, _para,
+                   st.just("<!-- PageBreak -->"))
+_sep = st.sampled_from(["\n", "\n\n", "\n\n\n", " \n\n"])
+markdown = st.one_of(
+    st.just(""), st.just(" "), st.just("\n\n"),
+    st.text(min_size=1, max_size=1),
+    st.tuples(st.lists(st.tuples(_block, _sep), min_size=1, max_size=10), st.sampled_from(["", " ", "\n"])).map(
+        lambda t: "".join(b + s for b, s in t[0]) + t[1]),
+)
+
+
+@pytest.mark.parametrize("cid", BUILTIN)
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=markdown, pages=st.integers(0, 4))
+def test_property_coverage_and_order(cid, text, pages):
+    doc = md_doc(text, pages)
+    res = registry.run_chunker(doc, cid, SMALL.get(cid, {}))
+    if cid == "page" and not pages:
+        assert res.status == "skipped" and res.reason
+        return
+    assert res.status == "ok", res.reason
+    assert_invariants(doc, res.spans)
+
+
+@pytest.mark.parametrize("cid", ["page+pp", "recursive-1100+pp", "langchain-default+pp", "fixed-512+pp",
+                                 "sentence-5+pp", "structure+pp"])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=markdown)
+def test_property_postprocessed(cid, text):
+    doc = md_doc(text, 3)
+    params = {**SMALL.get(cid[:-3], {}), **PP_SMALL}
+    res = registry.run_chunker(doc, cid, params)
+    assert res.status == "ok", res.reason
+    assert_invariants(doc, res.spans)
+
+
+@settings(max_examples=40, deadline=None)
+@given(text=markdown, size=st.integers(3, 40))
+def test_property_recursive_tiles_and_respects_size(text, size):
+    sp = RecursiveSplitter(chunk_size=size)
+    pieces = sp.pieces(text)
+    assert all(n <= size or e - s == 1 for s, e, n in pieces)
+    if text:
+        assert pieces[0][0] == 0 and pieces[-1][1] == len(text)
+        assert all(a[1] == b[0] for a, b in zip(pieces, pieces[1:]))
+    chunks = sp.split(text)
+    assert all(a.end == b.start for a, b in zip(chunks, chunks[1:]))
+    if text.strip():
+        assert chunks[0].start == 0 and chunks[-1].end == len(text)
+
+
+# ---------------------------------------------------------------- recursive rules
+def test_split_keep_start_and_short_pieces():
+    pat = re.compile(r"\n{2,}")
+    text = "first paragraph here\n\nok\n\nthird paragraph is longer\n\nxy"
+    parts = [text[a:b] for a, b in split_keep_start(text, pat)]
+    assert "".join(parts) == text
+    assert parts[0] == "first paragraph here"
+    assert parts[1] == "\n\nok\n\nthird paragraph is longer"  # "\n\nok" (< 10 chars) joined to the next
+    assert parts[-1] == "\n\nxy"  # a short last piece stays on its own
+
+
+def test_recursive_cuts_before_headings():
+    body = " ".join(["word"] * 60)
+    text = f"# One\n{body}\n## Two\n{body}\n# Three\n{body}\n"
+    chunks = RecursiveSplitter(chunk_size=70).split(text)
+    starts = [text[c.start:c.start + 3] for c in chunks]
+    assert starts == ["# O", "\n# ", "\n# "] or all(s.strip().startswith("#") for s in starts)
+    assert all(count_tokens(text[c.start:c.end]) <= 70 for c in chunks)
+
+
+def test_recursive_hard_split_long_line_without_separators():
+    text = "x" * 5000 + "中" * 3000
+    chunks = RecursiveSplitter(chunk_size=50).split(text)
+    assert chunks[0].start == 0 and chunks[-1].end == len(text)
+    assert all(count_tokens(text[c.start:c.end]) <= 50 for c in chunks)
+
+
+def test_recursive_overlap_backfills_from_previous_chunk():
+    text = " ".join(f"Sentence number {i} is here." for i in range(200))
+    chunks = RecursiveSplitter(chunk_size=60, chunk_overlap=15).split(text)
+    assert len(chunks) > 3
+    for a, b in zip(chunks, chunks[1:]):
+        assert b.start < a.end  # overlap
+        assert count_tokens(text[b.start:a.end]) <= 15 + 2
+        assert count_tokens(text[b.start:b.end]) <= 60 + 15 + 2
+
+
+def test_recursive_large_document_is_fast():
+    import time
+
+    para = "Article {i}. The controller shall, taking into account the nature, scope, context and purposes " \
+           "of processing, implement appropriate measures.\n\n"
+    text = "".join(para.format(i=i) for i in range(6000))  # ~ 170k tokens
+    t = time.perf_counter()
+    chunks = RecursiveSplitter(chunk_size=1100).split(text)
+    assert time.perf_counter() - t < 10
+    assert chunks[-1].end == len(text)
+
+
+def test_invalid_params():
+    with pytest.raises(ParamError):
+        registry.run_chunker(md_doc("text"), "recursive-1100", {"chunk_overlap": 2000})
+    with pytest.raises(ParamError):
+        registry.run_chunker(md_doc("text"), "recursive-1100", {"chunk_size": "big"})
+    with pytest.raises(ParamError):
+        registry.run_chunker(md_doc("text"), "recursive-1100", {"nope": 1})
+    with pytest.raises(ParamError):
+        registry.run_chunker(md_doc("text"), "fixed-512", {"size": 10, "overlap": 10})
+
+
+# ---------------------------------------------------------------- registry
+def test_registry_api():
+    assert set(BUILTIN) <= set(registry.ids(include_pp=False))
+    all_ids = registry.ids()
+    assert "recursive-1100+pp" in all_ids and "whole+pp" in all_ids
+    for cand in ("page+pp", "recursive-1100+pp", "recursive-600+pp"):
+        assert cand in registry.DEFAULT_IDS
+    assert set(BUILTIN) <= set(registry.DEFAULT_IDS)
+    spec = registry.get("recursive-600+pp")
+    names = [p.name for p in spec.params]
+    assert names[:3] == ["chunk_size", "chunk_overlap", "separators"]
+    assert {"pp_max_tokens", "pp_min_tokens", "pp_merge_max"} <= set(names)
+    assert spec.resolve_params()["chunk_size"] == 600
+    with pytest.raises(KeyError):
+        registry.get("nope")
+    with pytest.raises(ParamError):
+        registry.run_chunker(md_doc("x"), "nope+pp")
+
+
+def test_register_custom_chunker():
+    from core.chunkers.base import ChunkResult, ChunkerSpec
+
+    spec = ChunkerSpec("test-halves", "Halves", "two halves", (),
+                       lambda d, p, c: ChunkResult(spans=[Span(0, len(d.text) // 2), Span(len(d.text) // 2, len(d.text))]))
+    registry.register(spec)
+    try:
+        res = registry.run_chunker(md_doc("abcdef " * 20), "test-halves+pp", {"pp_min_tokens": 0})
+        assert res.status == "ok" and len(res.spans) == 2
+    finally:
+        registry._SPECS.pop("test-halves", None)
+        registry._refresh_defaults()
+
+
+def test_page_skipped_without_pages():
+    res = registry.run_chunker(md_doc("no pages here"), "page")
+    assert res.status == "skipped" and "page" in res.reason
+    assert registry.run_chunker(md_doc("no pages here"), "page+pp").status == "skipped"
+
+
+def test_whole_and_blank():
+    assert registry.run_chunker(md_doc("hello"), "whole").spans == [Span(0, 5)]
+    for cid in BUILTIN[1:]:
+        assert registry.run_chunker(md_doc("  \n "), cid).spans == []
+
+
+# ---------------------------------------------------------------- fixed / sentence / structure
+def test_fixed_windows_token_counts():
+    text = " ".join(f"token{i}" for i in range(3000))
+    spans = fixed_windows(text, 512, 64)
+    from core.tokens import token_char_offsets
+
+    _ids, offs = token_char_offsets(text)
+    starts = [offs.index(s.start) if s.start else 0 for s in spans]
+    assert all(b - a == 448 for a, b in zip(starts, starts[1:]))
+    assert spans[-1].end == len(text)
+    for s in spans[:-1]:
+        assert abs(count_tokens(text[s.start:s.end]) - 512) <= 2
+
+
+def test_sentence_chunks_hold_five_sentences():
+    text = " ".join(f"This is sentence number {i}." for i in range(23))
+    res = registry.run_chunker(md_doc(text), "sentence-5")
+    assert len(res.spans) == 5
+    assert text[res.spans[1].start:].startswith("This is sentence number 5.")
+
+
+def test_structure_heading_with_body_and_tables_whole():
+    table = "<Table>\n" + "\n".join(f"| r{i} | value {i} |" for i in range(30)) + "\n</Table>\n\n"
+    long_body = "\n\n".join(" ".join(["text"] * 40) for _ in range(10))
+    text = "Intro line.\n\n# Title\n\n## Sub\nShort body.\n\n# Long\n" + long_body + "\n\n" + table + long_body
+    doc = md_doc(text)
+    res = registry.run_chunker(doc, "structure", {"chunk_size": 300})
+    chunks = [text[s.start:s.end] for s in res.spans]
+    assert chunks[0] == "Intro line.\n\n"
+    assert chunks[1].startswith("# Title\n\n## Sub\nShort body.")  # heading-only section joined to its body
+    assert any(c.strip().startswith("<Table>") and c.strip().endswith("</Table>") for c in chunks)
+    assert_invariants(doc, res.spans)
+    # headings from the loader are used when present
+    doc2 = Document("h", text, "markdown", headings=[Heading(text.index("# Long"), text.index("# Long") + 6, 1, "Long")])
+    res2 = registry.run_chunker(doc2, "structure", {"chunk_size": 5000})
+    assert [s.start for s in res2.spans] == [0, text.index("# Long")]
+
+
+# ---------------------------------------------------------------- post-processing
+def test_merge_tiny_prefers_next_then_previous():
+    text = "a " * 50 + "b " * 500 + "c " * 30
+    spans = [Span(0, 100), Span(100, 1100), Span(1100, len(text))]
+    sizes = [count_tokens(text[s.start:s.end]) for s in spans]
+    assert sizes == [51, 501, 31]
+    out = merge_tiny(text, spans, min_tokens=60, merge_max=560)
+    # chunk 0 merges with the next (552 <= 560); the last one cannot join (551 + 31 > 560)
+    assert out == [Span(0, 1100), Span(1100, len(text))]
+    out2 = merge_tiny(text, spans, min_tokens=60, merge_max=540)
+    # chunk 0 cannot take the next (552 > 540) and has no previous; the last joins its previous
+    assert out2 == [Span(0, 100), Span(100, len(text))]
+
+
+def test_postprocess_idempotent_on_well_sized_chunkings():
+    text = "\n\n".join(" ".join(f"w{i}x{j}" for j in range(150)) for i in range(40))
+    spans = RecursiveSplitter(chunk_size=1100).split(text)
+    out = postprocess(text, spans)
+    assert out == spans
+    assert postprocess(text, out) == out
+
+
+def test_postprocess_resplits_oversized():
+    text = "\n\n".join(" ".join(f"w{i}x{j}" for j in range(150)) for i in range(40))
+    out = postprocess(text, [Span(0, len(text))])
+    assert len(out) > 1 and all(count_tokens(text[s.start:s.end]) <= 1150 for s in out)
+    assert out[0].start == 0 and out[-1].end == len(text)
+
+
+# ---------------------------------------------------------------- LangChain mapping
+def test_map_chunks_repeated_passages_and_stripped_gaps():
+    text = "  Same line here.\n\nSame line here.\n\nSame line here.\n\nOther.\n"
+    chunks = ["Same line here.", "Same line here.", "Same line here.", "Other."]
+    spans = map_chunks(text, chunks)
+    assert spans[0].start == 0 and spans[-1].end == len(text)
+    assert [text[s.start:s.end].strip() for s in spans] == chunks
+    assert all(a.end == b.start for a, b in zip(spans, spans[1:]))
+
+
+def test_map_chunks_with_overlap():
+    text = "one two three four five six seven eight nine ten"
+    chunks = ["one two three four", "three four five six", "five six seven eight nine ten"]
+    spans = map_chunks(text, chunks, max_overlap_chars=12)
+    assert [text[s.start:s.end] for s in spans] == ["one two three four", "three four five six",
+                                                     "five six seven eight nine ten"]
+
+
+def test_langchain_chunkers_on_repetitive_text():
+    text = ("## Repeated heading\n\nRepeated paragraph text, again and again.\n\n" * 40).strip() + "\n"
+    doc = md_doc(text)
+    for cid, params in (("langchain-1100", {"chunk_size": 30}), ("langchain-default", {"chunk_size": 200, "chunk_overlap": 50})):
+        res = registry.run_chunker(doc, cid, params)
+        assert res.status == "ok"
+        assert len(res.spans) > 5
+        assert_invariants(doc, res.spans)
+
+
+# ---------------------------------------------------------------- audit
+def test_audit_reports_gaps_overlaps_and_ceiling():
+    text = "alpha beta\n\ngamma delta\n\nepsilon"
+    a = audit(md_doc(text), [Span(0, 12), Span(6, 12), Span(25, len(text))], ceiling=1)
+    assert [text[g.start:g.end] for g in a.gaps] == ["gamma delta"]
+    assert a.overlaps == 1 and a.overlap_chars == 6
+    assert a.over_ceiling == [0, 1, 2] or a.over_ceiling
+    assert not a.ok and "gap" in a.summary
+    ok = audit(md_doc(text), [Span(0, 12), Span(12, len(text))])
+    assert ok.summary == "all text covered, 0 gaps, 0 overlaps"
+    d = ok.to_dict()
+    assert d["covered"] == 1.0 and d["ok"] is True and d["summary"] == ok.summary
