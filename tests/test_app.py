@@ -1,0 +1,89 @@
+"""App smoke tests with streamlit.testing (AppTest): default sample, uploads, bad input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("streamlit")
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+from pdf_factory import make_pdf  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+
+
+def metric(at: AppTest, label: str):
+    return next(m.value for m in at.metric if m.label == label)
+
+
+def html_text(at: AppTest) -> str:
+    return "".join(h.proto.body for h in at.get("html"))
+
+
+@pytest.fixture
+def app() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_default_sample_loads(app):
+    assert not app.error
+    assert app.subheader[0].value == "sample_policy"
+    assert metric(app, "Format") == "markdown" and metric(app, "Language") == "en"
+    assert int(metric(app, "Blocks")) > 3
+    body = html_text(app)
+    assert "cs-block" in body and "Northwind" in body
+
+
+def test_pick_other_sample(app):
+    box = app.sidebar.selectbox[0]
+    box.select(next(o for o in box.options if "technical" in o)).run()
+    assert not app.exception and app.subheader[0].value == "sample_technical"
+
+
+def test_upload_markdown_then_bad_pdf_then_recover(app):
+    up = app.sidebar.file_uploader[0]
+    up.upload("upload.md", b"# Uploaded\n\nA <script>alert(1)</script> paragraph & more.\n", "text/markdown").run()
+    assert not app.exception and not app.error
+    assert app.subheader[0].value == "upload"
+    body = html_text(app)
+    assert "&lt;script&gt;" in body and "<script>alert" not in body  # document text is escaped
+
+    app.sidebar.file_uploader[0].set_value(("broken.pdf", b"%PDF-1.7 junk junk", "application/pdf")).run()
+    assert not app.exception
+    assert len(app.error) == 1 and "\n" not in app.error[0].value and "broken.pdf" in app.error[0].value
+
+    app.sidebar.file_uploader[0].set_value(None).run()  # back to the default sample
+    assert not app.exception and not app.error
+    assert app.subheader[0].value == "sample_policy"
+
+
+def test_upload_pdf_shows_pages(app):
+    app.sidebar.file_uploader[0].upload("report.pdf", make_pdf(pages=2), "application/pdf").run()
+    assert not app.exception and not app.error
+    assert metric(app, "Format") == "pdf" and metric(app, "Pages") == "2"
+    assert any("page" in str(o) for s in app.select_slider for o in s.options)
+
+
+def test_render_views_and_escaping():
+    from core.ingest import load_bytes
+    from ui.render import MAX_BLOCK_CHARS, blocks_html, views
+
+    long_text = "\n\n".join(f"Paragraph {i} " + "<b>x</b> & y. " * 60 for i in range(60))
+    doc = load_bytes(long_text.encode(), "long.txt")
+    vs = views(doc)
+    assert len(vs) > 1 and vs[0].first == 0 and vs[-1].last == len(doc.blocks) - 1
+    assert all(a.last + 1 == b.first for a, b in zip(vs, vs[1:]))
+    out = blocks_html(doc, vs[0])
+    assert "&lt;b&gt;x&lt;/b&gt; &amp; y." in out and "<b>x</b>" not in out
+
+    paged = load_bytes(b"One.\n\n<!-- PageBreak -->\n\nTwo.\n\n<!-- PageBreak -->\n\n", "p.md")
+    assert [v.label for v in views(paged)] == ["page 1", "page 2"]
+
+    giant = load_bytes(("word " * (MAX_BLOCK_CHARS // 2)).encode(), "giant.txt")
+    assert "more characters in this block" in blocks_html(giant, views(giant)[0], with_tokens=False)

@@ -1,0 +1,1 @@
+"""Streamlit UI helpers shared by app.py and pages/ (the engine lives in core/, which never imports Streamlit)."""

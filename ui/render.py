@@ -1,0 +1,106 @@
+"""HTML for the document view with blocks outlined. Pure functions (no Streamlit), so tests can call them.
+
+All document text goes through ``html.escape`` before it is placed in HTML.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+
+from core.document import Block, Document
+
+KIND_COLORS = {
+    "heading": "#1f77b4",
+    "paragraph": "#7f7f7f",
+    "group": "#2ca02c",
+    "list": "#17becf",
+    "table": "#ff7f0e",
+    "figure": "#9467bd",
+    "code": "#8c564b",
+    "footnote": "#e377c2",
+    "layout": "#bcbd22",
+    "gold": "#d62728",
+}
+MAX_BLOCK_CHARS = 20_000  # a single giant block is shown truncated
+WINDOW_CHARS = 15_000  # documents without pages are shown in windows of about this size
+
+CSS = """<style>
+.cs-doc {font-size: 0.9rem; line-height: 1.35;}
+.cs-block {border: 1px solid var(--cs-c); border-left: 5px solid var(--cs-c); border-radius: 4px;
+  margin: 0 0 6px 0; padding: 4px 8px 6px 8px;}
+.cs-tag {display: inline-block; font: 600 0.72rem sans-serif; color: #fff; background: var(--cs-c);
+  border-radius: 3px; padding: 0 5px; margin-bottom: 3px;}
+.cs-text {white-space: pre-wrap; word-wrap: break-word; font-family: ui-monospace, Menlo, Consolas, monospace;
+  font-size: 0.82rem; margin: 0;}
+.cs-more {color: #888; font-style: italic;}
+</style>"""
+
+
+@dataclass(frozen=True)
+class View:
+    """A slice of the document to render: blocks ``first..last`` (inclusive), with a label."""
+
+    label: str
+    first: int
+    last: int
+
+
+def views(doc: Document, window_chars: int = WINDOW_CHARS) -> list[View]:
+    """One view per page when the document has pages, else windows of about ``window_chars``."""
+    if not doc.blocks:
+        return []
+    out: list[View] = []
+    if doc.pages:
+        bi = 0
+        for k, page in enumerate(doc.pages, start=1):
+            first = bi
+            while bi < len(doc.blocks) and doc.blocks[bi].start < page.end:
+                bi += 1
+            if bi > first:
+                out.append(View(f"page {k}", first, bi - 1))
+        if bi < len(doc.blocks):
+            out.append(View("after the last page", bi, len(doc.blocks) - 1))
+        return out
+    first, size = 0, 0
+    for i, b in enumerate(doc.blocks):
+        size += b.end - b.start
+        if size >= window_chars or i == len(doc.blocks) - 1:
+            out.append(View("", first, i))
+            first, size = i + 1, 0
+    n = len(out)
+    return [View(f"part {k} of {n}", v.first, v.last) for k, v in enumerate(out, start=1)]
+
+
+def block_html(doc: Document, index: int, block: Block, tokens: int | None = None) -> str:
+    text = doc.text[block.start:block.end]
+    more = ""
+    if len(text) > MAX_BLOCK_CHARS:
+        more = f'<div class="cs-more">... {len(text) - MAX_BLOCK_CHARS:,} more characters in this block</div>'
+        text = text[:MAX_BLOCK_CHARS]
+    color = KIND_COLORS.get(block.kind, "#444")
+    tag = f"#{index + 1} {html.escape(block.kind)} · chars {block.start:,}–{block.end:,}"
+    if tokens is not None:
+        tag += f" · {tokens:,} tokens"
+    return (
+        f'<div class="cs-block" style="--cs-c: {color}"><span class="cs-tag">{tag}</span>'
+        f'<pre class="cs-text">{html.escape(text.rstrip())}</pre>{more}</div>'
+    )
+
+
+def blocks_html(doc: Document, view: View, with_tokens: bool = True) -> str:
+    """HTML for the blocks of one view, each outlined and labelled with its kind."""
+    from core.tokens import count_many
+
+    blocks = doc.blocks[view.first:view.last + 1]
+    counts = count_many([doc.text[b.start:b.end] for b in blocks]) if with_tokens else [None] * len(blocks)
+    parts = [block_html(doc, view.first + i, b, t) for i, (b, t) in enumerate(zip(blocks, counts))]
+    return CSS + '<div class="cs-doc">' + "".join(parts) + "</div>"
+
+
+def legend_html(kinds: dict[str, int]) -> str:
+    items = [
+        f'<span class="cs-tag" style="--cs-c: {KIND_COLORS.get(k, "#444")}">{html.escape(k)} {n}</span>'
+        for k, n in kinds.items()
+    ]
+    return CSS + " ".join(items)
