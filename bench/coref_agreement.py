@@ -1,0 +1,163 @@
+"""How well do heuristic coreference pairs stand in for Maverick's when scoring RC?
+
+For each English dev document: RC of several chunkings (recursive at 150/300/600/1100
+tokens, pages) with the heuristic pairs and with the reference Maverick pairs; per document
+the Spearman correlation of the two RC series and the mean |ΔRC|. Also pair-level
+precision/recall against Maverick (a pair matches when the pronoun spans are equal and the
+entity starts agree within ``--tol`` characters) and the heuristic's time per document.
+
+    .venv/bin/python bench/coref_agreement.py [--corpus DIR] [--tol 20] [--json OUT]
+
+Targets (issue 4): Spearman >= 0.85 within a document, mean |ΔRC| <= 0.03.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from core.coref import Pair, get_pairs  # noqa: E402
+from core.coref.heuristic import resolve  # noqa: E402
+from core.document import Span  # noqa: E402
+from core.ingest.reference import load_reference  # noqa: E402
+
+SIZES = (150, 300, 600, 1100)
+
+
+def chunkings(doc) -> dict[str, list[Span]]:
+    """Chunk spans per chunking id, from the chunker registry when present."""
+    out: dict[str, list[Span]] = {}
+    try:
+        from core.chunkers.registry import run_chunker  # type: ignore[import-not-found]
+    except ImportError:
+        run_chunker = None
+    for size in SIZES:
+        if run_chunker is not None:
+            res = run_chunker(doc, "recursive-1100", {"chunk_size": size})
+            spans = res.spans
+        else:
+            from core.chunkers.recursive import splitter_from_params
+
+            spans = splitter_from_params({"chunk_size": size}).split(doc.text)
+        out[f"recursive-{size}"] = list(spans)
+    if doc.pages:
+        out["page"] = list(doc.pages) if run_chunker is None else list(run_chunker(doc, "page", None).spans)
+    return out
+
+
+def rc(spans, pairs) -> float | None:
+    try:
+        from core.metrics import references_completeness
+    except ImportError:
+        references_completeness = None
+    if references_completeness is not None:
+        return references_completeness(spans, pairs).value
+    if not pairs:
+        return None
+    bounds = sorted({s.start for s in spans[1:]} | {s.end for s in spans[:-1]})
+    import bisect
+
+    missing = 0
+    for p in pairs:
+        s, t = p.bounds
+        i = bisect.bisect_right(bounds, s)
+        missing += i < len(bounds) and bounds[i] < t
+    return 1 - missing / len(pairs)
+
+
+def spearman(x: list[float], y: list[float]) -> float:
+    def ranks(v):
+        order = sorted(range(len(v)), key=lambda i: v[i])
+        r = [0.0] * len(v)
+        i = 0
+        while i < len(v):
+            j = i
+            while j + 1 < len(v) and v[order[j + 1]] == v[order[i]]:
+                j += 1
+            for k in range(i, j + 1):
+                r[order[k]] = (i + j) / 2
+            i = j + 1
+        return r
+
+    rx, ry = ranks(x), ranks(y)
+    mx, my = sum(rx) / len(rx), sum(ry) / len(ry)
+    cov = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
+    vx = sum((a - mx) ** 2 for a in rx)
+    vy = sum((b - my) ** 2 for b in ry)
+    if vx == 0 or vy == 0:
+        return float("nan")  # a constant series has no ranking
+    return cov / math.sqrt(vx * vy)
+
+
+def pair_match(mine: list[Pair], ref: list[Pair], tol: int) -> tuple[float, float, float]:
+    """(precision, recall, pronoun recall): pronoun span equal, entity starts within tol."""
+    by_pro: dict[tuple[int, int], list[int]] = {}
+    for p in ref:
+        by_pro.setdefault((p.pronoun.start, p.pronoun.end), []).append(p.entity.start)
+    hit = sum(any(abs(p.entity.start - e) <= tol for e in by_pro.get((p.pronoun.start, p.pronoun.end), []))
+              for p in mine)
+    pro_hit = sum((p.pronoun.start, p.pronoun.end) in by_pro for p in mine)
+    prec = hit / len(mine) if mine else float("nan")
+    rec = hit / len(ref) if ref else float("nan")
+    return prec, rec, (pro_hit / len(ref) if ref else float("nan"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--corpus", default=str(ROOT.parent / "shared" / "corpus" / "clair-dev"))
+    ap.add_argument("--tol", type=int, default=20, help="entity start tolerance in characters")
+    ap.add_argument("--json", help="write the per-document results here")
+    ap.add_argument("--verbose", action="store_true", help="print every RC")
+    args = ap.parse_args(argv)
+    corpus = Path(args.corpus)
+    files = sorted((corpus / "parsed").glob("*.json"))
+    if not files:
+        print(f"no dev corpus at {corpus}", file=sys.stderr)
+        return 1
+    rows = []
+    print(f"{'document':42} {'chunkings':>9} {'pairs H/M':>10} {'spearman':>8} {'mean|dRC|':>9} "
+          f"{'P':>5} {'R':>5} {'proR':>5} {'sec':>6}")
+    for f in files:
+        doc = load_reference(f)
+        mfile = corpus / "mentions" / (f.stem + ".parquet")
+        ref = get_pairs(doc, "precomputed", mentions=mfile)
+        if not ref.pairs:
+            print(f"{f.stem[:42]:42} skipped: {ref.reason}")
+            continue
+        t0 = time.perf_counter()
+        mine = resolve(doc.text)
+        secs = time.perf_counter() - t0
+        rc_h, rc_m = [], []
+        for cid, spans in chunkings(doc).items():
+            a, b = rc(spans, mine), rc(spans, ref.pairs)
+            rc_h.append(a if a is not None else 1.0)
+            rc_m.append(b)
+            if args.verbose:
+                print(f"    {cid:16} chunks={len(spans):4} RC heuristic={rc_h[-1]:.3f} maverick={b:.3f}")
+        rho = spearman(rc_h, rc_m)
+        mad = sum(abs(a - b) for a, b in zip(rc_h, rc_m)) / len(rc_m)
+        p, r, pr = pair_match(mine, ref.pairs, args.tol)
+        rows.append({"document": f.stem, "chunkings": len(rc_m), "pairs_heuristic": len(mine),
+                     "pairs_maverick": len(ref.pairs), "rc_heuristic": rc_h, "rc_maverick": rc_m,
+                     "spearman": rho, "mean_abs_diff": mad, "precision": p, "recall": r,
+                     "pronoun_recall": pr, "seconds": secs, "chars": len(doc.text)})
+        print(f"{f.stem[:42]:42} {len(rc_m):9} {len(mine):>4}/{len(ref.pairs):<5} {rho:8.3f} {mad:9.4f} "
+              f"{p:5.2f} {r:5.2f} {pr:5.2f} {secs:6.2f}")
+    valid = [x["spearman"] for x in rows if not math.isnan(x["spearman"])]
+    print(f"\nmean Spearman {sum(valid) / len(valid):.3f} over {len(valid)} docs "
+          f"(min {min(valid):.3f}); mean |dRC| {sum(x['mean_abs_diff'] for x in rows) / len(rows):.4f} "
+          f"(max {max(x['mean_abs_diff'] for x in rows):.4f})")
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,122 @@
+"""Precomputed entity–pronoun pairs: the reference mentions parquet, or a JSON of pairs.
+
+Accepted inputs (``load_pairs(path, text_length)``):
+
+1. **Reference mentions parquet** (the paper's format, one row): column
+   ``entity_pron_mentions`` holds ``[[entity_start, entity_end], [pronoun_start, pronoun_end]]``
+   with **inclusive** ends. Read with pandas/pyarrow.
+2. **JSON object**: ``{"pairs": [[[es, ee], [ps, pe]], ...], "end_inclusive": true|false}``.
+   ``end_inclusive`` defaults to ``true`` (the reference convention). Each pair may also be
+   written ``{"entity": [es, ee], "pronoun": [ps, pe]}``.
+3. **JSON list**: ``[[[es, ee], [ps, pe]], ...]`` — a bare list of pairs, inclusive ends
+   (as in the parquet); or a list of ``{"entity": ..., "pronoun": ...}`` objects.
+
+Inclusive ends become half-open (``end + 1``). Every span must lie inside the document
+text (``0 <= start < end <= len(text)``); otherwise a :class:`CorefError` names the first bad
+pair — a mentions file for another document is refused rather than silently misread.
+Duplicate pairs are dropped (with a warning).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterable
+
+from core.coref import CorefError, Pair
+from core.document import Span
+
+
+def _as_span(raw: Any, inclusive: bool, what: str) -> tuple[int, int]:
+    try:
+        s, e = (int(v) for v in raw)
+    except (TypeError, ValueError):
+        raise CorefError(f"{what}: expected [start, end], got {raw!r}") from None
+    return s, (e + 1 if inclusive else e)
+
+
+def pairs_from_raw(raw_pairs: Iterable[Any], text_length: int, end_inclusive: bool = True,
+                   source: str = "mentions") -> tuple[list[Pair], list[str]]:
+    """Validate and convert raw pairs (see module doc) to half-open :class:`Pair` objects."""
+    pairs: list[Pair] = []
+    seen: set[tuple[int, int, int, int]] = set()
+    dupes = 0
+    for i, item in enumerate(raw_pairs):
+        if isinstance(item, dict):
+            if "entity" not in item or "pronoun" not in item:
+                raise CorefError(f"{source}: pair {i} needs keys 'entity' and 'pronoun'")
+            ent_raw, pro_raw = item["entity"], item["pronoun"]
+        else:
+            try:
+                ent_raw, pro_raw = item
+            except (TypeError, ValueError):
+                raise CorefError(f"{source}: pair {i} is not [[entity_start, entity_end], [pronoun_start, pronoun_end]]") from None
+        es, ee = _as_span(ent_raw, end_inclusive, f"{source}: pair {i} entity")
+        ps, pe = _as_span(pro_raw, end_inclusive, f"{source}: pair {i} pronoun")
+        for name, (s, e) in (("entity", (es, ee)), ("pronoun", (ps, pe))):
+            if not (0 <= s < e <= text_length):
+                raise CorefError(
+                    f"{source}: pair {i} {name} [{s}, {e}) is outside the document text (length {text_length});"
+                    " is this the mentions file of another document?"
+                )
+        key = (es, ee, ps, pe)
+        if key in seen:
+            dupes += 1
+            continue
+        seen.add(key)
+        pairs.append(Pair(Span(es, ee), Span(ps, pe)))
+    warnings = [f"{source}: {dupes} duplicate pair(s) dropped"] if dupes else []
+    return pairs, warnings
+
+
+def _read_parquet(path: Path) -> list[Any]:
+    try:
+        import pandas as pd
+
+        df = pd.read_parquet(path)
+    except Exception as exc:  # pyarrow raises several types for bad files
+        raise CorefError(f"{path.name}: cannot read parquet ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})") from None
+    if "entity_pron_mentions" not in df.columns:
+        raise CorefError(f"{path.name}: no 'entity_pron_mentions' column (found: {', '.join(map(str, df.columns))})")
+    if len(df) == 0:
+        return []
+    if len(df) > 1:
+        raise CorefError(f"{path.name}: expected one row (one document), found {len(df)}")
+    value = df["entity_pron_mentions"].iloc[0]
+    return [] if value is None else [[list(e), list(p)] for e, p in value]
+
+
+def read_raw(path: str | Path) -> tuple[list[Any], bool]:
+    """Raw pairs and whether their ends are inclusive, from a parquet or JSON file."""
+    p = Path(path)
+    if not p.is_file():
+        raise CorefError(f"mentions file not found: {p}")
+    if p.suffix.lower() == ".parquet":
+        return _read_parquet(p), True
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise CorefError(f"{p.name}: neither a parquet file nor valid JSON ({exc})") from None
+    if isinstance(data, list):
+        return data, True
+    if isinstance(data, dict) and isinstance(data.get("pairs"), list):
+        inclusive = data.get("end_inclusive", True)
+        if not isinstance(inclusive, bool):
+            raise CorefError(f"{p.name}: 'end_inclusive' must be true or false")
+        return data["pairs"], inclusive
+    raise CorefError(f"{p.name}: expected a list of pairs or an object with a 'pairs' list")
+
+
+def load_pairs(path: str | Path, text_length: int) -> tuple[list[Pair], list[str]]:
+    """Half-open pairs from a mentions parquet or JSON file, validated against ``text_length``."""
+    raw, inclusive = read_raw(path)
+    return pairs_from_raw(raw, text_length, end_inclusive=inclusive, source=Path(path).name)
+
+
+def write_pairs_json(pairs: Iterable[Pair], path: str | Path) -> None:
+    """Write pairs in the JSON format above (half-open ends, ``end_inclusive: false``)."""
+    data = {
+        "pairs": [[[p.entity.start, p.entity.end], [p.pronoun.start, p.pronoun.end]] for p in pairs],
+        "end_inclusive": False,
+    }
+    Path(path).write_text(json.dumps(data), encoding="utf-8")

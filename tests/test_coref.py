@@ -1,0 +1,211 @@
+"""Coreference backends: heuristic rules, precomputed pairs, Maverick cluster->pairs rule."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from core.coref import CorefError, CorefResult, Pair, get_pairs
+from core.coref.heuristic import resolve
+from core.coref.maverick import MISSING_EXTRA, clusters_to_pairs, filter_clusters, load_model, merge_clusters
+from core.coref.precomputed import load_pairs, pairs_from_raw, write_pairs_json
+from core.document import Document, Span
+from conftest import FIXTURES, corpus_files, mentions_file
+
+FIXTURE_TEXT = "The Commission shall publish the list. It shall keep it up to date."
+
+
+def en(text: str) -> Document:
+    return Document(name="t", text=text, source_format="text", language="en")
+
+
+def resolved(text: str) -> list[tuple[str, str]]:
+    return [(text[p.entity.start:p.entity.end], text[p.pronoun.start:p.pronoun.end]) for p in resolve(text)]
+
+
+# --------------------------------------------------------------------------- heuristic
+def test_pronoun_resolves_to_antecedent_span():
+    text = "The regulation applies to every controller. It sets out clear obligations."
+    pairs = resolve(text)
+    assert len(pairs) == 1
+    assert pairs[0].entity == Span(0, len("The regulation"))
+    assert text[pairs[0].pronoun.start:pairs[0].pronoun.end] == "It"
+
+
+def test_plural_agreement():
+    text = "The regulation applies to controllers. It sets out their obligations."
+    assert resolved(text) == [("The regulation", "It"), ("controllers", "their")]
+    text2 = "It is necessary to protect data. Member States should ensure that they comply with their obligations."
+    assert resolved(text2) == [("Member States", "they"), ("Member States", "their")]
+
+
+def test_person_pronouns_and_acronyms():
+    text = "The data subject shall have the right to obtain the erasure of personal data concerning him or her."
+    assert resolved(text) == [("The data subject", "him"), ("The data subject", "her")]
+    # an all-caps acronym ending in S is singular ("its", not "they")
+    assert resolved("The EDPS issues these guidelines within its role as supervisor.") == [("The EDPS", "its")]
+
+
+def test_chain_inherits_entity():
+    text = "The Board adopts its rules of procedure. It publishes them every year."
+    pairs = resolved(text)
+    assert ("The Board", "its") in pairs and ("The Board", "It") in pairs
+
+
+def test_pleonastic_it_and_pronoun_free_text():
+    assert resolve("It is necessary to protect personal data. It should be noted that this applies.") == []
+    res = get_pairs(en("Personal data shall be processed lawfully, fairly and in a transparent manner."))
+    assert res.pairs == [] and res.backend == "heuristic"
+    assert "no third-person pronouns" in res.reason
+
+
+def test_non_english_document_has_no_pairs_and_says_why():
+    fr = Document(name="fr", source_format="text", text=(
+        "Le règlement européen sur l'intelligence artificielle est entré en vigueur le 1er août 2024. "
+        "Il fixe des règles harmonisées pour les systèmes d'IA et leurs fournisseurs."))
+    res = get_pairs(fr)  # language "und": detected
+    assert res.pairs == [] and res.reason.startswith("non-English document (fr)")
+    fr.language = "fr"
+    assert get_pairs(fr, "maverick").reason.startswith("non-English document (fr)")  # no model needed
+
+
+def test_heuristic_result_is_cached(tmp_path, monkeypatch):
+    monkeypatch.setenv("CHUNKSCOPE_CACHE_DIR", str(tmp_path))
+    doc = en("The regulation applies to controllers. It sets out their obligations.")
+    first = get_pairs(doc)
+    again = get_pairs(doc)
+    assert again.info.get("cached") is True and again.pairs == first.pairs
+    assert list((tmp_path / "coref").glob("heuristic-*.json"))
+
+
+# --------------------------------------------------------------------------- API
+def test_backend_none_unknown_and_missing_mentions():
+    doc = en("The Board adopts its rules.")
+    assert get_pairs(doc, "none").reason.startswith("coreference disabled")
+    with pytest.raises(CorefError, match="unknown coreference backend"):
+        get_pairs(doc, "spacy")
+    with pytest.raises(CorefError, match="needs a mentions file"):
+        get_pairs(doc, "precomputed")
+
+
+def test_pair_and_result_round_trip_json():
+    p = Pair(Span(0, 3), Span(10, 12))
+    assert p.bounds == (0, 12) and Pair(Span(10, 12), Span(0, 3)).bounds == (0, 12)
+    ent, pro = p  # unpacks like [[es, ee], [ps, pe]]
+    assert (ent, pro) == (p.entity, p.pronoun)
+    r = CorefResult([p], "heuristic", warnings=["w"], info={"seconds": 0.1})
+    assert CorefResult.from_dict(json.loads(json.dumps(r.to_dict()))) == r
+
+
+# --------------------------------------------------------------------------- precomputed
+def test_precomputed_json_object_and_list_fixtures():
+    doc = en(FIXTURE_TEXT)
+    res = get_pairs(doc, mentions=FIXTURES / "coref_pairs.json")  # backend defaults to precomputed
+    assert res.backend == "precomputed"
+    got = [(FIXTURE_TEXT[p.entity.start:p.entity.end], FIXTURE_TEXT[p.pronoun.start:p.pronoun.end]) for p in res.pairs]
+    assert got == [("The Commission", "It"), ("the list", "it")]
+    # the plain list has inclusive ends, like the parquet: same half-open spans
+    assert get_pairs(doc, "precomputed", mentions=FIXTURES / "coref_pairs_list.json").pairs == res.pairs
+
+
+def test_inclusive_ends_become_half_open():
+    pairs, warnings = pairs_from_raw([[[0, 2], [10, 11]], [[0, 2], [10, 11]]], 20)
+    assert pairs == [Pair(Span(0, 3), Span(10, 12))]
+    assert warnings and "duplicate" in warnings[0]
+    pairs, _ = pairs_from_raw([{"entity": [0, 3], "pronoun": [10, 12]}], 20, end_inclusive=False)
+    assert pairs == [Pair(Span(0, 3), Span(10, 12))]
+
+
+def test_precomputed_errors(tmp_path):
+    with pytest.raises(CorefError, match="outside the document text"):
+        pairs_from_raw([[[0, 2], [30, 31]]], 20)
+    with pytest.raises(CorefError, match="not found"):
+        load_pairs(tmp_path / "missing.parquet", 10)
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(CorefError, match="valid JSON"):
+        load_pairs(bad, 10)
+    wrong = tmp_path / "wrong.parquet"
+    pd.DataFrame({"doc_name": ["x"]}).to_parquet(wrong)
+    with pytest.raises(CorefError, match="entity_pron_mentions"):
+        load_pairs(wrong, 10)
+
+
+def test_write_pairs_json_round_trip(tmp_path):
+    pairs = [Pair(Span(0, 14), Span(39, 41))]
+    write_pairs_json(pairs, tmp_path / "p.json")
+    assert load_pairs(tmp_path / "p.json", len(FIXTURE_TEXT))[0] == pairs
+
+
+@pytest.mark.corpus
+def test_precomputed_parquet_dev_corpus(corpus_dir):
+    from core.ingest.reference import load_reference
+
+    for parsed in corpus_files():
+        doc = load_reference(parsed)
+        raw = pd.read_parquet(mentions_file(parsed))["entity_pron_mentions"].iloc[0]
+        res = get_pairs(doc, "precomputed", mentions=mentions_file(parsed))
+        assert len(res.pairs) == len(raw)
+        for p, ((es, ee), (ps, pe)) in zip(res.pairs, raw):
+            assert (p.entity.start, p.entity.end, p.pronoun.start, p.pronoun.end) == (es, ee + 1, ps, pe + 1)
+            assert doc.text[p.pronoun.start:p.pronoun.end].strip() == doc.text[p.pronoun.start:p.pronoun.end]
+        if not raw.size:
+            assert res.reason.startswith("non-English document (fr)")
+
+
+# --------------------------------------------------------------------------- maverick
+def test_maverick_missing_extra_message(monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_maverick(name, *a, **k):
+        if name == "maverick" or name.startswith("maverick."):
+            raise ImportError("No module named 'maverick'")
+        return real_import(name, *a, **k)
+
+    monkeypatch.setattr(builtins, "__import__", no_maverick)
+    with pytest.raises(CorefError) as exc:
+        load_model()
+    assert str(exc.value) == MISSING_EXTRA and "maverick-coref" in MISSING_EXTRA and "\n" not in MISSING_EXTRA
+    with pytest.raises(CorefError, match="maverick-coref"):
+        get_pairs(en("The Board adopts its rules."), "maverick")
+
+
+def test_clusters_to_pairs_rule():
+    text = "The Board adopts its rules. The Board publishes them. It reports to the Commission and its staff."
+    b1, b2 = (0, 8), (28, 36)
+    its, it = (17, 19), (text.index("It"), text.index("It") + 1)
+    rules, them = (17, 25), (text.index("them"), text.index("them") + 3)
+    clusters = [[b1, its, b2, it], [rules, them]]
+    pairs = clusters_to_pairs(text, clusters)
+    got = {(text[p.entity.start:p.entity.end], p.pronoun.start) for p in pairs}
+    # "its rules" contains a pronoun, so it is a pronoun mention: the second cluster has no
+    # entity and gives no pair; the first pairs "its" and "It" with "The Board"
+    assert got == {("The Board", its[0]), ("The Board", it[0])}
+    # the entity closest before the pronoun wins ("It" follows the second "The Board")
+    it_pair = next(p for p in pairs if p.pronoun.start == it[0])
+    assert it_pair.entity == Span(28, 37)
+
+
+def test_merge_and_filter_clusters():
+    text = "GDPR GDPR 2016 the law it"
+    merged = merge_clusters([[(0, 3), (15, 21)], [(15, 21), (23, 24)], [(5, 8)]])
+    assert sorted(map(sorted, merged)) == [[(0, 3), (15, 21), (23, 24)], [(5, 8)]]
+    # a cluster whose mentions all read the same is dropped; digit-only mentions are dropped
+    assert filter_clusters([[(0, 3), (5, 8)], [(0, 3), (10, 13), (23, 24)]], text) == [[(0, 3), (23, 24)]]
+
+
+@pytest.mark.corpus
+def test_clusters_to_pairs_reproduces_reference_pairs(corpus_dir):
+    for parsed in corpus_files():
+        if not parsed.stem.startswith(("Norma (légal)_EDPS", "Ada (technique)_Standards")):
+            continue  # the two small documents keep the test fast
+        text = json.loads(parsed.read_text())["full_text"]
+        row = pd.read_parquet(mentions_file(parsed)).iloc[0]
+        pairs = clusters_to_pairs(text, [[tuple(m) for m in c] for c in row["mentions"]])
+        ref = [Pair(Span(e[0], e[1] + 1), Span(p[0], p[1] + 1)) for e, p in row["entity_pron_mentions"]]
+        assert pairs == ref
