@@ -91,7 +91,10 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 # Other engineers: append add_chunk, add_chunkers, add_analyze here.
 from core.cli_analyze import add_analyze  # noqa: E402
 
+from core.cli_chunk import add_chunk, add_chunkers  # noqa: E402
+
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [add_ingest, add_analyze]
+SUBCOMMANDS += [add_chunkers, add_chunk]
 
 
 def build_parser() -> argparse.ArgumentParser:
