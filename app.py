@@ -14,6 +14,7 @@ import streamlit as st
 
 from core.blocks import blocks_by_kind
 from core.document import Document
+from ui.analysis import keep_state
 from ui.common import document_picker, render_summary, render_warnings
 from ui.render import blocks_html, legend_html, views
 
@@ -48,11 +49,34 @@ def section_document(doc: Document) -> None:
 
 
 def section_analyze(doc: Document) -> None:
-    """Chunkers, metrics and the adaptive winner (analysis issue): leaderboard, radar, winner."""
-    st.info("Chunkers and metrics are added here by the analysis step.")
+    """Chunkers, metrics and the adaptive winner: winner card, leaderboard, charts, exports."""
+    from ui.analysis import current_report, latest_report, run_analysis, settings_sidebar
+    from ui.overview import charts, exports, leaderboard, winner_card
+
+    settings, problem = settings_sidebar()
+    if problem:
+        st.error(f"Settings: {problem}")
+    report = current_report(doc, settings)
+    label = "Analyze" if report is None else "Re-run analysis"
+    if st.button(label, type="primary", disabled=settings is None, key="cs_analyze"):
+        report = run_analysis(doc, settings)
+    if report is None:
+        stale = latest_report(doc)
+        if stale is None:
+            st.caption("Press Analyze to run every chunker on this document and score the chunkings.")
+            return
+        st.warning("Settings changed since the last analysis: these are the last results; press Analyze to update.")
+        report = stale
+    winner_card(report)
+    st.subheader("Leaderboard")
+    leaderboard(report)
+    charts(report)
+    st.subheader("Export")
+    exports(report, doc)
 
 
 def main() -> None:
+    keep_state()
     doc = document_picker()
     st.title("ChunkScope")
     st.caption("Which chunker suits this document, and why: structure, size, references and coherence.")
@@ -61,11 +85,11 @@ def main() -> None:
         return
     render_summary(doc)
     render_warnings(doc)
-    tab_doc, tab_analyze = st.tabs(["Document and blocks", "Analyze"])
-    with tab_doc:
-        section_document(doc)
+    tab_analyze, tab_doc = st.tabs(["Analyze", "Document and blocks"])
     with tab_analyze:
         section_analyze(doc)
+    with tab_doc:
+        section_document(doc)
 
 
 main()

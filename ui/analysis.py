@@ -1,0 +1,207 @@
+"""Streamlit side of an analysis: settings sidebar, cached resources, running with progress.
+
+Shared by app.py and every page. Settings live in ``st.session_state`` under ``cs_*`` keys
+(kept alive across pages by ``keep_state()``); raw reports are cached per document and
+settings, and re-ranked in place when only weights or candidates change (no re-embedding).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+from core.analysis import DEFAULT_CANDIDATES, STAGES, Resources, Settings, analyze, rescore
+from core.document import Document
+from core.report import METRICS, Report
+
+REPORTS_KEY = "cs_reports"
+_WIDGETS = ("cs_min_tokens", "cs_max_tokens", "cs_bi_tol", "cs_win_tokens", "cs_win_step", "cs_chunkers",
+            "cs_candidates", "cs_embedder", "cs_mode", "cs_coref", "cs_llm_url", "cs_llm_model",
+            *(f"cs_w_{m}" for m in METRICS))
+
+
+def keep_state() -> None:
+    """Streamlit drops widget state when a page without that widget runs; re-own it."""
+    for k in _WIDGETS:
+        if k in st.session_state:
+            st.session_state[k] = st.session_state[k]
+
+
+@st.cache_resource(show_spinner=False)
+def get_resources(embedder: str | None, mode: str) -> Resources:
+    """One Resources (model, unit embeddings) per embedder and mode, shared by all sessions."""
+    return Resources(embedder, mode)
+
+
+def all_chunker_ids() -> list[str]:
+    from core.analysis import default_chunker_ids
+    from core.chunkers import registry
+
+    ids = default_chunker_ids()
+    return ids + [i for i in registry.ids() if i not in ids]
+
+
+def _mentions_path(upload) -> str | None:
+    if upload is None:
+        return None
+    data = upload.getvalue()
+    d = Path(os.environ.get("CHUNKSCOPE_CACHE_DIR") or tempfile.gettempdir()) / "mentions"
+    d.mkdir(parents=True, exist_ok=True)
+    p = d / f"{hashlib.sha256(data).hexdigest()[:16]}{Path(upload.name).suffix.lower()}"
+    if not p.exists():
+        p.write_bytes(data)
+    return str(p)
+
+
+def settings_sidebar() -> tuple[Settings | None, str]:
+    """Render the settings panel; return (settings, "") or (None, what is wrong)."""
+    sb = st.sidebar
+    defaults = Settings()
+    with sb.expander("Metric weights", expanded=False):
+        st.caption("The leaderboard and the winner re-rank live; nothing is recomputed.")
+        weights = {m: st.slider(m, 0.0, 3.0, float(defaults.weights[m]), 0.25, key=f"cs_w_{m}") for m in METRICS}
+    ids = all_chunker_ids()
+    with sb.expander("Chunkers and candidates", expanded=False):
+        default_run = [i for i in ids if i in set(_default_ids())]
+        chunkers = st.multiselect("Chunkings to run", ids, default=default_run, key="cs_chunkers")
+        cands = st.multiselect("Candidates (may win)", ids,
+                               default=[c for c in DEFAULT_CANDIDATES if c in ids], key="cs_candidates")
+    with sb.expander("Metric settings", expanded=False):
+        min_t = st.number_input("SC min tokens", 0, 100_000, defaults.min_tokens, 10, key="cs_min_tokens")
+        max_t = st.number_input("SC max tokens", 1, 100_000, defaults.max_tokens, 50, key="cs_max_tokens")
+        tol = st.number_input("BI tolerance (characters)", 0, 1000, defaults.bi_tolerance, 1, key="cs_bi_tol")
+        win = st.number_input("DCC window (tokens)", 100, 100_000, defaults.window_tokens, 250, key="cs_win_tokens")
+        step = st.number_input("DCC window step (chunks)", 1, 100, defaults.window_step, 1, key="cs_win_step")
+    with sb.expander("Embeddings and coreference", expanded=False):
+        emb = st.text_input("Embedding model (name or path; blank = bundled all-MiniLM-L6-v2)", "", key="cs_embedder")
+        mode = st.radio("Embedding mode", ["composed", "exact"], key="cs_mode", horizontal=True,
+                        help="composed: embed the document's sentences once and compose every span (fast); "
+                             "exact: embed every chunk, piece and window text (the paper's way, slow)")
+        coref = st.selectbox("Coreference backend (RC)", ["heuristic", "precomputed", "maverick", "none"], key="cs_coref")
+        mentions = st.file_uploader("Precomputed mentions (parquet or JSON of pairs)", type=["parquet", "json"],
+                                    key="cs_mentions")
+    llm_panel()
+    problems = []
+    if min_t > max_t:
+        problems.append(f"SC min tokens ({min_t}) is above max tokens ({max_t})")
+    if not chunkers:
+        problems.append("choose at least one chunking to run")
+    if not any(w > 0 for w in weights.values()):
+        problems.append("at least one metric weight must be above 0")
+    if coref == "precomputed" and mentions is None:
+        problems.append("the precomputed backend needs a mentions file")
+    if problems:
+        return None, "; ".join(problems)
+    s = Settings(
+        chunkers=tuple(chunkers), candidates=tuple(cands), min_tokens=int(min_t), max_tokens=int(max_t),
+        bi_tolerance=int(tol), window_tokens=int(win), window_step=int(step), weights=weights,
+        coref=coref, mentions=_mentions_path(mentions), embedder=emb.strip() or None, embedding_mode=mode,
+        params=dict(st.session_state.get("cs_params", {})),
+    )
+    try:
+        s.validate()
+    except ValueError as exc:
+        return None, str(exc)
+    return s, ""
+
+
+def _default_ids() -> list[str]:
+    from core.analysis import default_chunker_ids
+
+    return default_chunker_ids()
+
+
+def llm_settings():
+    """LLM settings from the panel (the key stays in this browser session only), else the environment."""
+    from core.llm import LLMSettings
+
+    url = (st.session_state.get("cs_llm_url") or "").strip()
+    model = (st.session_state.get("cs_llm_model") or "").strip()
+    key = st.session_state.get("cs_llm_key") or ""
+    overrides: dict[str, Any] = {}
+    if url:
+        overrides["base_url"] = url
+    if model:
+        overrides["model"] = model
+    if key:
+        overrides["api_key"] = key
+    return LLMSettings.from_env(**overrides)
+
+
+def llm_panel() -> None:
+    from core.llm import test_connection
+
+    with st.sidebar.expander("LLM endpoint (llm-regex)", expanded=False):
+        st.text_input("Base URL (OpenAI, Ollama, vLLM, LM Studio…)", "", key="cs_llm_url",
+                      placeholder=os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1"))
+        st.text_input("Model", "", key="cs_llm_model",
+                      placeholder=os.environ.get("CHUNKSCOPE_LLM_MODEL", "gpt-4o-mini"))
+        st.text_input("API key (kept in this session only, never saved)", "", key="cs_llm_key", type="password")
+        s = llm_settings()
+        st.caption("configured" if s.configured else "not configured: llm-regex will be skipped")
+        if st.button("Test connection", key="cs_llm_test"):
+            try:
+                ok, msg = test_connection(s)
+            except Exception as exc:  # never a traceback in the page
+                ok, msg = False, f"{type(exc).__name__}: {exc}"
+            (st.success if ok else st.error)(msg)
+
+
+def analysis_key(doc: Document, s: Settings) -> str:
+    d = s.to_dict()
+    d.pop("weights", None)
+    d["candidates"] = sorted(d["candidates"])
+    llm = llm_settings().public_dict()
+    return hashlib.sha256(json.dumps([doc.sha256, d, llm], sort_keys=True, default=str).encode()).hexdigest()
+
+
+def run_analysis(doc: Document, s: Settings) -> Report | None:
+    """Run with a progress display by stage; store the raw report; None (with st.error) on failure."""
+    res = get_resources(s.embedder, s.embedding_mode)
+    res._llm_settings, res._llm = llm_settings(), None
+    box = st.status("Analyzing…", expanded=True)
+    bar = box.progress(0.0, text="starting")
+    t0 = time.perf_counter()
+
+    def progress(stage: str, fraction: float, message: str) -> None:
+        i = STAGES.index(stage) if stage in STAGES else 0
+        overall = min(1.0, (i + max(0.0, min(1.0, fraction))) / len(STAGES))
+        bar.progress(overall, text=f"{stage}: {message}"[:120])
+
+    try:
+        report = analyze(doc, s, res, progress=progress)
+    except Exception as exc:  # a specific line, never a traceback
+        box.update(label="Analysis failed", state="error", expanded=True)
+        st.error(f"Analysis failed: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}")
+        return None
+    box.update(label=f"Analyzed in {time.perf_counter() - t0:.1f} s", state="complete", expanded=False)
+    st.session_state.setdefault(REPORTS_KEY, {})[analysis_key(doc, s)] = report
+    return report
+
+
+def current_report(doc: Document | None, s: Settings | None) -> Report | None:
+    """The analysis of this document with these settings, re-ranked with the current weights."""
+    if doc is None or s is None:
+        return None
+    r = st.session_state.get(REPORTS_KEY, {}).get(analysis_key(doc, s))
+    if r is not None:
+        rescore(r, s.weights, s.candidates)
+        r.settings = {**r.settings, **{k: v for k, v in s.to_dict().items() if k in ("weights", "candidates")}}
+    return r
+
+
+def latest_report(doc: Document | None) -> Report | None:
+    """Most recent report for this document under any settings (to show stale results with a note)."""
+    if doc is None:
+        return None
+    for r in reversed(list(st.session_state.get(REPORTS_KEY, {}).values())):
+        if r.document.get("sha256") == doc.sha256:
+            return r
+    return None
