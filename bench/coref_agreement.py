@@ -1,12 +1,12 @@
 """How well do heuristic coreference pairs stand in for Maverick's when scoring RC?
 
 For each English dev document: RC of several chunkings (recursive at 150/300/600/1100
-tokens, pages) with the heuristic pairs and with the reference Maverick pairs; per document
+tokens, pages; with ``--windows`` also fixed windows of 100/200/400/800 tokens) with the heuristic pairs and with the reference Maverick pairs; per document
 the Spearman correlation of the two RC series and the mean |ΔRC|. Also pair-level
 precision/recall against Maverick (a pair matches when the pronoun spans are equal and the
 entity starts agree within ``--tol`` characters) and the heuristic's time per document.
 
-    .venv/bin/python bench/coref_agreement.py [--corpus DIR] [--tol 20] [--json OUT]
+    .venv/bin/python bench/coref_agreement.py [--corpus DIR] [--windows] [--tol 20] [--json OUT]
 
 Targets (issue 4): Spearman >= 0.85 within a document, mean |ΔRC| <= 0.03.
 """
@@ -29,6 +29,7 @@ from core.document import Span  # noqa: E402
 from core.ingest.reference import load_reference  # noqa: E402
 
 SIZES = (150, 300, 600, 1100)
+WINDOWS = (100, 200, 400, 800)
 
 
 def chunkings(doc) -> dict[str, list[Span]]:
@@ -49,6 +50,19 @@ def chunkings(doc) -> dict[str, list[Span]]:
         out[f"recursive-{size}"] = list(spans)
     if doc.pages:
         out["page"] = list(doc.pages) if run_chunker is None else list(run_chunker(doc, "page", None).spans)
+    return out
+
+
+def fixed_windows(doc) -> dict[str, list[Span]]:
+    """Structure-blind windows of N o200k tokens (cut anywhere, even mid-sentence)."""
+    from core.tokens import token_char_offsets
+
+    _ids, starts = token_char_offsets(doc.text)
+    out = {}
+    for n in WINDOWS:
+        cuts = sorted({starts[i] for i in range(n, len(starts), n)} - {0})
+        edges = [0, *cuts, len(doc.text)]
+        out[f"fixed-{n}"] = [Span(a, b) for a, b in zip(edges, edges[1:]) if b > a]
     return out
 
 
@@ -115,6 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tol", type=int, default=20, help="entity start tolerance in characters")
     ap.add_argument("--json", help="write the per-document results here")
     ap.add_argument("--verbose", action="store_true", help="print every RC")
+    ap.add_argument("--windows", action="store_true",
+                    help=f"add structure-blind windows of {', '.join(map(str, WINDOWS))} tokens to the chunkings")
     args = ap.parse_args(argv)
     corpus = Path(args.corpus)
     files = sorted((corpus / "parsed").glob("*.json"))
@@ -134,9 +150,10 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         mine = resolve(doc.text)
         secs = time.perf_counter() - t0
-        rc_h, rc_m = [], []
-        for cid, spans in chunkings(doc).items():
+        ids, rc_h, rc_m = [], [], []
+        for cid, spans in {**chunkings(doc), **(fixed_windows(doc) if args.windows else {})}.items():
             a, b = rc(spans, mine), rc(spans, ref.pairs)
+            ids.append(cid)
             rc_h.append(a if a is not None else 1.0)
             rc_m.append(b)
             if args.verbose:
@@ -144,16 +161,19 @@ def main(argv: list[str] | None = None) -> int:
         rho = spearman(rc_h, rc_m)
         mad = sum(abs(a - b) for a, b in zip(rc_h, rc_m)) / len(rc_m)
         p, r, pr = pair_match(mine, ref.pairs, args.tol)
-        rows.append({"document": f.stem, "chunkings": len(rc_m), "pairs_heuristic": len(mine),
+        rows.append({"document": f.stem, "chunkings": ids, "pairs_heuristic": len(mine),
                      "pairs_maverick": len(ref.pairs), "rc_heuristic": rc_h, "rc_maverick": rc_m,
                      "spearman": rho, "mean_abs_diff": mad, "precision": p, "recall": r,
                      "pronoun_recall": pr, "seconds": secs, "chars": len(doc.text)})
         print(f"{f.stem[:42]:42} {len(rc_m):9} {len(mine):>4}/{len(ref.pairs):<5} {rho:8.3f} {mad:9.4f} "
               f"{p:5.2f} {r:5.2f} {pr:5.2f} {secs:6.2f}")
     valid = [x["spearman"] for x in rows if not math.isnan(x["spearman"])]
-    print(f"\nmean Spearman {sum(valid) / len(valid):.3f} over {len(valid)} docs "
-          f"(min {min(valid):.3f}); mean |dRC| {sum(x['mean_abs_diff'] for x in rows) / len(rows):.4f} "
-          f"(max {max(x['mean_abs_diff'] for x in rows):.4f})")
+    n_nan = len(rows) - len(valid)
+    if valid:
+        print(f"\nmean Spearman {sum(valid) / len(valid):.3f} over {len(valid)} docs (min {min(valid):.3f})"
+              + (f"; undefined for {n_nan} doc(s): one RC series is constant" if n_nan else ""))
+    print(f"mean |dRC| {sum(x['mean_abs_diff'] for x in rows) / len(rows):.4f} "
+          f"(max {max(x['mean_abs_diff'] for x in rows):.4f}) over {len(rows)} docs")
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
     return 0

@@ -33,7 +33,8 @@ Rules:
 * salience: the best candidate maximises ``subject bonus − embedded-NP penalty − 30 ×
   sentence distance − 0.4 × token distance``.
 
-Speed: one pass of ``nlp.pipe`` (tok2vec, tagger, parser, attribute_ruler) over the blocks;
+Speed: one pass of ``nlp.pipe`` (tok2vec, tagger, parser, attribute_ruler — noun chunks need
+its coarse POS) over the blocks;
 the 363k-character GDPR takes about 6 s on one CPU core. Results are cached on disk by (document sha256,
 ``VERSION``) under ``$CHUNKSCOPE_CACHE_DIR/coref`` when that variable is set.
 """
@@ -73,16 +74,22 @@ PERSON_NOUNS = frozenset(
     expert experts researcher researchers student students teacher teachers doctor doctors
     judge judges lawyer lawyers client clients customer staff speaker reader readers""".split()
 )
+NOUN_TAGS = frozenset({"NN", "NNS", "NNP", "NNPS"})
+PRONOUN_TAGS = frozenset({"PRP", "PRP$", "WP", "WP$"})
+_COPULAS = frozenset("""be is are was were been being 's seem seems seemed appear appears appeared
+    become becomes became remain remains remained""".split())
+_MAKE_VERBS = frozenset("make makes made making find finds found consider considers considered deem deems deemed".split())
 SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass"})
 ARG_DEPS = frozenset({"nsubj", "nsubjpass", "dobj", "iobj", "attr", "dative"})
 PRONOUN_BONUS = 10.0  # a pronoun chain continues its entity (Maverick pairs it with the chain's entity)
+_DETERMINERS = re.compile(r"^(the|a|an|this|that|these|those|such|each|every|any)\s+")
 _PLURAL_ACRONYM = re.compile(r"^[A-Z]{2,}s$")
 _LIST_ITEM = re.compile(r"^\s*(\(?[a-z0-9]{1,4}[).]|[-·•*])\s")
 _COMMENT_BLOCK = re.compile(r"^\s*(<!--.*?-->\s*)+$", re.S)
 _BLOCK_SEP = re.compile(r"\n[ \t]*\n")
 
 
-@dataclass
+@dataclass(eq=False)  # identity comparison: candidates are looked up in lists
 class _Cand:
     start: int  # absolute char offset (span start)
     end: int
@@ -130,7 +137,7 @@ def _pleonastic(tok: Any) -> bool:
     if tok.dep_ in SUBJECT_DEPS:
         kids = {c.dep_ for c in head.children}
         if kids & {"ccomp", "xcomp", "csubj", "csubjpass"} and (
-            head.lemma_ in {"be", "seem", "appear", "become", "remain"} or tok.dep_ == "nsubjpass"
+            head.lower_ in _COPULAS or tok.dep_ == "nsubjpass"
             or "acomp" in kids or head.tag_ == "VBN"
         ):
             return True
@@ -138,9 +145,9 @@ def _pleonastic(tok: Any) -> bool:
             if c.dep_ in {"acomp", "attr"} and any(g.dep_ in {"xcomp", "ccomp"} for g in c.children):
                 return True
     nxt = tok.doc[tok.i + 1: tok.i + 4]
-    if len(nxt) and nxt[0].pos_ == "ADJ" and any(t.lower_ in ("to", "that") for t in nxt[1:]):
+    if len(nxt) and nxt[0].tag_ in ("JJ", "JJR", "JJS") and any(t.lower_ in ("to", "that") for t in nxt[1:]):
         return True  # "make it difficult to", "deem it necessary to"
-    if tok.dep_ == "dobj" and any(c.dep_ in {"ccomp", "xcomp", "oprd"} for c in head.children) and head.lemma_ in {"make", "find", "consider", "deem"}:
+    if tok.dep_ == "dobj" and any(c.dep_ in {"ccomp", "xcomp", "oprd"} for c in head.children) and head.lower_ in _MAKE_VERBS:
         return True
     return False
 
@@ -156,7 +163,7 @@ def _plural(root: Any) -> bool:
     # ... and often tags plural names as NNP ("Member States", "Parties")
     if root.tag_ == "NNP" and len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
         return True
-    return any(c.dep_ == "conj" and c.pos_ in ("NOUN", "PROPN") for c in root.children)  # "A and B"
+    return any(c.dep_ == "conj" and c.tag_ in NOUN_TAGS for c in root.children)  # "A and B"
 
 
 def _candidates(sdoc: Any, offset: int, block: int, sent_base: int) -> tuple[list[_Cand], dict[int, int]]:
@@ -167,22 +174,28 @@ def _candidates(sdoc: Any, offset: int, block: int, sent_base: int) -> tuple[lis
     cands = []
     spans = list(sdoc.noun_chunks)
     # possessors ("the data subject's consent") are antecedents too
-    spans += [sdoc[t.left_edge.i: t.i + 1] for t in sdoc if t.dep_ == "poss" and t.pos_ in ("NOUN", "PROPN")]
+    spans += [sdoc[t.left_edge.i: t.i + 1] for t in sdoc if t.dep_ == "poss" and t.tag_ in NOUN_TAGS]
     spans.sort(key=lambda sp: (sp.end, sp.start))
     for nc in spans:
         root = nc.root
-        if root.pos_ not in ("NOUN", "PROPN") or root.like_num or not any(ch.isalpha() for ch in root.text):
+        if root.tag_ not in NOUN_TAGS or root.like_num or not any(ch.isalpha() for ch in root.text):
             continue
+        if any(t.tag_ in PRONOUN_TAGS for t in nc):
+            continue  # "its consent": a mention holding a pronoun is never an entity in Maverick's pairs
         low = root.lower_
         plural = _plural(root)
         person = low in PERSON_NOUNS
-        embedded = root.dep_ == "pobj" and root.head.dep_ == "prep" and root.head.head.pos_ in ("NOUN", "PROPN")
+        embedded = root.dep_ == "pobj" and root.head.dep_ == "prep" and root.head.head.tag_ in NOUN_TAGS
         cands.append(_Cand(
             start=offset + sdoc[nc.start].idx, end=offset + nc.end_char, sent=sent_of[root.i], tok=root.i,
             block=block, plural=plural, person=person, subject=root.dep_ in SUBJECT_DEPS, embedded=embedded,
             head_i=root.head.i, arg=root.dep_ in ARG_DEPS,
         ))
     return cands, sent_of
+
+
+def _norm(text: str, c: _Cand) -> str:
+    return _DETERMINERS.sub("", text[c.start:c.end].lower()).strip()
 
 
 def _agree(c: _Cand, number: str, kind: str) -> float | None:
@@ -259,6 +272,15 @@ def resolve(text: str, nlp: Any = None) -> list[Pair]:
                 if best_score is None or score > best_score:
                     best, best_score = c, score
             if best is not None:
+                if best.pron is None:
+                    # the same name repeated closer to the pronoun is the mention Maverick pairs with
+                    key = _norm(text, best)
+                    for c in reversed(pool + visible):
+                        if c.start <= best.start:
+                            break
+                        if c.pron is None and _norm(text, c) == key:
+                            best = c
+                            break
                 pspan = Span(offset + tok.idx, offset + tok.idx + len(tok.text))
                 pairs.append(Pair(Span(*best.ent), pspan))
                 visible.append(_Cand(
