@@ -235,7 +235,7 @@ def test_catastrophic_regex_is_stopped_by_timeout(server):
     server.push(reply("<regex>(a+)+$</regex>"))
     t0 = time.perf_counter()
     res, _ = run(server, text=text, params={"regex_timeout": 0.3})
-    assert time.perf_counter() - t0 < 5
+    assert time.perf_counter() - t0 < 30  # bounded (unbounded backtracking would take ages); generous for loaded CI
     assert res.status == "failed" and "longer than 0.3s" in res.reason
 
 
@@ -273,7 +273,7 @@ def test_retries_are_bounded_and_honour_retry_after(server):
     t0 = time.perf_counter()
     with pytest.raises(LLMError, match="retry after 3600s"):
         client.chat([{"role": "user", "content": "hi"}])
-    assert time.perf_counter() - t0 < 1.5
+    assert time.perf_counter() - t0 < 10  # it asked for 3600 s
     # 500 forever: exactly 1 + max_retries requests
     before = len(server.chat_requests)
     server._answers = [error(500)]
@@ -283,13 +283,13 @@ def test_retries_are_bounded_and_honour_retry_after(server):
 
 
 def test_timeout(server):
-    server.push(slow(3.0, GOOD))
+    server.push(slow(10.0, GOOD))
     client = LLMClient(settings_for(server, timeout=0.4))
     t0 = time.perf_counter()
     with pytest.raises(LLMError) as exc:
         client.chat([{"role": "user", "content": "hi"}])
     assert exc.value.kind == "timeout" and "within 0.4s" in str(exc.value)
-    assert time.perf_counter() - t0 < 2.5
+    assert time.perf_counter() - t0 < 8  # the server would answer only after 10 s
     res, _ = run(server, params={"timeout": 0.4})
     assert res.status == "failed" and "timeout" in res.reason
 
@@ -355,3 +355,26 @@ def test_settings_from_env_and_key_never_shown(monkeypatch, server):
     assert KEY not in repr(res) and KEY not in str(res.info)
     cache_files = list(Path(llm_regex.cache_dir()).rglob("*.json"))
     assert cache_files and all(KEY not in f.read_text() for f in cache_files)
+
+
+# --- property: any usable pattern gives spans that tile the text ------------------------
+
+from hypothesis import given, settings as hsettings, strategies as st  # noqa: E402
+
+_PATTERNS = [r"\n\n(?=#{1,3} )", r"\n(?=#)", r"\n\n", r"(?m)^(?=\d+\. )", r"\. ", r"(?=<!-- PageBreak -->)", r"\s+"]
+_PIECES = st.sampled_from(["# T\n", "## Sec\n", "\n", "\n\n", "text. ", "1. item\n", "<!-- PageBreak -->\n",
+                           "  ", "word", "\\* 1 note\n", "<Table>\n| a |\n</Table>\n", "é"])
+
+
+@hsettings(max_examples=80, deadline=None)
+@given(parts=st.lists(_PIECES, max_size=60), pattern=st.sampled_from(_PATTERNS))
+def test_split_spans_tile_the_text_or_reject(parts, pattern):
+    text = "".join(parts)
+    try:
+        spans, _ = split_spans(text, pattern, timeout=1.0)
+    except RegexRejected:
+        return
+    if not text.strip():
+        assert spans == []
+        return
+    assert_tiles(spans, text)

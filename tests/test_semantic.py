@@ -144,3 +144,39 @@ def test_small_dev_document(corpus_dir, embedder):
     assert res.status == "ok"
     assert_covers(res.spans, doc.text)
     assert 1 < len(res.spans) < len(res.info["sentences"])
+
+
+# --- property: chunks always tile the text (fast fake embedder, real sentence splitter) ----
+
+from hypothesis import given, settings as hsettings, strategies as st  # noqa: E402
+
+
+class HashEmbedder:
+    """Deterministic stand-in: a text's vector depends only on its words (same text, same vector)."""
+
+    name = "hash"
+
+    def encode(self, texts):
+        out = np.zeros((len(texts), 16), dtype=np.float32)
+        for i, t in enumerate(texts):
+            for w in t.split():
+                out[i, hash(w) % 16] += 1.0
+            out[i, 0] += 1e-3
+            out[i] /= np.linalg.norm(out[i])
+        return out
+
+
+_WORDS = st.sampled_from(["Cats purr.", "Dogs bark.", "Stars shine.", "# Title\n", "\n\n", " ", "no stop",
+                          "Same.", "Same.", "| a | b |\n", "1. item\n", "Why? ", "é"])
+
+
+@hsettings(max_examples=60, deadline=None)
+@given(parts=st.lists(_WORDS, max_size=50), ttype=st.sampled_from(
+    ["gradient", "percentile", "standard_deviation", "interquartile"]), buf=st.integers(0, 2))
+def test_semantic_chunks_tile_any_text(parts, ttype, buf):
+    text = "".join(parts)
+    ctx = Ctx(HashEmbedder())
+    res = chunk_semantic(Document("t", text, "text"),
+                         {"threshold_type": ttype, "buffer_size": buf, "embedding": "exact"}, ctx)
+    assert res.status == "ok"
+    assert_covers(res.spans, text)
