@@ -82,6 +82,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         write_json(doc.to_dict(), "-")
         return 0
     print(format_summary(doc))
+    if "parse_seconds" in doc.meta:
+        print(f"parsed in   {doc.meta['parse_seconds']:.2f} s")
     if args.json:
         write_json(doc.to_dict(), args.json)
         print(f"wrote       {args.json}")
@@ -95,6 +97,11 @@ from core.cli_chunk import add_chunk, add_chunkers  # noqa: E402
 
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [add_ingest, add_analyze]
 SUBCOMMANDS += [add_chunkers, add_chunk]
+from core.cli_sweep import add_sweep  # noqa: E402
+
+SUBCOMMANDS += [add_sweep]
+from core.cli_corpus import add_corpus, add_corpus_report  # noqa: E402
+SUBCOMMANDS += [add_corpus, add_corpus_report]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -14,8 +14,8 @@ from core.blocks import build_blocks
 from core.document import Document, Span
 from core.ingest.errors import IngestError
 
-# C0 control characters other than tab, newline, carriage return and form feed
-_CONTROL = {chr(c) for c in range(32)} - {"\t", "\n", "\r", "\f"}
+# C0 control characters other than tab, newline, carriage return, form feed and ESC (ANSI colours)
+_CONTROL = {chr(c) for c in range(32)} - {"\t", "\n", "\r", "\f", "\x1b"}
 
 
 def decode_text(data: bytes, filename: str) -> tuple[str, str]:
