@@ -50,8 +50,8 @@ from typing import Any
 from core.coref import CorefResult, Pair, cache_dir
 from core.document import Document, Span
 
-VERSION = "heuristic-1"
-MAX_SENTENCES_BACK = 2
+VERSION = "heuristic-2"
+MAX_SENTENCES_BACK = 3
 BATCH_SIZE = 64
 
 # pronoun -> (number, kind): number "sg"/"pl"; kind "thing", "person", "any"
@@ -81,6 +81,12 @@ _COPULAS = frozenset("""be is are was were been being 's seem seems seemed appea
 _MAKE_VERBS = frozenset("make makes made making find finds found consider considers considered deem deems deemed".split())
 SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass"})
 ARG_DEPS = frozenset({"nsubj", "nsubjpass", "dobj", "iobj", "attr", "dative"})
+# salience weights (score = subject bonus - embedded penalty - sentence/token distance penalties)
+SUBJECT_BONUS = 25.0
+EMBEDDED_PENALTY = 10.0
+SENTENCE_PENALTY = 30.0
+TOKEN_PENALTY = 0.4
+CROSS_BLOCK_TOKENS = 40  # token distance counted for a candidate in an earlier block
 PRONOUN_BONUS = 10.0  # a pronoun chain continues its entity (Maverick pairs it with the chain's entity)
 _DETERMINERS = re.compile(r"^(the|a|an|this|that|these|those|such|each|every|any)\s+")
 _PLURAL_ACRONYM = re.compile(r"^[A-Z]{2,}s$")
@@ -241,8 +247,8 @@ def resolve(text: str, nlp: Any = None) -> list[Pair]:
             info = PRONOUNS.get(low)
             if info is None or tok.tag_ not in ("PRP", "PRP$"):
                 continue
-            if low == "it" and _pleonastic(tok):
-                continue
+            if low == "it" and (_pleonastic(tok) or (tok.text == "IT" and any(ch.islower() for ch in tok.sent.text))):
+                continue  # pleonastic "it", or "IT" (information technology) in mixed-case text
             number, pkind = info
             psent = sent_of[tok.i]
             extra = [c for c in lead if c not in pool] if is_item else []
@@ -266,9 +272,9 @@ def resolve(text: str, nlp: Any = None) -> list[Pair]:
                     # binding: a co-argument of the pronoun's own verb is not its antecedent
                     if c.arg and c.head_i == tok.head.i:
                         continue
-                dist_tok = (tok.i - c.tok) if same_block else 40
-                score = (25.0 if c.subject else 0.0) - (10.0 if c.embedded else 0.0) - 30.0 * dist_sent \
-                    - 0.4 * dist_tok - pen
+                dist_tok = (tok.i - c.tok) if same_block else CROSS_BLOCK_TOKENS
+                score = (SUBJECT_BONUS if c.subject else 0.0) - (EMBEDDED_PENALTY if c.embedded else 0.0) \
+                    - SENTENCE_PENALTY * dist_sent - TOKEN_PENALTY * dist_tok - pen
                 if best_score is None or score > best_score:
                     best, best_score = c, score
             if best is not None:
