@@ -140,15 +140,19 @@ def _segment_units(unit_texts: list[str]) -> list[tuple[int, ...]]:
         if nlp is None:
             results = [_regex_boundaries(u) for u in todo]
         else:
+            from spacy.attrs import IDX, SENT_START
+
             results = []
             for d in nlp.pipe(todo, batch_size=512):
+                # token arrays instead of Doc.sents: no Python Token objects (2x faster)
+                arr = d.to_array([SENT_START, IDX])
+                t = d.text
                 starts = []
                 last = 0
-                for sent in d.sents:
-                    s = sent.start_char
+                for s in arr[arr[:, 0] == 1, 1].tolist():
                     # a new sentence only after whitespace (never inside a token run), and
                     # never after a letterless fragment such as "(43) " or "1."
-                    if s > 0 and d.text[s - 1].isspace() and _WORD.search(d.text, last, s):
+                    if s > 0 and t[s - 1].isspace() and _WORD.search(t, last, s):
                         starts.append(s)
                         last = s
                 results.append(tuple(starts))
