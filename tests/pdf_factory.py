@@ -22,7 +22,7 @@ what is no longer needed. This paragraph belongs to page {k}.</p>
 
 
 def make_pdf(pages: int = 3, blank_pages: tuple[int, ...] = ()) -> bytes:
-    """A multi-page PDF with headings, a table, a list and a footnote on each page.
+    """A multi-page PDF with headings, a table, a list, a footnote and a running header/footer.
 
     ``blank_pages``: 1-based page numbers left without any text (like a scanned page).
     """
@@ -32,6 +32,8 @@ def make_pdf(pages: int = 3, blank_pages: tuple[int, ...] = ()) -> bytes:
         if k in blank_pages:
             page.draw_rect(pymupdf.Rect(100, 100, 300, 300), color=(0, 0, 0), fill=(0.5, 0.5, 0.5))
             continue
+        page.insert_text((50, 30), "Northwind Records - Annual retention report", fontsize=8)
+        page.insert_text((280, 825), f"Page {k} of {pages}", fontsize=8)
         page.insert_htmlbox(pymupdf.Rect(50, 50, 550, 800), page_html(k), css=CSS)
     data = doc.tobytes()
     doc.close()

@@ -13,14 +13,14 @@ from pdf_factory import make_pdf
 
 @pytest.fixture(scope="module")
 def pdf_doc() -> Document:
-    return load_bytes(make_pdf(pages=3, blank_pages=(3,)), "report.pdf")
+    return load_bytes(make_pdf(pages=4, blank_pages=(3,)), "report.pdf")
 
 
 def test_pdf_pages_headings_tables(pdf_doc):
     d = pdf_doc
     d.check_blocks()
     assert d.source_format == "pdf" and d.name == "report" and d.language == "en"
-    assert len(d.pages) == 3
+    assert len(d.pages) == 4
     assert [p.start for p in d.pages[1:]] == [p.end for p in d.pages[:-1]]
     assert d.pages[-1].end == len(d.text)
     for k, p in enumerate(d.pages[:2], start=1):
@@ -32,13 +32,33 @@ def test_pdf_pages_headings_tables(pdf_doc):
     assert all(d.text[h.start:h.end].startswith("#") for h in d.headings)
     flat = d.text.replace(" ", "")
     assert "|Record|Period|\n|---|---|" in flat and "|Accesslogs|90days|" in flat
-    assert "table" in {b.kind for b in d.blocks} or "|Record|" in d.text[d.blocks[1].start:d.blocks[1].end]
+    table_block = next(b for b in d.blocks if "|Record|" in d.text[b.start:b.end])
+    assert table_block.kind in ("table", "heading")  # the table, or the heading that carries it
     assert "Footnote: periods start" in d.text
     kinds = {b.kind for b in d.blocks}
     assert "heading" in kinds and "layout" in kinds
     # blocks never cross a page boundary
     starts = {b.start for b in d.blocks}
     assert all(p.start in starts for p in d.pages)
+
+
+def test_pdf_running_header_and_footer_become_layout(pdf_doc):
+    d = pdf_doc
+    assert d.text.count("<!-- PageHeader: Northwind Records - Annual retention report -->") == 3
+    assert "<!-- PageFooter: Page 4 of 4 -->" in d.text
+    layout = [d.text[b.start:b.end] for b in d.blocks if b.kind == "layout"]
+    assert sum("PageHeader" in t for t in layout) == 3 and sum("PageFooter" in t for t in layout) == 3
+
+
+def test_mark_running_lines_rules():
+    from core.ingest.pdf import mark_running_lines
+
+    pages = [f"Running title\n\nBody {k}.\n\n{k}" for k in range(1, 5)] + ["", "Other start\n\nText\n\nend"]
+    out = mark_running_lines(pages)
+    assert out[0] == "<!-- PageHeader: Running title -->\n\nBody 1.\n\n<!-- PageFooter: 1 -->"
+    assert out[4] == "" and out[5] == pages[5]
+    few = ["Same\n\nA", "Same\n\nB"]
+    assert mark_running_lines(few) == few  # fewer than 3 pages with text: unchanged
 
 
 def test_pdf_image_only_page_warns(pdf_doc):

@@ -36,6 +36,52 @@ def _has_text(md: str) -> bool:
     return any(ch.isalnum() for ch in _PLACEHOLDER.sub("", md))
 
 
+def _line_key(line: str) -> str:
+    """A running header/footer line with its numbers and emphasis removed."""
+    return re.sub(r"\d+", "#", re.sub(r"[*_`]", "", line)).strip().lower()
+
+
+def mark_running_lines(pages: list[str], min_share: float = 0.25) -> list[str]:
+    """Turn running page headers / footers into layout comments, as in the paper's corpus.
+
+    The first (last) line of a page is a header (footer) when the same line, numbers aside,
+    starts (ends) at least a quarter of the pages with text, and at least 3 of them. It becomes
+    ``<!-- PageHeader: ... -->`` (``PageFooter``), so it forms a layout block instead of
+    sticking to the page's first or last paragraph.
+    """
+    with_text = [md for md in pages if md.strip()]
+    if len(with_text) < 3:
+        return pages
+    need = max(3, int(len(with_text) * min_share + 0.999))
+
+    def ends(md: str) -> tuple[str, str]:
+        lines = [ln for ln in md.split("\n") if ln.strip()]
+        return (lines[0], lines[-1]) if lines else ("", "")
+
+    firsts: dict[str, int] = {}
+    lasts: dict[str, int] = {}
+    for md in with_text:
+        first, last = ends(md)
+        firsts[_line_key(first)] = firsts.get(_line_key(first), 0) + 1
+        lasts[_line_key(last)] = lasts.get(_line_key(last), 0) + 1
+
+    def ok(key: str, counts: dict[str, int]) -> bool:
+        return bool(key) and counts.get(key, 0) >= need and not key.startswith("|") and len(key) <= 200
+
+    out = []
+    for md in pages:
+        lines = md.split("\n")
+        idx = [i for i, ln in enumerate(lines) if ln.strip()]
+        if len(idx) >= 2:
+            i, j = idx[0], idx[-1]
+            if ok(_line_key(lines[j]), lasts):
+                lines[j] = "\n<!-- PageFooter: " + lines[j].strip().replace("-->", "->") + " -->"
+            if ok(_line_key(lines[i]), firsts):
+                lines[i] = "<!-- PageHeader: " + lines[i].strip().replace("-->", "->") + " -->\n"
+        out.append(re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip())
+    return out
+
+
 def _open(data: bytes, filename: str):
     import pymupdf
 
@@ -147,8 +193,8 @@ def load_pdf_bytes(data: bytes, filename: str, name: str) -> Document:
     pages: list[Span] = []
     pos = 0
     empty: list[int] = []
-    for k, raw in enumerate(raw_pages, start=1):
-        md = _tidy(raw)
+    tidy = mark_running_lines([_tidy(raw) for raw in raw_pages])
+    for k, md in enumerate(tidy, start=1):
         if not _has_text(md):
             empty.append(k)
         piece = (md + "\n\n" if md else "") + PAGE_BREAK + "\n\n"
