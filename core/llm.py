@@ -26,6 +26,7 @@ DEFAULT_MODEL = "gpt-4o-mini"
 DEFAULT_TIMEOUT = 120.0
 OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
 NOT_CONFIGURED = "no LLM endpoint configured"
+MAX_RETRIES_CAP = 5  # retries are always bounded, whatever the configuration says
 
 
 class LLMError(RuntimeError):
@@ -81,8 +82,10 @@ class LLMSettings:
             api_key=(e.get("OPENAI_API_KEY") or "").strip() or None,
             model=(e.get("CHUNKSCOPE_LLM_MODEL") or "").strip() or DEFAULT_MODEL,
             timeout=num("CHUNKSCOPE_LLM_TIMEOUT", DEFAULT_TIMEOUT),
-            max_retries=int(num("CHUNKSCOPE_LLM_MAX_RETRIES", 2)),
+            max_retries=min(MAX_RETRIES_CAP, max(0, int(num("CHUNKSCOPE_LLM_MAX_RETRIES", 2)))),
         )
+        if s.timeout <= 0:
+            s = replace(s, timeout=DEFAULT_TIMEOUT)
         return replace(s, **{k: v for k, v in overrides.items() if v is not None}) if overrides else s
 
     @property
@@ -171,6 +174,8 @@ class LLMClient:
             raise LLMError(NOT_CONFIGURED, "not_configured")
         from openai import OpenAI  # imported lazily: the rest of core does not need it
 
+        if not 0 <= settings.max_retries <= MAX_RETRIES_CAP:
+            settings = replace(settings, max_retries=min(MAX_RETRIES_CAP, max(0, settings.max_retries)))
         self.settings = settings
         self._client = OpenAI(
             base_url=settings.effective_url,

@@ -378,3 +378,9 @@ def test_split_spans_tile_the_text_or_reject(parts, pattern):
         assert spans == []
         return
     assert_tiles(spans, text)
+
+
+def test_retries_bounded_whatever_the_configuration():
+    assert LLMSettings.from_env({"OPENAI_BASE_URL": "http://x/v1", "CHUNKSCOPE_LLM_MAX_RETRIES": "1000"}).max_retries == 5
+    assert LLMClient(LLMSettings(base_url="http://x/v1", max_retries=99)).settings.max_retries == 5
+    assert LLMSettings.from_env({"CHUNKSCOPE_LLM_TIMEOUT": "-3"}).timeout > 0
