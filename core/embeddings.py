@@ -295,9 +295,15 @@ def document_units(text: str, split_points: Sequence[int], embedder: Embedder | 
     """Units tiling ``[0, len(text))``: sentences inside gold blocks (whitespace attached to the
     preceding unit), each cut to the model's maximum length (model tokens when the embedder has
     a fast tokenizer, else ``max_chars`` characters)."""
+    return _units_and_weights(text, split_points, embedder, max_chars)[0]
+
+
+def _units_and_weights(text: str, split_points: Sequence[int], embedder: Any, max_chars: int = 1000
+                       ) -> tuple[list[Span], list[float] | None]:
+    """Units and their model-token counts (None without a tokenizer)."""
     n = len(text)
     if n == 0:
-        return []
+        return [], []
     edges = [0, *[p for p in split_points if 0 < p < n], n]
     cuts: set[int] = set(edges)
     for a, b in zip(edges, edges[1:]):
@@ -307,19 +313,23 @@ def document_units(text: str, split_points: Sequence[int], embedder: Embedder | 
     limit = embedder.content_limit if embedder is not None else None
     offsets = embedder.token_offsets([text[a:b] for a, b in units]) if embedder is not None else None
     out: list[Span] = []
+    weights: list[float] | None = [] if offsets is not None else None
     for i, (a, b) in enumerate(units):
-        if offsets is not None and limit is not None:
+        if offsets is not None and limit is not None and weights is not None:
             offs = offsets[i]
             if len(offs) <= limit:
                 out.append(Span(a, b))
+                weights.append(float(len(offs)))
                 continue
-            pos = a
+            pos, count = a, 0
             for k in range(limit, len(offs), limit):
                 cut = a + offs[k][0]
                 if cut > pos:
                     out.append(Span(pos, cut))
-                    pos = cut
+                    weights.append(float(k - count))
+                    pos, count = cut, k
             out.append(Span(pos, b))
+            weights.append(float(len(offs) - count))
         else:
             pos = a
             while b - pos > max_chars:
@@ -328,7 +338,7 @@ def document_units(text: str, split_points: Sequence[int], embedder: Embedder | 
                 out.append(Span(pos, cut))
                 pos = cut
             out.append(Span(pos, b))
-    return out
+    return out, weights
 
 
 # --------------------------------------------------------------------------- spans
@@ -399,10 +409,12 @@ class SpanEmbedder:
         if self.mode != "composed" or self._prefix is not None:
             return
         t0 = time.perf_counter()
+        weights = None
         if self._units is None:
-            self._units = document_units(self.text, self.split_points, self.embedder)
+            self._units, weights = _units_and_weights(self.text, self.split_points, self.embedder)
         texts = [self.text[u.start:u.end] for u in self._units]
-        w = self._weights_of(texts)
+        w = self._weights_of(texts) if weights is None else np.asarray(weights, dtype=np.float64)
+        w[[not t.strip() for t in texts]] = 0.0
         vecs = np.zeros((len(texts), self.embedder.dim), dtype=np.float32)
         live = np.flatnonzero(w > 0)
         if len(live):

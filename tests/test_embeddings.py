@@ -138,6 +138,9 @@ def test_load_errors_are_one_line(tmp_path):
     f.write_text("x")
     with pytest.raises(EmbedderUnavailable):
         Embedder.load(str(f))
+    with pytest.raises(EmbedderUnavailable) as e:  # hub id not in the offline cache (HF_HUB_OFFLINE=1)
+        Embedder.load("no-such-org/no-such-model-xyz")
+    assert "no-such-org/no-such-model-xyz" in str(e.value) and "\n" not in str(e.value)
 
 
 # --------------------------------------------------------------------------- real model
@@ -190,7 +193,7 @@ def _straight_metrics(model, text, chunks, split, toks):
 def test_exact_mode_equals_direct_encoding(minilm):
     from core.tokens import count_many
 
-    long_tail = " ".join(["The authority may also impose fines on the processor."] * 40)
+    long_tail = " ".join(["The authority may also impose fines on the processor."] * 28)
     text = TEXT + "\n\n" + long_tail  # one block longer than 256 model tokens
     split = _blocks(text)
     chunkings = [
