@@ -25,6 +25,10 @@ def test_small_reference_json_via_load_bytes():
     d = load_bytes(json.dumps(ref).encode(), "tiny.json")
     assert d.source_format == "reference" and d.name == "tiny"
     assert d.split_points == [45] and d.pages[0].end == len(ref["full_text"])
+    assert [b.kind for b in d.blocks] == ["heading", "layout"]
+    ref["split_points"] = [20]  # boundaries the builder would not draw: kept, kind "gold"
+    odd = load_bytes(json.dumps(ref).encode(), "odd.json")
+    assert odd.split_points == [20] and {b.kind for b in odd.blocks} == {"gold"}
     assert d.language == "en"
 
 
@@ -34,6 +38,8 @@ def test_reference_round_trip_on_dev_corpus(corpus_dir):
     d = load_document(GDPR)
     assert d.text == data["full_text"] and d.source_format == "reference"
     assert d.split_points == data["split_points"]
+    kinds = {b.kind for b in d.blocks}
+    assert {"heading", "layout", "table"} <= kinds  # builder kinds on the unchanged gold boundaries
     assert len(d.pages) == len(data["pages"]) and d.pages[-1].end == len(d.text)
     assert [h.start for h in d.headings] == sorted(t["start"] for t in data["titles"])
     assert d.language == "en"
