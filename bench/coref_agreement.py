@@ -23,67 +23,33 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from core.chunkers.registry import run_chunker  # noqa: E402
 from core.coref import Pair, get_pairs  # noqa: E402
 from core.coref.heuristic import resolve  # noqa: E402
 from core.document import Span  # noqa: E402
 from core.ingest.reference import load_reference  # noqa: E402
+from core.metrics import references_completeness  # noqa: E402
 
 SIZES = (150, 300, 600, 1100)
 WINDOWS = (100, 200, 400, 800)
 
 
-def chunkings(doc) -> dict[str, list[Span]]:
-    """Chunk spans per chunking id, from the chunker registry when present."""
+def chunkings(doc, windows: bool = False) -> dict[str, list[Span]]:
+    """Chunk spans per chunking id, from the chunker registry."""
     out: dict[str, list[Span]] = {}
-    try:
-        from core.chunkers.registry import run_chunker  # type: ignore[import-not-found]
-    except ImportError:
-        run_chunker = None
     for size in SIZES:
-        if run_chunker is not None:
-            res = run_chunker(doc, "recursive-1100", {"chunk_size": size})
-            spans = res.spans
-        else:
-            from core.chunkers.recursive import splitter_from_params
-
-            spans = splitter_from_params({"chunk_size": size}).split(doc.text)
-        out[f"recursive-{size}"] = list(spans)
-    if doc.pages:
-        out["page"] = list(doc.pages) if run_chunker is None else list(run_chunker(doc, "page", None).spans)
+        out[f"recursive-{size}"] = run_chunker(doc, "recursive-1100", {"chunk_size": size}).spans
+    page = run_chunker(doc, "page")
+    if page.status == "ok":
+        out["page"] = page.spans
+    if windows:  # structure-blind windows, cut anywhere (even mid-sentence)
+        for n in WINDOWS:
+            out[f"fixed-{n}"] = run_chunker(doc, "fixed-512", {"size": n, "overlap": 0}).spans
     return out
 
 
-def fixed_windows(doc) -> dict[str, list[Span]]:
-    """Structure-blind windows of N o200k tokens (cut anywhere, even mid-sentence)."""
-    from core.tokens import token_char_offsets
-
-    _ids, starts = token_char_offsets(doc.text)
-    out = {}
-    for n in WINDOWS:
-        cuts = sorted({starts[i] for i in range(n, len(starts), n)} - {0})
-        edges = [0, *cuts, len(doc.text)]
-        out[f"fixed-{n}"] = [Span(a, b) for a, b in zip(edges, edges[1:]) if b > a]
-    return out
-
-
-def rc(spans, pairs) -> float | None:
-    try:
-        from core.metrics import references_completeness
-    except ImportError:
-        references_completeness = None
-    if references_completeness is not None:
-        return references_completeness(spans, pairs).value
-    if not pairs:
-        return None
-    bounds = sorted({s.start for s in spans[1:]} | {s.end for s in spans[:-1]})
-    import bisect
-
-    missing = 0
-    for p in pairs:
-        s, t = p.bounds
-        i = bisect.bisect_right(bounds, s)
-        missing += i < len(bounds) and bounds[i] < t
-    return 1 - missing / len(pairs)
+def rc(spans: list[Span], pairs: list[Pair]) -> float | None:
+    return references_completeness(spans, pairs).value
 
 
 def spearman(x: list[float], y: list[float]) -> float:
@@ -151,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
         mine = resolve(doc.text)
         secs = time.perf_counter() - t0
         ids, rc_h, rc_m = [], [], []
-        for cid, spans in {**chunkings(doc), **(fixed_windows(doc) if args.windows else {})}.items():
+        for cid, spans in chunkings(doc, args.windows).items():
             a, b = rc(spans, mine), rc(spans, ref.pairs)
             ids.append(cid)
             rc_h.append(a if a is not None else 1.0)
