@@ -330,3 +330,17 @@ def test_audit_reports_gaps_overlaps_and_ceiling():
     assert ok.summary == "all text covered, 0 gaps, 0 overlaps"
     d = ok.to_dict()
     assert d["covered"] == 1.0 and d["ok"] is True and d["summary"] == ok.summary
+
+
+def test_separators_param_from_cli_strings():
+    spec = registry.get("recursive-1100")
+    assert spec.resolve_params({"separators": r"\n{2,}|\n"})["separators"] == [r"\n{2,}", r"\n"]
+    assert spec.resolve_params({"separators": r'["(?:a|b)\\s", "\\n"]'})["separators"] == [r"(?:a|b)\s", r"\n"]
+    with pytest.raises(ParamError):
+        spec.resolve_params({"separators": "[not json"})
+    with pytest.raises(ParamError):
+        registry.run_chunker(md_doc("some text " * 50), "recursive-1100", {"separators": "(unclosed", "chunk_size": 5})
+    # a zero-width separator (lookahead) still splits
+    text = "intro words here\nSECTION one has words\nSECTION two has words"
+    chunks = RecursiveSplitter(chunk_size=6, separators=(r"(?=SECTION)", "")).split(text)
+    assert [text[c.start:c.end] for c in chunks][1].startswith("SECTION one")

@@ -40,7 +40,14 @@ class ParamSpec:
                 else:
                     v = bool(value)
             elif self.type is list:
-                v = [s for s in value.split("|")] if isinstance(value, str) else list(value)
+                if isinstance(value, str) and value.lstrip().startswith("["):
+                    import json  # a JSON list, for items that contain '|' (e.g. regex alternation)
+
+                    v = json.loads(value)
+                    if not isinstance(v, list):
+                        raise ValueError(value)
+                else:
+                    v = [s for s in value.split("|")] if isinstance(value, str) else list(value)
             else:
                 v = self.type(value)
         except (TypeError, ValueError):
@@ -97,6 +104,29 @@ class RunContext(Protocol):
 
 
 ChunkFn = Callable[[Document, dict[str, Any], "RunContext | None"], ChunkResult]
+# Cross-parameter checks: resolved params -> user-facing problems ([] when the combination is fine).
+ValidateFn = Callable[[dict[str, Any]], list[str]]
+
+
+def overlap_below(size: str = "chunk_size", overlap: str = "chunk_overlap", unit: str = "tokens") -> ValidateFn:
+    """A validator: ``params[overlap]`` must be smaller than ``params[size]``."""
+
+    def check(params: dict[str, Any]) -> list[str]:
+        s, o = params.get(size), params.get(overlap)
+        if s is not None and o is not None and o >= s:
+            return [f"{overlap} ({o} {unit}) must be smaller than {size} ({s} {unit})"]
+        return []
+
+    return check
+
+
+def all_of(*checks: "ValidateFn | None") -> ValidateFn:
+    """Several validators as one (None entries are skipped)."""
+
+    def check(params: dict[str, Any]) -> list[str]:
+        return [msg for c in checks if c is not None for msg in c(params)]
+
+    return check
 
 
 @dataclass(frozen=True)
@@ -109,6 +139,15 @@ class ChunkerSpec:
     params: tuple[ParamSpec, ...]
     fn: ChunkFn
     family: str = ""
+    validate: ValidateFn | None = None  # combinations (overlap >= size, min > max, ...), next to the params
+
+    def problems(self, params: dict[str, Any]) -> list[str]:
+        """User-facing problems with a combination of (resolved) values; [] when it is valid.
+
+        The CLI, config files and the app's widgets all call this, so they reject the same
+        combinations with the same words.
+        """
+        return list(self.validate(params)) if self.validate is not None else []
 
     def resolve_params(self, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
         """Defaults updated with coerced overrides; unknown names are a ParamError."""
@@ -119,4 +158,7 @@ class ChunkerSpec:
                 known = ", ".join(by_name) or "none"
                 raise ParamError(f"{self.id}: unknown parameter '{k}' (known: {known})")
             out[k] = by_name[k].coerce(v)
+        bad = self.problems(out)
+        if bad:
+            raise ParamError(f"{self.id}: " + "; ".join(bad))
         return out

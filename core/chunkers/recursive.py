@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Callable, Sequence
 
-from core.chunkers.base import ChunkResult, ChunkerSpec, ParamError, ParamSpec
+from core.chunkers.base import ChunkResult, ChunkerSpec, ParamError, ParamSpec, overlap_below
 from core.document import Document, Span
 from core.tokens import count_tokens
 
@@ -69,7 +69,7 @@ def split_keep_start(text: str, pattern: re.Pattern[str], min_chars: int = MIN_P
     Returns relative (start, end) offsets that tile ``text``. A piece shorter than
     ``min_chars`` is joined to the piece after it (the last piece stays as it is).
     """
-    cuts = [m.start() for m in pattern.finditer(text) if m.start() > 0 and m.end() > m.start()]
+    cuts = [m.start() for m in pattern.finditer(text) if m.start() > 0]
     if not cuts:
         return [(0, len(text))] if text else []
     edges = [0]
@@ -233,6 +233,21 @@ RECURSIVE_PARAMS = (
 )
 
 
+def validate_recursive(params: dict[str, Any]) -> list[str]:
+    """Cross-parameter checks (shared by the CLI, config files and the Tune widgets)."""
+    out = overlap_below()(params)
+    seps = params.get("separators")
+    if seps is not None:
+        if not [s for s in seps if s != ""]:
+            out.append("separators: the list is empty (give at least one regex, e.g. \\n\\n|\\n|\\s+)")
+        for s in seps:
+            try:
+                re.compile(s)
+            except re.error as exc:
+                out.append(f"separators: invalid regex {s!r} ({exc})")
+    return out
+
+
 def _params_for(size: int) -> tuple[ParamSpec, ...]:
     return tuple(
         ParamSpec(p.name, p.type, size, p.help, p.min, p.max, p.choices) if p.name == "chunk_size" else p
@@ -268,5 +283,6 @@ def specs() -> list[ChunkerSpec]:
             params=_params_for(size),
             fn=chunk_recursive,
             family="recursive",
+            validate=validate_recursive,
         ))
     return out
