@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.chunkers.base import ChunkResult, ChunkerSpec, ParamError, ParamSpec
+from core.chunkers.base import ChunkResult, ChunkerSpec, ParamError, ParamSpec, overlap_below
 from core.document import Document, Span
 from core.tokens import token_char_offsets
 
@@ -46,4 +46,4 @@ def specs() -> list[ChunkerSpec]:
         "fixed windows of N tokens with overlap, cut at token boundaries",
         (ParamSpec("size", int, 512, "tokens per window", min=1, max=1_000_000),
          ParamSpec("overlap", int, 64, "tokens shared by consecutive windows (< size)", min=0, max=1_000_000)),
-        chunk_fixed, family="fixed")]
+        chunk_fixed, family="fixed", validate=overlap_below("size", "overlap"))]

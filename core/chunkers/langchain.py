@@ -16,7 +16,7 @@ import logging
 import re
 from typing import Any, Sequence
 
-from core.chunkers.base import ChunkResult, ChunkerSpec, ParamError, ParamSpec
+from core.chunkers.base import ChunkResult, ChunkerSpec, ParamError, ParamSpec, overlap_below
 from core.chunkers.recursive import MAX_TOKEN_CHARS, PAPER_SEPARATORS
 from core.document import Document, Span
 from core.tokens import count_tokens
@@ -125,11 +125,11 @@ def specs() -> list[ChunkerSpec]:
             "LangChain RecursiveCharacterTextSplitter() as shipped: 4000 characters, 200 overlap",
             (ParamSpec("chunk_size", int, 4000, "maximum characters per chunk", min=1, max=10_000_000),
              ParamSpec("chunk_overlap", int, 200, "characters of overlap (< chunk_size)", min=0, max=10_000_000)),
-            chunk_langchain_default, family="langchain"),
+            chunk_langchain_default, family="langchain", validate=overlap_below(unit="characters")),
         ChunkerSpec(
             "langchain-1100", "LangChain recursive (paper separators, 1100)",
             "LangChain RecursiveCharacterTextSplitter with the paper's separators, o200k tokens, 1100, no overlap",
             (ParamSpec("chunk_size", int, 1100, "maximum tokens per chunk (o200k)", min=1, max=1_000_000),
              ParamSpec("chunk_overlap", int, 0, "tokens of overlap (< chunk_size)", min=0, max=1_000_000)),
-            chunk_langchain_1100, family="langchain"),
+            chunk_langchain_1100, family="langchain", validate=overlap_below()),
     ]

@@ -29,6 +29,17 @@ PP_PARAMS: tuple[ParamSpec, ...] = (
 )
 
 
+def validate_pp(params: dict) -> list[str]:
+    """The post-processing bounds must be consistent (checked before anything runs)."""
+    out = []
+    mx, mn, mm = params.get("pp_max_tokens"), params.get("pp_min_tokens"), params.get("pp_merge_max")
+    if mx is not None and mn is not None and mn > mx:
+        out.append(f"pp_min_tokens ({mn}) must be <= pp_max_tokens ({mx})")
+    if mx is not None and mm is not None and mm < mx:
+        out.append(f"pp_merge_max ({mm}) must be >= pp_max_tokens ({mx})")
+    return out
+
+
 @dataclass
 class PostprocessStats:
     resplit: int = 0  # oversized chunks re-split

@@ -21,8 +21,8 @@ import logging
 import traceback
 from typing import Any
 
-from core.chunkers.base import ChunkResult, ChunkerSpec, ParamError
-from core.chunkers.postprocess import PP_PARAMS, PostprocessStats, postprocess
+from core.chunkers.base import ChunkResult, ChunkerSpec, ParamError, all_of
+from core.chunkers.postprocess import PP_PARAMS, PostprocessStats, postprocess, validate_pp
 from core.document import Document, Span
 
 log = logging.getLogger(__name__)
@@ -98,6 +98,7 @@ def _pp_spec(base: ChunkerSpec) -> ChunkerSpec:
         params=tuple(base.params) + PP_PARAMS,
         fn=run,
         family=base.family,
+        validate=all_of(base.validate, validate_pp),
     )
 
 

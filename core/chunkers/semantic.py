@@ -150,6 +150,15 @@ PARAMS = (
               "embeddings; auto: composed when available", choices=("auto", "exact", "composed")),
 )
 
+
+def validate_semantic(params: dict[str, Any]) -> list[str]:
+    ttype = params.get("threshold_type", "gradient")
+    amount = float(params.get("threshold_amount") or 0.0)
+    if ttype in ("gradient", "percentile") and not 0 <= amount <= 100:
+        return [f"threshold_amount for {ttype} is a percentile in [0, 100] (got {amount:g})"]
+    return []
+
+
 SPEC = ChunkerSpec(
     id="semantic",
     label="Semantic (embedding breakpoints)",
@@ -158,6 +167,7 @@ SPEC = ChunkerSpec(
     params=PARAMS,
     fn=chunk_semantic,
     family="semantic",
+    validate=validate_semantic,
 )
 
 
