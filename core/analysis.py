@@ -42,6 +42,9 @@ class Settings:
     mentions: str | None = None  # path to precomputed mentions (parquet/JSON)
     embedder: str | None = None  # model name or path; None = bundled all-MiniLM-L6-v2
     embedding_mode: str = "composed"  # composed | exact
+    # named candidates ("promoted" configurations): name -> {"chunker": base id, "params": {...}};
+    # analyze() runs each like any other chunking under its name (which may be a candidate)
+    variants: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def validate(self) -> None:
         if self.min_tokens < 0 or self.max_tokens < self.min_tokens:
@@ -61,6 +64,18 @@ class Settings:
             raise ValueError("metric weights must be >= 0")
         if not any(self.weights.get(m, 0) > 0 for m in METRICS):
             raise ValueError("at least one metric weight must be > 0")
+        for name, v in self.variants.items():
+            if not isinstance(name, str) or not name.strip():
+                raise ValueError("a variant needs a non-empty name")
+            if not isinstance(v, dict) or not isinstance(v.get("chunker"), str):
+                raise ValueError(f"variant {name!r}: expected {{\"chunker\": ID, \"params\": {{...}}}}")
+            extra = sorted(set(v) - {"chunker", "params"})
+            if extra:
+                raise ValueError(f"variant {name!r}: unknown key(s) {', '.join(extra)} (keys: chunker, params)")
+            if not isinstance(v.get("params", {}), dict):
+                raise ValueError(f"variant {name!r}: params must be a table of NAME = VALUE")
+            if _registered(name):
+                raise ValueError(f"variant {name!r}: the name is a built-in chunker id; choose another name")
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -81,6 +96,10 @@ class Settings:
             d["candidates"] = tuple(d["candidates"])
         if "weights" in d:
             d["weights"] = {**{m: 1.0 for m in METRICS}, **{k: float(v) for k, v in d["weights"].items()}}
+        if d.get("variants") is not None:
+            d["variants"] = {str(k): dict(v) if isinstance(v, dict) else v for k, v in d["variants"].items()}
+        else:
+            d.pop("variants", None)
         s = cls(**d)
         s.validate()
         return s
@@ -166,18 +185,135 @@ def _registered(cid: str) -> bool:
         return False
 
 
+def chunking_plan(settings: Settings) -> list[tuple[str, str, dict[str, Any]]]:
+    """What analyze() runs, in order: (chunking id, registered chunker id, parameter overrides).
+
+    The requested chunkers (default: every default chunker), then registered candidates not
+    yet listed, then every named variant (id = its name, run with its base chunker and params).
+    """
+    ids = list(settings.chunkers) if settings.chunkers is not None else default_chunker_ids()
+    for cand in settings.candidates:
+        if cand not in ids and (_registered(cand) or cand in settings.variants):
+            ids.append(cand)
+    for name in settings.variants:
+        if name not in ids:
+            ids.append(name)
+    plan = []
+    for cid in dict.fromkeys(ids):
+        v = settings.variants.get(cid)
+        if v is not None:
+            plan.append((cid, v["chunker"], dict(v.get("params") or {})))
+        else:
+            plan.append((cid, cid, dict(settings.params.get(cid, {}))))
+    return plan
+
+
+def variant_label(base_label: str, base_id: str, params: dict[str, Any], overrides: dict[str, Any]) -> str:
+    """What a named variant is: its base chunker and the parameters that differ from it."""
+    shown = ", ".join(f"{k}={_short(params.get(k, v))}" for k, v in overrides.items())
+    return f"{base_label} [{base_id}{' @ ' + shown if shown else ''}]"
+
+
+def _short(v: Any) -> str:
+    if isinstance(v, (list, tuple)):
+        return "|".join(map(str, v)) if len(v) <= 4 else f"[{len(v)} items]"
+    return str(v)
+
+
+def chunk_one(doc: Document, cid: str, base_id: str | None = None, overrides: dict[str, Any] | None = None,
+              resources: Any = None, candidate: bool = False) -> ChunkingResult:
+    """Run one chunking (chunker ``base_id`` with ``overrides``, reported as ``cid``): spans, token
+    counts and coverage audit. Never raises for a bad parameter or a chunker bug: the result is
+    ``failed`` with the reason. The one place a chunking is produced (analyze and tune share it).
+    """
+    from core.chunkers import registry
+    from core.chunkers.audit import audit
+    from core.chunkers.base import ParamError
+    from core.tokens import count_many
+
+    base_id = base_id or cid
+    overrides = dict(overrides or {})
+    t0 = time.perf_counter()
+    try:
+        spec = registry.get(base_id)
+    except KeyError:
+        return ChunkingResult(cid, cid, {}, candidate, "failed", reason=f"unknown chunker id '{base_id}'")
+    label = spec.label
+    try:
+        params = spec.resolve_params(overrides)
+        if base_id != cid:
+            label = variant_label(spec.label, base_id, params, overrides)
+        res = registry.run_chunker(doc, base_id, overrides, ctx=resources)
+    except ParamError as exc:
+        params, res = overrides, None
+        reason = str(exc)
+    except Exception as exc:  # a chunker bug must not sink the whole analysis; say so
+        params, res = overrides, None
+        reason = f"internal error in {cid}: {type(exc).__name__}: {exc}"
+    cr = ChunkingResult(cid, label, params, candidate, "failed")
+    if res is None:
+        cr.reason = reason
+    else:
+        cr.status, cr.reason, cr.info = res.status, res.reason, dict(res.info)
+        if base_id != cid:
+            cr.info["variant_of"] = base_id
+        if res.status == "ok":
+            texts = [doc.text[s.start:s.end] for s in res.spans]
+            toks = count_many(texts)
+            cr.chunks = [ChunkRow(s.start, s.end, n) for s, n in zip(res.spans, toks)]
+            cr.audit = audit(doc, res.spans).to_dict()
+    cr.seconds = time.perf_counter() - t0
+    return cr
+
+
+def score_metrics(doc: Document, r: ChunkingResult, settings: Settings, pairs: Any, rc_reason: str,
+                  embed: Callable | None, emb_error: str = "") -> float:
+    """Fill ``r.metrics``/``metric_reasons``/``diagnostics`` for one OK chunking; returns seconds spent.
+
+    ``pairs``: coreference pairs or None (then RC is None with ``rc_reason``); ``embed``: the
+    span embedder (None: ICC/DCC are None with ``emb_error``). Shared by analyze and tune.
+    """
+    from core import metrics as M
+
+    t0 = time.perf_counter()
+    split_points = doc.split_points
+    spans = [Span(c.start, c.end) for c in r.chunks]
+    toks = [c.tokens for c in r.chunks]
+    found = {
+        "SC": M.size_compliance(toks, min_tokens=settings.min_tokens, max_tokens=settings.max_tokens),
+        "BI": M.block_integrity(spans, split_points, len(doc.text), tolerance=settings.bi_tolerance),
+    }
+    if pairs is None:
+        found["RC"] = None
+    else:
+        found["RC"] = M.references_completeness(spans, pairs)
+    if embed is not None:
+        found["ICC"] = M.intrachunk_cohesion(spans, split_points, embed, text=doc.text)
+        found["DCC"] = M.document_contextual_coherence(
+            spans, toks, embed, window_tokens=settings.window_tokens, window_step=settings.window_step,
+            text=doc.text,
+        )
+    for m in METRICS:
+        res = found.get(m)
+        if res is None:
+            r.metrics[m] = None
+            r.metric_reasons[m] = rc_reason if m == "RC" else (emb_error or "not computed")
+        else:
+            r.metrics[m] = res.value
+            if res.value is None:
+                r.metric_reasons[m] = res.reason
+            r.diagnostics[m] = res.details
+    dt = time.perf_counter() - t0
+    r.seconds += dt
+    return dt
+
+
 def analyze(
     doc: Document,
     settings: Settings | None = None,
     resources: Resources | None = None,
     progress: Progress | None = None,
 ) -> Report:
-    from core import metrics as M
-    from core.chunkers import registry
-    from core.chunkers.audit import audit
-    from core.chunkers.base import ParamError
-    from core.tokens import count_many
-
     settings = settings or Settings()
     settings.validate()
     progress = progress or _no_progress
@@ -188,44 +324,13 @@ def analyze(
     embed_s0 = resources.embedding_seconds()
     timings = {k: 0.0 for k in ("chunk", "coref", "embed", "metrics")}
     warnings: list[str] = list(doc.warnings)
-    ids = list(settings.chunkers) if settings.chunkers is not None else default_chunker_ids()
-    for cand in settings.candidates:
-        if cand not in ids and _registered(cand):
-            ids.append(cand)
+    plan = chunking_plan(settings)
 
     # 1. chunking
     results: list[ChunkingResult] = []
-    for i, cid in enumerate(ids):
-        progress("chunking", i / max(1, len(ids)), cid)
-        t0 = time.perf_counter()
-        try:
-            spec = registry.get(cid)
-            label = spec.label
-        except KeyError:
-            results.append(ChunkingResult(cid, cid, {}, cid in settings.candidates, "failed",
-                                          reason=f"unknown chunker id '{cid}'"))
-            continue
-        overrides = settings.params.get(cid, {})
-        try:
-            params = spec.resolve_params(overrides)
-            res = registry.run_chunker(doc, cid, overrides, ctx=resources)
-        except ParamError as exc:
-            params, res = overrides, None
-            reason = str(exc)
-        except Exception as exc:  # a chunker bug must not sink the whole analysis; say so
-            params, res = overrides, None
-            reason = f"internal error in {cid}: {type(exc).__name__}: {exc}"
-        cr = ChunkingResult(cid, label, params, cid in settings.candidates, "failed")
-        if res is None:
-            cr.reason = reason
-        else:
-            cr.status, cr.reason, cr.info = res.status, res.reason, dict(res.info)
-            if res.status == "ok":
-                texts = [doc.text[s.start:s.end] for s in res.spans]
-                toks = count_many(texts)
-                cr.chunks = [ChunkRow(s.start, s.end, n) for s, n in zip(res.spans, toks)]
-                cr.audit = audit(doc, res.spans).to_dict()
-        cr.seconds = time.perf_counter() - t0
+    for i, (cid, base_id, overrides) in enumerate(plan):
+        progress("chunking", i / max(1, len(plan)), cid)
+        cr = chunk_one(doc, cid, base_id, overrides, resources, candidate=cid in settings.candidates)
         timings["chunk"] += cr.seconds
         results.append(cr)
     progress("chunking", 1.0, f"{sum(r.ok for r in results)} of {len(results)} chunkings ok")
@@ -247,50 +352,17 @@ def analyze(
     if ok:
         progress("embedding", 0.0, "loading model")
         t0 = time.perf_counter()
-        try:
-            se = resources.span_embedder(doc)
-            se.prepare()  # embed the document's units once (composed mode); a no-op for exact
-            embed = se.embed
-            emb_info.update(_embedder_info(resources, se))
-        except Exception as exc:  # model missing etc.: ICC/DCC become None with the reason
-            emb_error = f"embeddings unavailable: {exc}"
+        embed, more, emb_error = span_embedding(doc, resources)
+        emb_info.update(more)
+        if emb_error:
             warnings.append(emb_error)
         timings["embed"] += time.perf_counter() - t0
         progress("embedding", 1.0, emb_error or "document units embedded")
 
     # 4. metrics
-    split_points = doc.split_points
     for i, r in enumerate(ok):
         progress("metrics", i / max(1, len(ok)), r.id)
-        t0 = time.perf_counter()
-        spans = [Span(c.start, c.end) for c in r.chunks]
-        toks = [c.tokens for c in r.chunks]
-        found = {
-            "SC": M.size_compliance(toks, min_tokens=settings.min_tokens, max_tokens=settings.max_tokens),
-            "BI": M.block_integrity(spans, split_points, len(doc.text), tolerance=settings.bi_tolerance),
-        }
-        if pairs is None:
-            found["RC"] = None
-        else:
-            found["RC"] = M.references_completeness(spans, pairs)
-        if embed is not None:
-            found["ICC"] = M.intrachunk_cohesion(spans, split_points, embed, text=doc.text)
-            found["DCC"] = M.document_contextual_coherence(
-                spans, toks, embed, window_tokens=settings.window_tokens, window_step=settings.window_step,
-                text=doc.text,
-            )
-        for m in METRICS:
-            res = found.get(m)
-            if res is None:
-                r.metrics[m] = None
-                r.metric_reasons[m] = rc_reason if m == "RC" else (emb_error or "not computed")
-            else:
-                r.metrics[m] = res.value
-                if res.value is None:
-                    r.metric_reasons[m] = res.reason
-                r.diagnostics[m] = res.details
-        dt = time.perf_counter() - t0
-        r.seconds += dt
+        dt = score_metrics(doc, r, settings, pairs, rc_reason, embed, emb_error)
         timings["metrics"] += dt
     progress("metrics", 1.0, "done")
 
@@ -313,6 +385,17 @@ def analyze(
     timings["total"] = time.perf_counter() - t_total
     progress("selection", 1.0, f"winner: {report.winner}")
     return report
+
+
+def span_embedding(doc: Document, resources: Resources) -> tuple[Callable | None, dict[str, Any], str]:
+    """(embed(spans), embedder facts, "") with the document's units embedded once, or
+    (None, {}, reason) when the model is unavailable (ICC/DCC then become None with the reason)."""
+    try:
+        se = resources.span_embedder(doc)
+        se.prepare()  # embed the document's units once (composed mode); a no-op for exact
+        return se.embed, _embedder_info(resources, se), ""
+    except Exception as exc:  # model missing etc.
+        return None, {}, f"embeddings unavailable: {exc}"
 
 
 def _coref_pairs(doc: Document, settings: Settings):
