@@ -1,0 +1,496 @@
+"""Tune: one chunker with given parameters, parameter sweeps, the quality–cost frontier, configs.
+
+No Streamlit here: the Tune page, ``chunkscope sweep`` and the benchmark call these.
+
+* ``score_chunking(doc, chunker_id, params, settings, resources)`` -> ChunkingResult: one
+  chunking through the same two functions ``analyze()`` uses (``core.analysis.chunk_one`` and
+  ``score_metrics``), so a tuned configuration scores exactly what the leaderboard would show.
+  Results are cached in memory by (document sha256, chunker id, canonical resolved params,
+  metric settings): an unchanged configuration is never re-chunked or re-scored. Weights are
+  not part of the key (the score is re-weighted on the way out).
+* ``sweep(...)`` -> rows ``{"value", "chunks", "tokens", "metrics", "score"}`` (``tokens`` = total
+  tokens embedded, the index cost; overlap inflates it); cancellable, with progress.
+* ``parse_range("200:1500:100")``, ``pareto_front(points)``, ``gain_stops(rows)``.
+* Named variants: ``variant_name(chunker_id, params)``, ``add_variant(report, result)``.
+* Configs: ``config_dict`` / ``config_text`` / ``save_config`` (TOML or JSON) and
+  ``parse_config``; ``chunkscope analyze --config FILE`` reads the same files.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import re
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping, Sequence
+
+from core.analysis import (
+    Resources,
+    Settings,
+    _coref_pairs,
+    chunk_one,
+    score_metrics,
+    span_embedding,
+    variant_label,
+)
+from core.document import Document
+from core.metrics import score as metric_score
+from core.report import METRICS, ChunkingResult, Report
+
+CONFIG_SCHEMA = "chunkscope.config/1"
+MAX_SWEEP_POINTS = 1000
+# settings that change a chunking's metrics (weights only change the score: not part of the key)
+METRIC_KEYS = ("min_tokens", "max_tokens", "bi_tolerance", "window_tokens", "window_step", "coref", "mentions",
+               "embedder", "embedding_mode")
+
+Progress = Callable[[str, float, str], None]
+
+
+# ------------------------------------------------------------------ cache
+
+def canonical_params(params: Mapping[str, Any]) -> str:
+    return json.dumps(params, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def metric_key(settings: Settings) -> str:
+    return json.dumps([getattr(settings, k) for k in METRIC_KEYS], default=str)
+
+
+class TuneCache:
+    """Scored chunkings and coreference pairs, in memory, least recently used evicted first."""
+
+    def __init__(self, max_entries: int = 256):
+        self.max_entries = max_entries
+        self._results: OrderedDict[tuple, ChunkingResult] = OrderedDict()
+        self._pairs: dict[tuple, tuple] = {}
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0  # = chunkings actually run and scored
+
+    def get(self, key: tuple) -> ChunkingResult | None:
+        with self._lock:
+            r = self._results.get(key)
+            if r is not None:
+                self._results.move_to_end(key)
+                self.hits += 1
+            return r
+
+    def put(self, key: tuple, r: ChunkingResult) -> None:
+        with self._lock:
+            self.misses += 1
+            self._results[key] = r
+            while len(self._results) > self.max_entries:
+                self._results.popitem(last=False)
+
+    def pairs(self, doc: Document, settings: Settings) -> tuple:
+        key = (doc.sha256, settings.coref, settings.mentions)
+        got = self._pairs.get(key)
+        if got is None:
+            got = _coref_pairs(doc, settings)
+            if len(self._pairs) >= 8:
+                self._pairs.pop(next(iter(self._pairs)))
+            self._pairs[key] = got
+        return got
+
+    def remember_pairs(self, doc: Document, settings: Settings, pairs: Any, reason: str, info: dict) -> None:
+        """Seed the pairs from an analysis that already computed them (the app's report)."""
+        self._pairs[(doc.sha256, settings.coref, settings.mentions)] = (pairs, reason, info)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._results.clear()
+            self._pairs.clear()
+            self.hits = self.misses = 0
+
+    def __len__(self) -> int:
+        return len(self._results)
+
+
+DEFAULT_CACHE = TuneCache()
+
+
+# ------------------------------------------------------------------ one configuration
+
+def resolve(chunker_id: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Defaults + coerced params, cross-checked; ParamError (user-facing) when invalid."""
+    from core.chunkers import registry
+
+    return registry.get(chunker_id).resolve_params(dict(params or {}))
+
+
+def problems(chunker_id: str, params: Mapping[str, Any] | None = None) -> list[str]:
+    """Every problem with these values (types, ranges, combinations); [] when valid. For widgets."""
+    from core.chunkers import registry
+    from core.chunkers.base import ParamError
+
+    try:
+        spec = registry.get(chunker_id)
+    except KeyError as exc:
+        return [str(exc)]
+    by_name = {p.name: p for p in spec.params}
+    out, values = [], {p.name: p.default for p in spec.params}
+    for k, v in (params or {}).items():
+        if k not in by_name:
+            out.append(f"unknown parameter '{k}' (known: {', '.join(by_name) or 'none'})")
+            continue
+        try:
+            values[k] = by_name[k].coerce(v)
+        except ParamError as exc:
+            out.append(str(exc))
+    return out or spec.problems(values)
+
+
+def changed_params(chunker_id: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    """The resolved params that differ from the chunker's defaults (what makes a variant)."""
+    from core.chunkers import registry
+
+    spec = registry.get(chunker_id)
+    resolved = spec.resolve_params(dict(params))
+    return {p.name: resolved[p.name] for p in spec.params if resolved[p.name] != p.default}
+
+
+def _fmt_value(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:g}"
+    if isinstance(v, (list, tuple)):
+        return "|".join(map(str, v)) if len(v) <= 3 else f"{len(v)}seps"
+    return str(v)
+
+
+def variant_name(chunker_id: str, params: Mapping[str, Any]) -> str:
+    """``recursive-1100@chunk_size=800`` (the defaults: ``recursive-1100@default``)."""
+    diff = changed_params(chunker_id, params)
+    if not diff:
+        return f"{chunker_id}@default"
+    return f"{chunker_id}@" + ",".join(f"{k}={_fmt_value(v)}" for k, v in diff.items())
+
+
+def score_chunking(doc: Document, chunker_id: str, params: Mapping[str, Any] | None, settings: Settings,
+                   resources: Resources | None = None, *, name: str | None = None,
+                   cache: TuneCache | None = None) -> ChunkingResult:
+    """One chunker with ``params`` on ``doc``, chunked and scored exactly as ``analyze()`` does.
+
+    Returns a fresh ChunkingResult (safe to mutate) with ``score`` under ``settings.weights``.
+    ``name``: report it under this id (a named variant, label says base + params). A bad
+    parameter gives a ``failed`` result with the user-facing reason (never an exception).
+    """
+    from core.chunkers.base import ParamError
+
+    cache = DEFAULT_CACHE if cache is None else cache
+    params = dict(params or {})
+    cid = name or chunker_id
+    candidate = cid in settings.candidates
+    try:
+        resolved = resolve(chunker_id, params)
+    except (ParamError, KeyError):
+        return chunk_one(doc, cid, chunker_id, params, resources, candidate=candidate)
+    key = (doc.sha256, chunker_id, canonical_params(resolved), metric_key(settings))
+    hit = cache.get(key)
+    if hit is None:
+        if resources is None:
+            resources = Resources(settings.embedder, settings.embedding_mode)
+        cr = chunk_one(doc, chunker_id, chunker_id, resolved, resources)
+        if cr.ok:
+            pairs, rc_reason, _ = cache.pairs(doc, settings)
+            embed, _, emb_error = span_embedding(doc, resources)
+            score_metrics(doc, cr, settings, pairs, rc_reason, embed, emb_error)
+        cache.put(key, cr)
+        hit = cr
+    out = copy.deepcopy(hit)
+    out.candidate = candidate
+    if name and name != chunker_id:
+        from core.chunkers import registry
+
+        out.id = name
+        out.label = variant_label(registry.get(chunker_id).label, chunker_id, resolved,
+                                  changed_params(chunker_id, resolved))
+        out.info["variant_of"] = chunker_id
+    out.score = metric_score(out.metrics, settings.weights) if out.ok else None
+    return out
+
+
+def index_cost(c: ChunkingResult) -> int:
+    """Total tokens embedded to index this chunking (overlapping text counted each time)."""
+    return sum(ch.tokens for ch in c.chunks)
+
+
+def row_of(value: Any, c: ChunkingResult) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "value": value,
+        "chunks": len(c.chunks) if c.ok else None,
+        "tokens": index_cost(c) if c.ok else None,
+        "metrics": {m: c.metrics.get(m) for m in METRICS},
+        "score": c.score,
+    }
+    if not c.ok:
+        row["error"] = c.reason or c.status
+    return row
+
+
+# ------------------------------------------------------------------ sweeps
+
+def parse_range(text: str) -> list[int | float]:
+    """``START:STOP:STEP`` (inclusive of STOP when it falls on a step), ``a,b,c`` or one value.
+
+    Integers stay integers; floats are rounded to 10 decimals so 0.1 steps do not drift.
+    """
+    t = str(text).strip()
+    if not t:
+        raise ValueError("empty range: expected START:STOP:STEP, e.g. 200:1500:100")
+
+    def num(s: str) -> int | float:
+        s = s.strip()
+        try:
+            return int(s)
+        except ValueError:
+            try:
+                v = float(s)
+            except ValueError:
+                raise ValueError(f"range: {s!r} is not a number (expected START:STOP:STEP)") from None
+            if not math.isfinite(v):
+                raise ValueError(f"range: {s!r} is not a finite number")
+            return v
+
+    if ":" in t:
+        parts = t.split(":")
+        if len(parts) != 3:
+            raise ValueError(f"range {t!r}: expected START:STOP:STEP, e.g. 200:1500:100")
+        start, stop, step = (num(p) for p in parts)
+        if step <= 0:
+            raise ValueError(f"range {t!r}: STEP must be > 0")
+        if stop < start:
+            raise ValueError(f"range {t!r}: STOP ({stop}) is below START ({start})")
+        n = int(math.floor((stop - start) / step + 1e-9)) + 1
+        if n > MAX_SWEEP_POINTS:
+            raise ValueError(f"range {t!r}: {n} points (at most {MAX_SWEEP_POINTS}); use a larger STEP")
+        if all(isinstance(x, int) for x in (start, stop, step)):
+            return [start + i * step for i in range(n)]
+        return [round(start + i * step, 10) for i in range(n)]
+    vals = [num(p) for p in t.split(",") if p.strip()]
+    if len(vals) > MAX_SWEEP_POINTS:
+        raise ValueError(f"at most {MAX_SWEEP_POINTS} values")
+    return vals
+
+
+def iter_sweep(doc: Document, chunker_id: str, param: str, values: Sequence[Any], settings: Settings,
+               resources: Resources | None = None, base_params: Mapping[str, Any] | None = None,
+               cache: TuneCache | None = None) -> Iterator[tuple[dict[str, Any], ChunkingResult]]:
+    """(row, result) for each value of ``param`` (other params: ``base_params``), in order."""
+    from core.chunkers import registry
+
+    spec = registry.get(chunker_id)
+    names = {p.name: p for p in spec.params}
+    if param not in names:
+        raise ValueError(f"{chunker_id} has no parameter {param!r} (parameters: {', '.join(names) or 'none'})")
+    if resources is None:
+        resources = Resources(settings.embedder, settings.embedding_mode)
+    for v in values:
+        try:
+            value = names[param].coerce(v)
+        except ValueError:
+            value = v
+        c = score_chunking(doc, chunker_id, {**dict(base_params or {}), param: value}, settings, resources,
+                           cache=cache)
+        yield row_of(value, c), c
+
+
+def sweep(doc: Document, chunker_id: str, param: str, values: Sequence[Any], settings: Settings,
+          resources: Resources | None = None, progress: Progress | None = None,
+          cancel: Callable[[], bool] | None = None, base_params: Mapping[str, Any] | None = None,
+          cache: TuneCache | None = None) -> list[dict[str, Any]]:
+    """One row per value; ``cancel()`` returning True stops before the next value (rows so far
+    are returned). ``progress("sweep", fraction, message)`` after each value."""
+    rows: list[dict[str, Any]] = []
+    n = len(values)
+    if progress:
+        progress("sweep", 0.0, f"{chunker_id}: {param} over {n} values")
+    it = iter_sweep(doc, chunker_id, param, values, settings, resources, base_params, cache)
+    for i in range(n):
+        if cancel is not None and cancel():
+            break
+        row, _ = next(it)
+        rows.append(row)
+        if progress:
+            progress("sweep", (i + 1) / n, f"{param}={row['value']}: score "
+                     + ("-" if row["score"] is None else f"{row['score']:.3f}"))
+    return rows
+
+
+def gain_stops(rows: Sequence[Mapping[str, Any]], tol: float = 0.005) -> Mapping[str, Any] | None:
+    """The first row whose score is within ``tol`` of the sweep's best: beyond it the score
+    stops gaining (more of the parameter buys less than ``tol``)."""
+    scored = [r for r in rows if r.get("score") is not None]
+    if not scored:
+        return None
+    best = max(r["score"] for r in scored)
+    return next(r for r in scored if r["score"] >= best - tol)
+
+
+def pareto_front(points: Sequence[Any]) -> list[int]:
+    """Indices of the Pareto-optimal points (maximise score, minimise index cost), by cost.
+
+    A point is a mapping with ``score`` and ``tokens`` (or ``cost``), or a (cost, score) pair.
+    Points without a score are never optimal; equal points are all kept.
+    """
+    def cs(p: Any) -> tuple[float, float] | None:
+        if isinstance(p, Mapping):
+            cost, score = p.get("tokens", p.get("cost")), p.get("score")
+        else:
+            cost, score = p[0], p[1]
+        if cost is None or score is None:
+            return None
+        return float(cost), float(score)
+
+    vals = [cs(p) for p in points]
+    order = sorted((i for i, v in enumerate(vals) if v is not None), key=lambda i: (vals[i][0], -vals[i][1]))
+    front: list[int] = []
+    best = -math.inf
+    last: tuple[float, float] | None = None
+    for i in order:
+        c, s = vals[i]
+        if s > best or (last is not None and (c, s) == last):
+            front.append(i)
+            best = max(best, s)
+            last = (c, s)
+    return front
+
+
+# ------------------------------------------------------------------ named variants
+
+def add_variant(report: Report, result: ChunkingResult, candidate: bool = True) -> Report:
+    """Put a named variant's result into a report (replacing one with the same id) and re-rank.
+
+    The variant becomes a candidate unless ``candidate`` is False. Other chunkings are
+    untouched, so this equals re-running analyze() with the variant added to the settings.
+    """
+    from core.analysis import rescore
+
+    cands = list(report.settings.get("candidates") or [])
+    if candidate and result.id not in cands:
+        cands.append(result.id)
+    report.chunkings = [c for c in report.chunkings if c.id != result.id] + [result]
+    variants = dict(report.settings.get("variants") or {})
+    variants[result.id] = {"chunker": result.info.get("variant_of", result.id),
+                           "params": changed_params(result.info.get("variant_of", result.id), result.params)}
+    report.settings["variants"] = variants
+    return rescore(report, report.settings.get("weights"), cands)
+
+
+# ------------------------------------------------------------------ configuration files
+
+def config_dict(settings: Settings, tune: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """``{"schema", "settings": {...}, "tune": {...}}`` (None values dropped: TOML has no null).
+
+    ``chunkscope analyze --config`` reads the ``settings`` table; ``tune`` (the chunker shown on
+    the Tune page, its baseline) is for the app.
+    """
+    s = {k: v for k, v in settings.to_dict().items() if v is not None}
+    out: dict[str, Any] = {"schema": CONFIG_SCHEMA, "settings": s}
+    if tune:
+        out["tune"] = {k: v for k, v in tune.items() if v is not None}
+    return out
+
+
+def config_text(settings: Settings, fmt: str = "toml", tune: Mapping[str, Any] | None = None) -> str:
+    d = config_dict(settings, tune)
+    if fmt == "toml":
+        return to_toml(d)
+    if fmt == "json":
+        return json.dumps(d, ensure_ascii=False, indent=1) + "\n"
+    raise ValueError(f"config format must be toml or json (got {fmt!r})")
+
+
+def save_config(settings: Settings, path: str | Path, tune: Mapping[str, Any] | None = None) -> Path:
+    """Write TOML when the path ends in ``.toml``, else JSON."""
+    p = Path(path)
+    p.write_text(config_text(settings, "toml" if p.suffix.lower() == ".toml" else "json", tune), encoding="utf-8")
+    return p
+
+
+def parse_config(text: str, fmt: str = "toml") -> tuple[Settings, dict[str, Any]]:
+    """(Settings, tune table) from a saved config (or a plain settings table written by hand)."""
+    try:
+        if fmt == "toml":
+            import tomllib
+
+            data = tomllib.loads(text)
+        else:
+            data = json.loads(text)
+    except Exception as exc:  # TOMLDecodeError / JSONDecodeError
+        raise ValueError(f"not valid {fmt.upper()}: {exc}") from None
+    if not isinstance(data, dict):
+        raise ValueError("expected a table/object of settings")
+    body = data["settings"] if isinstance(data.get("settings"), dict) else {
+        k: v for k, v in data.items() if k not in ("schema", "tune")}
+    tune = data.get("tune") if isinstance(data.get("tune"), dict) else {}
+    return Settings.from_dict(body), dict(tune)
+
+
+_BARE = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def _toml_key(k: str) -> str:
+    return k if _BARE.match(k) else _toml_str(k)
+
+
+def _toml_str(s: str) -> str:
+    out = ['"']
+    for ch in s:
+        o = ord(ch)
+        if ch == '"':
+            out.append('\\"')
+        elif ch == "\\":
+            out.append("\\\\")
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ch == "\r":
+            out.append("\\r")
+        elif o < 0x20 or o == 0x7F:
+            out.append(f"\\u{o:04x}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def _toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "nan"
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        return repr(v)
+    if isinstance(v, str):
+        return _toml_str(v)
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_toml_value(x) for x in v if x is not None) + "]"
+    raise ValueError(f"cannot write {type(v).__name__} to TOML")
+
+
+def to_toml(d: Mapping[str, Any]) -> str:
+    """A small TOML writer for config files: nested tables of scalars and scalar arrays
+    (None values are skipped; arrays of tables are not needed and not supported)."""
+    lines: list[str] = []
+
+    def table(path: list[str], t: Mapping[str, Any]) -> None:
+        scalars = [(k, v) for k, v in t.items() if v is not None and not isinstance(v, Mapping)]
+        subs = [(k, v) for k, v in t.items() if isinstance(v, Mapping)]
+        if path and (scalars or not subs):
+            lines.append("")
+            lines.append("[" + ".".join(_toml_key(p) for p in path) + "]")
+        for k, v in scalars:
+            lines.append(f"{_toml_key(str(k))} = {_toml_value(v)}")
+        for k, v in subs:
+            table(path + [str(k)], v)
+
+    table([], d)
+    return "\n".join(lines).lstrip("\n") + "\n"
