@@ -91,25 +91,13 @@ class CorefResult:
 
 
 def document_language(doc: Document) -> str:
-    """``doc.language``, or (when "und") the language py3langid detects on the first 50k chars."""
+    """``doc.language``, or (when "und") the language detected with py3langid."""
     lang = (doc.language or "und").lower()
     if lang != "und":
         return lang
-    sample = doc.text[:50_000]
-    if not sample.strip():
-        return "und"
-    try:
-        from core.language import language_code
-    except ImportError:  # core.language is optional here; py3langid directly
-        language_code = None
-    try:
-        if language_code is not None:
-            return language_code(sample)
-        import py3langid
+    from core.language import language_code
 
-        return str(py3langid.classify(sample)[0])
-    except Exception:  # detection is best effort; unknown stays "und"
-        return "und"
+    return language_code(doc.text)
 
 
 def cache_dir() -> Path | None:

@@ -66,18 +66,16 @@ def _is_pron(tok: Any) -> bool:
     return tok.pos_ == "PRON" or tok.text in PERSONAL_PRONOUNS
 
 
-def clusters_to_pairs(text: str, clusters: Iterable[Sequence[Sequence[int]]], end_inclusive: bool = True,
-                      tagged: Any = None) -> list[Pair]:
+def clusters_to_pairs(text: str, clusters: Iterable[Sequence[Sequence[int]]], end_inclusive: bool = True) -> list[Pair]:
     """Entity–pronoun pairs (half-open) from coreference clusters of character spans.
 
     ``clusters``: lists of ``[start, end]`` spans (inclusive ends by default, as in the
-    reference parquet's ``mentions`` column). ``tagged``: an optional spaCy Doc of
-    ``text.lower()`` (computed when not given).
+    reference parquet's ``mentions`` column).
     """
     clusters = [[(int(s), int(e) + (1 if end_inclusive else 0)) for s, e in c] for c in clusters]
     if not clusters:
         return []
-    sdoc = tagged if tagged is not None else _tagged_lower(text)
+    sdoc = _tagged_lower(text)
     spans: dict[tuple[int, int], Any] = {}
     for c in clusters:
         for s, e in c:
