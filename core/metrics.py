@@ -64,6 +64,10 @@ class MetricSettings:
 
 
 def _as_pairs(spans: Iterable[SpanLike]) -> list[tuple[int, int]]:
+    try:
+        return [(s.start, s.end) for s in spans]  # fast path: Span objects
+    except AttributeError:
+        pass
     out = []
     for s in spans:
         if isinstance(s, Span):
@@ -74,24 +78,32 @@ def _as_pairs(spans: Iterable[SpanLike]) -> list[tuple[int, int]]:
     return out
 
 
-def _boundary_table(pairs: Sequence[tuple[int, int]]) -> tuple[np.ndarray, list[tuple[int, str]]]:
+def _boundary_table(pairs: Sequence[tuple[int, int]]) -> tuple[np.ndarray, "_Owners"]:
     """Sorted unique interior boundaries and, for each, (chunk index, "start"|"end").
 
     A boundary that is both a chunk's start and another's end is attributed to the
-    chunk that starts there.
+    chunk that starts there (the first such chunk).
     """
-    owner: dict[int, tuple[int, str]] = {}
     k = len(pairs)
-    for i, (a, b) in enumerate(pairs):
-        if i < k - 1:
-            owner.setdefault(b, (i, "end"))
-    for i, (a, b) in enumerate(pairs):
-        if i > 0:
-            prev = owner.get(a)
-            if prev is None or prev[1] == "end":
-                owner[a] = (i, "start")
-    keys = sorted(owner)
-    return np.asarray(keys, dtype=np.int64), [owner[x] for x in keys]
+    if k < 2:
+        return np.zeros(0, dtype=np.int64), _Owners(np.zeros(0, np.int64), np.zeros(0, np.int64))
+    arr = np.asarray(pairs, dtype=np.int64)
+    vals = np.concatenate([arr[1:, 0], arr[:-1, 1]])
+    kind = np.concatenate([np.zeros(k - 1, np.int64), np.ones(k - 1, np.int64)])  # 0 start, 1 end
+    chunk = np.concatenate([np.arange(1, k), np.arange(0, k - 1)])
+    order = np.lexsort((chunk, kind, vals))
+    vals, kind, chunk = vals[order], kind[order], chunk[order]
+    first = np.ones(len(vals), dtype=bool)
+    first[1:] = vals[1:] != vals[:-1]
+    return vals[first], _Owners(chunk[first], kind[first])
+
+
+class _Owners:
+    def __init__(self, chunk: np.ndarray, kind: np.ndarray):
+        self.chunk, self.kind = chunk, kind
+
+    def __getitem__(self, i: int) -> tuple[int, str]:
+        return int(self.chunk[i]), ("start" if self.kind[i] == 0 else "end")
 
 
 def interior_boundaries(spans: Sequence[SpanLike]) -> list[int]:
@@ -146,12 +158,13 @@ def block_integrity(
         idx = np.searchsorted(bounds, lo, side="right")  # first b > lo
         cand = bounds[np.minimum(idx, len(bounds) - 1)]
         is_broken = (idx < len(bounds)) & (cand < hi)
-        for j in np.flatnonzero(is_broken).tolist():
-            i = int(idx[j])
+        js = np.flatnonzero(is_broken)
+        inside = (np.searchsorted(bounds, hi[js], side="left") - idx[js]).tolist()
+        ed, bl = edges.tolist(), bounds.tolist()
+        for j, i, n_inside in zip(js.tolist(), idx[js].tolist(), inside):
             chunk, side = owners[i]
-            n_inside = int(np.searchsorted(bounds, hi[j], side="left")) - i
             broken.append({
-                "block": [int(edges[j]), int(edges[j + 1])], "index": j, "boundary": int(bounds[i]),
+                "block": [ed[j], ed[j + 1]], "index": j, "boundary": bl[i],
                 "chunk": chunk, "side": side, "boundaries_inside": n_inside,
             })
     intact = nblocks - len(broken)
@@ -162,37 +175,51 @@ def block_integrity(
 
 
 # --------------------------------------------------------------------------- RC
-def _pair_extent(pair: Any) -> tuple[int, int, tuple[int, int], tuple[int, int]]:
-    (ea, eb), (pa, pb) = _as_pairs(pair)
-    first, second = sorted([(ea, eb), (pa, pb)])
-    return first[0], second[1], (ea, eb), (pa, pb)
+def pair_table(pairs: Any) -> np.ndarray:
+    """Entity-pronoun pairs as an (N, 4) int64 array: entity start, end, pronoun start, end.
+
+    Accepts ``((es, ee), (ps, pe))`` tuples, Span pairs or an (N, 4) array; convert once and
+    pass the array to ``references_completeness`` when scoring many chunkings.
+    """
+    if isinstance(pairs, np.ndarray) and pairs.ndim == 2 and pairs.shape[1] == 4:
+        return pairs.astype(np.int64, copy=False)
+    try:
+        arr = np.asarray(pairs, dtype=np.int64)
+    except (TypeError, ValueError):
+        arr = np.asarray([[x for span in _as_pairs(p) for x in span] for p in pairs], dtype=np.int64)
+    return arr.reshape(-1, 4)
 
 
-def references_completeness(spans: Sequence[SpanLike], pairs: Sequence[Any]) -> MetricResult:
-    """RC = 1 - missing / pairs; a pair is missing when an interior boundary lies in (s, t)."""
+def references_completeness(spans: Sequence[SpanLike], pairs: Any) -> MetricResult:
+    """RC = 1 - missing / pairs; a pair is missing when an interior boundary lies in (s, t).
+
+    ``s`` = start of the earlier mention (the one that starts first; on equal starts, the
+    shorter), ``t`` = end of the other one.
+    """
     chunks = _as_pairs(spans)
     if not chunks:
         return _no_chunks("RC")
-    if not pairs:
+    tab = pair_table(pairs) if len(pairs) else np.zeros((0, 4), dtype=np.int64)
+    if not len(tab):
         return MetricResult("RC", None, "no entity-pronoun pairs", {"pairs": 0, "split": []})
-    ext = [_pair_extent(p) for p in pairs]
-    s = np.fromiter((e[0] for e in ext), dtype=np.int64, count=len(ext))
-    t = np.fromiter((e[1] for e in ext), dtype=np.int64, count=len(ext))
+    es, ee, ps, pe = tab[:, 0], tab[:, 1], tab[:, 2], tab[:, 3]
+    ent_first = (es < ps) | ((es == ps) & (ee <= pe))
+    s = np.where(ent_first, es, ps)
+    t = np.where(ent_first, pe, ee)
     bounds, owners = _boundary_table(chunks)
     split: list[dict[str, Any]] = []
     if len(bounds):
         idx = np.searchsorted(bounds, s, side="right")  # first b > s
         cand = bounds[np.minimum(idx, len(bounds) - 1)]
         missing = (idx < len(bounds)) & (cand < t)
-        for j in np.flatnonzero(missing).tolist():
-            i = int(idx[j])
+        js = np.flatnonzero(missing)
+        bl = bounds.tolist()
+        for j, i, row in zip(js.tolist(), idx[js].tolist(), tab[js].tolist()):
             chunk, side = owners[i]
-            _, _, ent, pro = ext[j]
             split.append({
-                "pair": j, "entity": list(ent), "pronoun": list(pro), "boundary": int(bounds[i]),
-                "chunk": chunk, "side": side,
+                "pair": j, "entity": row[:2], "pronoun": row[2:], "boundary": bl[i], "chunk": chunk, "side": side,
             })
-    n = len(ext)
+    n = len(tab)
     return MetricResult("RC", 1 - len(split) / n, "", {"pairs": n, "missing": len(split), "split": split})
 
 
