@@ -209,3 +209,15 @@ def test_clusters_to_pairs_reproduces_reference_pairs(corpus_dir):
         pairs = clusters_to_pairs(text, [[tuple(m) for m in c] for c in row["mentions"]])
         ref = [Pair(Span(e[0], e[1] + 1), Span(p[0], p[1] + 1)) for e, p in row["entity_pron_mentions"]]
         assert pairs == ref
+
+
+def test_heuristic_on_empty_and_long_unbroken_text():
+    assert resolve("") == [] and resolve("   \n\n  ") == []
+    res = get_pairs(en(""))
+    assert res.pairs == [] and res.reason
+    # one 60k-character block without blank lines is cut, not handed whole to the parser
+    line = "The Board adopts its rules.\n"
+    text = line * (60_000 // len(line))
+    pairs = resolve(text)
+    assert len(pairs) == text.count("its")
+    assert all(text[p.entity.start:p.entity.end] == "The Board" for p in pairs)

@@ -53,6 +53,7 @@ from core.document import Document, Span
 VERSION = "heuristic-2"
 MAX_SENTENCES_BACK = 3
 BATCH_SIZE = 64
+MAX_BLOCK_CHARS = 20_000  # longer blocks (no blank lines) are cut at line ends
 
 # pronoun -> (number, kind): number "sg"/"pl"; kind "thing", "person", "any"
 PRONOUNS: dict[str, tuple[str, str]] = {
@@ -116,6 +117,21 @@ class _Cand:
             self.ent = (self.start, self.end)
 
 
+def _pieces(block: str) -> list[tuple[int, int]]:
+    """Cut a block longer than MAX_BLOCK_CHARS at line ends (else spaces) so the parser's memory stays small."""
+    out, pos = [], 0
+    while len(block) - pos > MAX_BLOCK_CHARS:
+        limit = pos + MAX_BLOCK_CHARS
+        cut = block.rfind("\n", pos + 1, limit)
+        if cut <= pos:
+            cut = block.rfind(" ", pos + 1, limit)
+        cut = cut + 1 if cut > pos else limit  # cut after the newline/space
+        out.append((pos, cut))
+        pos = cut
+    out.append((pos, len(block)))
+    return out
+
+
 def _blocks(text: str) -> list[tuple[int, str, str]]:
     """(offset, block text, kind) with kind "text", "heading" or "skip"."""
     out = []
@@ -130,7 +146,7 @@ def _blocks(text: str) -> list[tuple[int, str, str]]:
                 kind = "heading"
             else:
                 kind = "text"
-            out.append((pos, chunk, kind))
+            out.extend((pos + a, chunk[a:b], kind) for a, b in _pieces(chunk))
         if m:
             pos = m.end()
     return out
@@ -193,7 +209,7 @@ def _candidates(sdoc: Any, offset: int, block: int, sent_base: int) -> tuple[lis
         person = low in PERSON_NOUNS
         embedded = root.dep_ == "pobj" and root.head.dep_ == "prep" and root.head.head.tag_ in NOUN_TAGS
         cands.append(_Cand(
-            start=offset + sdoc[nc.start].idx, end=offset + nc.end_char, sent=sent_of[root.i], tok=root.i,
+            start=offset + next((t.idx for t in nc if not t.is_space), nc.start_char), end=offset + nc.end_char, sent=sent_of[root.i], tok=root.i,
             block=block, plural=plural, person=person, subject=root.dep_ in SUBJECT_DEPS, embedded=embedded,
             head_i=root.head.i, arg=root.dep_ in ARG_DEPS,
         ))
