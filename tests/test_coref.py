@@ -221,3 +221,30 @@ def test_heuristic_on_empty_and_long_unbroken_text():
     pairs = resolve(text)
     assert len(pairs) == text.count("its")
     assert all(text[p.entity.start:p.entity.end] == "The Board" for p in pairs)
+
+
+class _FakeMaverick:
+    """Stands in for maverick.Maverick: clusters "The Board" with every later "its"."""
+
+    def predict(self, tokens):
+        clusters, board = [], None
+        for i, tok in enumerate(tokens):
+            if tok == "Board" and i and tokens[i - 1] == "The":
+                board = (i - 1, i)
+            elif tok == "its" and board is not None:
+                clusters.append([board, (i, i)])
+        return {"clusters_token_offsets": clusters}
+
+
+def test_maverick_pairs_with_a_stand_in_model(monkeypatch):
+    import core.coref.maverick as mv
+
+    monkeypatch.setattr(mv, "load_model", lambda name=None, device=None: _FakeMaverick())
+    monkeypatch.setattr(mv, "WINDOW_WORDS", 12)  # several overlapping windows
+    text = "The Board met.\nThe Board adopts its rules.\nIt met again.\nThe Board publishes its report.\n"
+    res = get_pairs(en(text), "maverick", model="local/dir")
+    got = [(text[p.entity.start:p.entity.end], text[p.pronoun.start:p.pronoun.end], p.pronoun.start) for p in res.pairs]
+    assert got == [("The Board", "its", text.index("its")), ("The Board", "its", text.rindex("its"))]
+    first = res.pairs[0]
+    assert first.entity.start == text.index("The Board adopts")  # closest preceding mention
+    assert res.backend == "maverick" and res.info["model"] == "local/dir"

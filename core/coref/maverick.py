@@ -10,7 +10,8 @@ Pipeline (as the reference data was produced): the text is cut at line ends into
 most ``WINDOW_WORDS`` words overlapping by ``OVERLAP_LINES`` lines; Maverick clusters each window;
 clusters sharing a mention are merged; clusters whose mentions all read the same, and
 digit-only mentions, are dropped; then :func:`clusters_to_pairs` turns clusters into
-entity–pronoun pairs.
+entity–pronoun pairs. (Unlike the reference data, mention ends here exclude the token's trailing
+whitespace; RC only uses entity starts and pronoun ends, which are unaffected.)
 
 Pair rule (inferred from, and checked against, the reference parquet files): the text is
 POS-tagged in lower case; inside each cluster a mention nested in a longer mention of the same
