@@ -1,0 +1,126 @@
+"""``chunkscope corpus`` and ``chunkscope corpus-report``: adaptive chunking over many documents."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Any
+
+from core.cli_analyze import add_analysis_options, settings_from_args
+
+
+class CorpusProgress:
+    """A progress bar (rewritten line on a terminal) plus one status line per finished document."""
+
+    def __init__(self, stream=sys.stderr, quiet: bool = False):
+        self.stream, self.quiet = stream, quiet
+        self.tty = hasattr(stream, "isatty") and stream.isatty()
+        self.t0 = time.perf_counter()
+        self._bar_shown = False
+
+    def _bar(self, done: int, total: int, current: str = "") -> str:
+        width = 24
+        filled = int(width * done / total) if total else width
+        return (f"[{'#' * filled}{'.' * (width - filled)}] {done}/{total} "
+                f"{time.perf_counter() - self.t0:7.1f}s {current}")[:110]
+
+    def __call__(self, done: int, total: int, entry: dict[str, Any]) -> None:
+        if self.quiet:
+            return
+        status = entry.get("status", "")
+        if status in ("start", "running"):
+            if self.tty:
+                self.stream.write("\r" + self._bar(done, total, entry.get("name", "")).ljust(110))
+                self._bar_shown = True
+            elif status == "start":
+                self.stream.write(f"corpus: {total} documents, {entry.get('todo', 0)} to analyze\n")
+            self.stream.flush()
+            return
+        if self._bar_shown:
+            self.stream.write("\r" + " " * 110 + "\r")
+        name = entry.get("rel") or entry.get("name", "")
+        if status == "ok":
+            line = (f"ok      {name}  ({entry.get('tokens', 0)} tokens, {entry.get('seconds', 0):.1f}s, "
+                    f"winner {entry.get('winner') or 'none'})")
+        elif status == "skipped":
+            line = f"skipped {name}  ({entry.get('reason', '')})"
+        else:
+            line = f"FAILED  {name}  ({entry.get('reason', '')})"
+        self.stream.write(line + "\n")
+        if self.tty and done < total:
+            self.stream.write(self._bar(done, total))
+            self._bar_shown = True
+        elif not self.tty:
+            self.stream.write(self._bar(done, total) + "\n")
+        self.stream.flush()
+
+
+def add_corpus(sub) -> None:
+    p = sub.add_parser(
+        "corpus",
+        help="analyze every document in a folder (or glob): per-document reports, tidy tables, winners",
+        description="Run the analysis on every supported file (PDF, Markdown, text, reference JSON) found "
+        "recursively in DIR (or matching GLOB), picking up precomputed mentions (sibling mentions/ folder or "
+        "STEM.mentions.parquet|json). Resumable: documents already analyzed with the same settings are "
+        "skipped. A failing document is reported and skipped.",
+    )
+    p.add_argument("inputs", nargs="+", metavar="DIR_OR_GLOB", help="folder(s), glob pattern(s) or file(s)")
+    p.add_argument("--out", required=True, metavar="RESULTS_DIR", help="results directory (created if needed)")
+    p.add_argument("--jobs", type=int, default=1, metavar="N", help="documents analyzed in parallel (processes)")
+    p.add_argument("--max-bytes", type=int, default=None, metavar="N", help="refuse files larger than N bytes")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    add_analysis_options(p)
+    p.set_defaults(func=cmd_corpus)
+
+
+def cmd_corpus(args: argparse.Namespace) -> int:
+    from core.corpus import run_corpus
+
+    if args.jobs < 1:
+        raise ValueError("--jobs must be >= 1")
+    if args.mentions:
+        raise ValueError("--mentions names one document's file; in corpus mode put mentions beside the documents "
+                         "(mentions/STEM.parquet or STEM.mentions.json)")
+    settings = settings_from_args(args)
+    summary = run_corpus(args.inputs, args.out, settings, jobs=args.jobs,
+                         progress=CorpusProgress(quiet=args.quiet), max_bytes=args.max_bytes)
+    c, t = summary["counts"], summary["timings"]
+    print(f"{c['documents']} documents: {c['ok']} analyzed, {c['skipped']} skipped, {c['failed']} failed "
+          f"in {t['total']:.1f}s" + (f" ({t['documents_per_minute']:.2f} documents/min, "
+                                     f"{t['tokens_per_second']:.0f} tokens/s)" if t.get("documents_per_minute") else ""))
+    for e in summary["documents"]:
+        if e.get("status") == "failed":
+            print(f"failed: {e.get('rel')}: {e.get('reason')}")
+    print(f"wrote {args.out}/summary.json, metrics.parquet, metrics.csv, winners.jsonl, reports/")
+    print(f"next: chunkscope corpus-report {args.out}")
+    return 0 if c["ok"] + c["skipped"] > 0 or c["documents"] == 0 else 1
+
+
+def add_corpus_report(sub) -> None:
+    p = sub.add_parser(
+        "corpus-report",
+        help="print the paper's Tables 2, 3 and 4 for a corpus results directory; write an HTML report",
+        description="Read a results directory written by `chunkscope corpus` and print chunk-size/runtime "
+        "statistics (Table 2), mean ± std of each metric x100 with the Adaptive row (Table 3), how often each "
+        "chunker is selected (Table 4), metric correlations (Spearman), a per-domain breakdown and the documents "
+        "where the adaptive choice differs most from the global best chunker.",
+    )
+    p.add_argument("results", metavar="RESULTS_DIR")
+    p.add_argument("--html", metavar="OUT", help="write a self-contained HTML report (default RESULTS_DIR/report.html)")
+    p.add_argument("--no-html", action="store_true", help="do not write the HTML report")
+    p.set_defaults(func=cmd_corpus_report)
+
+
+def cmd_corpus_report(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from core.corpus_report import CorpusResults, html_report, text_report
+
+    res = CorpusResults.load(args.results)
+    print(text_report(res))
+    if not args.no_html:
+        out = Path(args.html) if args.html else Path(args.results) / "report.html"
+        out.write_text(html_report(res), encoding="utf-8")
+        print(f"\nwrote {out}")
+    return 0

@@ -1,0 +1,444 @@
+"""Corpus-level tables and figures from a ``chunkscope corpus`` results directory.
+
+The paper's layouts (Adaptive Chunking, section 3):
+
+* **Table 2** -- chunk sizes in o200k tokens pooled over every chunk of the corpus (mean, max,
+  min, std. dev.), the number of chunks, and the time per document (mean seconds of that
+  chunking: chunking plus its metrics; the shared document embedding and coreference are not
+  included). The *Adaptive Chunking* row pools the winning chunks; its time is the sum of the
+  candidates' times (the pipeline runs every candidate), as in the paper.
+* **Table 3** -- mean ± sample std. dev. over documents of each metric x100 (a document where
+  a metric is undefined, e.g. RC without pairs, is left out of that metric), ``mean`` = the mean
+  of the five metric means (the paper's column), ``score`` = mean of the per-document scores
+  used by the adaptive selection. *Adaptive Chunking* = each document's winner.
+* **Table 4** -- % of documents for which the adaptive policy selected each chunker.
+* **Figure 1** -- Spearman rank correlation between metrics over (document, chunking) pairs
+  (pairwise complete observations).
+* Per-domain breakdown and the documents where the adaptive choice beats the globally best
+  chunker (the candidate with the highest mean score) by the largest score gap.
+
+Everything is read from files (``metrics.parquet`` and the per-document reports), so the
+tables can be rebuilt any time without re-running the analysis. ``* `` marks a candidate.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from core.corpus import load_summary
+from core.report import METRICS
+
+ADAPTIVE = "Adaptive Chunking"
+
+
+@dataclass
+class CorpusResults:
+    dir: Path
+    summary: dict[str, Any]
+    df: Any  # pandas DataFrame, tidy (core.corpus.TIDY_COLUMNS)
+    tokens: dict[str, list[int]] = field(default_factory=dict)  # chunker -> every chunk's tokens
+    seconds: dict[str, list[float]] = field(default_factory=dict)  # chunker -> seconds per document
+    winner_tokens: list[int] = field(default_factory=list)
+    order: list[str] = field(default_factory=list)
+    candidates: list[str] = field(default_factory=list)
+
+    @classmethod
+    def load(cls, results_dir: str | Path) -> "CorpusResults":
+        import pandas as pd
+
+        d = Path(results_dir)
+        summary = load_summary(d)
+        pq = d / "metrics.parquet"
+        if pq.is_file():
+            df = pd.read_parquet(pq)
+        elif (d / "metrics.csv").is_file():
+            df = pd.read_csv(d / "metrics.csv")
+        else:
+            raise ValueError(f"{d}: no metrics.parquet or metrics.csv")
+        res = cls(dir=d, summary=summary, df=df)
+        res.candidates = list(summary.get("settings", {}).get("candidates") or [])
+        seen: list[str] = []
+        for e in summary.get("documents", []):
+            if not e.get("report"):
+                continue
+            try:
+                rep = json.loads((d / e["report"]).read_text(encoding="utf-8"))
+            except (OSError, json.JSONDecodeError):
+                continue
+            for c in rep.get("chunkings", []):
+                if c.get("status") != "ok":
+                    continue
+                toks = [ch["tokens"] for ch in c.get("chunks", [])]
+                res.tokens.setdefault(c["id"], []).extend(toks)
+                res.seconds.setdefault(c["id"], []).append(float(c.get("seconds") or 0.0))
+                if c["id"] not in seen:
+                    seen.append(c["id"])
+                if c["id"] == rep.get("winner"):
+                    res.winner_tokens.extend(toks)
+            del rep
+        res.order = [c for c in res.candidates if c in seen] + [c for c in seen if c not in res.candidates]
+        return res
+
+    # -------------------------------------------------------------- data views
+    def documents(self) -> list[dict[str, Any]]:
+        return [e for e in self.summary.get("documents", []) if e.get("report")]
+
+    def wide(self):
+        """One row per (document, chunker): columns METRICS + score + chunks + candidate/winner/domain."""
+        df = self.df
+        if df.empty:
+            import pandas as pd
+
+            return pd.DataFrame(columns=["document", "chunker", "domain", "candidate", "winner", *METRICS, "score"])
+        w = df.pivot_table(index=["document", "chunker"], columns="metric", values="value", aggfunc="first",
+                           dropna=False)
+        meta = df.groupby(["document", "chunker"])[["domain", "candidate", "winner"]].first()
+        w = w.join(meta).reset_index()
+        for m in (*METRICS, "score"):
+            if m not in w.columns:
+                w[m] = float("nan")
+        return w
+
+
+# ---------------------------------------------------------------------- tables as data
+def _stats(values: list[float]) -> dict[str, float]:
+    n = len(values)
+    if not n:
+        return {"n": 0, "mean": math.nan, "std": math.nan, "min": math.nan, "max": math.nan}
+    mean = sum(values) / n
+    std = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1)) if n > 1 else math.nan
+    return {"n": n, "mean": mean, "std": std, "min": min(values), "max": max(values)}
+
+
+def table2(res: CorpusResults) -> list[dict[str, Any]]:
+    rows = []
+    n_docs = len(res.documents()) or 1
+    for cid in res.order:
+        toks = res.tokens.get(cid, [])
+        st = _stats([float(t) for t in toks])
+        secs = res.seconds.get(cid, [])
+        rows.append({"chunker": cid, "candidate": cid in res.candidates, "mean": st["mean"], "max": st["max"],
+                     "min": st["min"], "std": st["std"], "chunks": len(toks),
+                     "time": sum(secs) / len(secs) if secs else math.nan})
+    st = _stats([float(t) for t in res.winner_tokens])
+    cand_time = sum(r["time"] for r in rows if r["candidate"] and not math.isnan(r["time"]))
+    rows.append({"chunker": ADAPTIVE, "candidate": True, "mean": st["mean"], "max": st["max"], "min": st["min"],
+                 "std": st["std"], "chunks": len(res.winner_tokens), "time": cand_time if n_docs else math.nan})
+    return rows
+
+
+def _metric_rows(w, label: str, candidate: bool) -> dict[str, Any]:
+    row: dict[str, Any] = {"chunker": label, "candidate": candidate, "documents": int(len(w))}
+    means = []
+    for m in METRICS:
+        vals = [float(v) * 100 for v in w[m].tolist() if v == v and v is not None]
+        st = _stats(vals)
+        row[m] = st["mean"]
+        row[f"{m}_std"] = st["std"]
+        row[f"{m}_n"] = st["n"]
+        if st["n"]:
+            means.append(st["mean"])
+    row["mean"] = sum(means) / len(means) if means else math.nan
+    sc = [float(v) * 100 for v in w["score"].tolist() if v == v and v is not None]
+    row["score"] = sum(sc) / len(sc) if sc else math.nan
+    return row
+
+
+def table3(res: CorpusResults) -> list[dict[str, Any]]:
+    w = res.wide()
+    rows = [_metric_rows(w[w["chunker"] == cid], cid, cid in res.candidates) for cid in res.order]
+    rows.append(_metric_rows(w[w["winner"] == True], ADAPTIVE, True))  # noqa: E712
+    return rows
+
+
+def table4(res: CorpusResults) -> list[dict[str, Any]]:
+    docs = res.documents()
+    counts: dict[str, int] = {}
+    for e in docs:
+        counts[e.get("winner") or "(none)"] = counts.get(e.get("winner") or "(none)", 0) + 1
+    total = len(docs) or 1
+    return [{"chunker": k, "documents": v, "percent": 100.0 * v / total}
+            for k, v in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+
+def spearman(res: CorpusResults):
+    """Spearman correlation matrix (pandas DataFrame) between metrics over (document, chunking)."""
+    w = res.wide()
+    return w[list(METRICS)].astype(float).corr(method="spearman", min_periods=3)
+
+
+def global_best(res: CorpusResults) -> str | None:
+    t3 = [r for r in table3(res) if r["chunker"] != ADAPTIVE and r["candidate"] and r["score"] == r["score"]]
+    if not t3:
+        return None
+    return max(t3, key=lambda r: r["score"])["chunker"]
+
+
+def adaptive_gaps(res: CorpusResults, limit: int = 10) -> list[dict[str, Any]]:
+    """Documents whose winner differs from the global best chunker, largest score gap first."""
+    best = global_best(res)
+    if best is None:
+        return []
+    w = res.wide()
+    out = []
+    for doc, g in w.groupby("document"):
+        win = g[g["winner"] == True]  # noqa: E712
+        if win.empty:
+            continue
+        wrow = win.iloc[0]
+        if wrow["chunker"] == best:
+            continue
+        b = g[g["chunker"] == best]
+        b_score = float(b["score"].iloc[0]) if not b.empty and b["score"].iloc[0] == b["score"].iloc[0] else math.nan
+        gap = float(wrow["score"]) - b_score if b_score == b_score else math.nan
+        out.append({"document": doc, "domain": wrow["domain"], "winner": wrow["chunker"],
+                    "winner_score": float(wrow["score"]), "global_best": best, "global_best_score": b_score,
+                    "gap": gap})
+    out.sort(key=lambda r: (-(r["gap"] if r["gap"] == r["gap"] else math.inf), r["document"]))
+    return out[:limit]
+
+
+def domain_breakdown(res: CorpusResults) -> list[dict[str, Any]]:
+    w = res.wide()
+    docs = res.documents()
+    rows = []
+    domains = sorted({e.get("domain") or "" for e in docs})
+    for dom in domains:
+        dd = [e for e in docs if (e.get("domain") or "") == dom]
+        ws = w[w["domain"].fillna("") == dom]
+        sel: dict[str, int] = {}
+        for e in dd:
+            sel[e.get("winner") or "(none)"] = sel.get(e.get("winner") or "(none)", 0) + 1
+        per = {cid: float(ws[ws["chunker"] == cid]["score"].mean()) * 100 for cid in res.order}
+        cands = {k: v for k, v in per.items() if k in res.candidates and v == v}
+        win = ws[ws["winner"] == True]["score"]  # noqa: E712
+        rows.append({"domain": dom or "(none)", "documents": len(dd),
+                     "tokens": sum(int(e.get("tokens") or 0) for e in dd),
+                     "adaptive": float(win.mean()) * 100 if len(win) else math.nan,
+                     "best": max(cands, key=cands.get) if cands else "",
+                     "best_score": max(cands.values()) if cands else math.nan,
+                     "selection": sel, "scores": per})
+    return rows
+
+
+# ---------------------------------------------------------------------- text layout
+def _f(v: float, digits: int = 1) -> str:
+    return "-" if v is None or v != v else f"{v:.{digits}f}"
+
+
+def _mark(row: dict[str, Any]) -> str:
+    return "* " if row.get("candidate") and row["chunker"] != ADAPTIVE else "  "
+
+
+def format_table2(rows: list[dict[str, Any]]) -> str:
+    w = max([len(r["chunker"]) for r in rows] + [16]) + 2
+    head = f"{'Chunking method':<{w}} {'mean':>6} {'max':>6} {'min':>5} {'std. dev.':>9} {'# chunks':>8} {'time/doc [s]':>12}"
+    lines = ["Table 2: chunk sizes (o200k tokens, all chunks of the corpus) and runtime", head, "-" * len(head)]
+    for r in rows:
+        if r["chunker"] == ADAPTIVE:
+            lines.append("-" * len(head))
+        lines.append(f"{_mark(r) + r['chunker']:<{w}} {_f(r['mean'], 0):>6} {_f(r['max'], 0):>6} {_f(r['min'], 0):>5} "
+                     f"{_f(r['std'], 0):>9} {r['chunks']:>8} {_f(r['time'], 2):>12}")
+    return "\n".join(lines)
+
+
+def format_table3(rows: list[dict[str, Any]]) -> str:
+    w = max([len(r["chunker"]) for r in rows] + [16]) + 2
+    head = f"{'Chunking method':<{w}} " + " ".join(f"{m:>12}" for m in METRICS) + f" {'mean':>6} {'score':>6}"
+    lines = ["Table 3: metrics x100, mean ± std. dev. over documents", head, "-" * len(head)]
+    for r in rows:
+        if r["chunker"] == ADAPTIVE:
+            lines.append("-" * len(head))
+        cells = []
+        for m in METRICS:
+            cells.append(f"{_f(r[m])}±{_f(r[m + '_std'])}" if r[f"{m}_n"] else "-")
+        lines.append(f"{_mark(r) + r['chunker']:<{w}} " + " ".join(f"{c:>12}" for c in cells)
+                     + f" {_f(r['mean'], 2):>6} {_f(r['score'], 2):>6}")
+    return "\n".join(lines)
+
+
+def format_table4(rows: list[dict[str, Any]], n_docs: int) -> str:
+    w = max([len(r["chunker"]) for r in rows] + [16]) + 2
+    head = f"{'Selected method':<{w}} {'% selection':>11} {'documents':>9}"
+    lines = [f"Table 4: chunker selected by the adaptive policy ({n_docs} documents)", head, "-" * len(head)]
+    for r in rows:
+        lines.append(f"{r['chunker']:<{w}} {r['percent']:>11.0f} {r['documents']:>9}")
+    return "\n".join(lines)
+
+
+def format_corr(corr) -> str:
+    lines = ["Figure 1: Spearman correlation between metrics (over document x chunking)",
+             "       " + " ".join(f"{m:>6}" for m in corr.columns)]
+    for m in corr.index:
+        lines.append(f"{m:<6} " + " ".join(f"{_f(corr.loc[m, c], 2):>6}" for c in corr.columns))
+    return "\n".join(lines)
+
+
+def format_domains(rows: list[dict[str, Any]]) -> str:
+    lines = ["Per domain: adaptive mean score x100, best single candidate, selections"]
+    for r in rows:
+        sel = ", ".join(f"{k} {v}" for k, v in sorted(r["selection"].items(), key=lambda kv: -kv[1]))
+        lines.append(f"  {r['domain']:<12} {r['documents']:>3} docs {r['tokens']:>8} tokens  adaptive {_f(r['adaptive'], 2)}"
+                     f"  best {r['best'] or '-'} {_f(r['best_score'], 2)}  selected: {sel}")
+    return "\n".join(lines)
+
+
+def format_gaps(rows: list[dict[str, Any]], best: str | None) -> str:
+    if best is None:
+        return "Adaptive vs global best: no candidate scored."
+    lines = [f"Where the adaptive choice differs most from the global best chunker ({best}), score x100"]
+    if not rows:
+        lines.append("  (the adaptive policy picked the global best for every document)")
+    for r in rows:
+        lines.append(f"  +{_f(r['gap'] * 100, 2):>5}  {r['document'][:70]}  {r['winner']} {_f(r['winner_score'] * 100, 2)}"
+                     f" vs {_f(r['global_best_score'] * 100, 2)}")
+    return "\n".join(lines)
+
+
+def text_report(res: CorpusResults) -> str:
+    s = res.summary
+    c = s.get("counts", {})
+    docs = res.documents()
+    failed = [e for e in s.get("documents", []) if e.get("status") == "failed"]
+    head = (f"Corpus: {len(docs)} documents with a report ({c.get('ok', 0)} analyzed in the last run, "
+            f"{c.get('skipped', 0)} skipped, {c.get('failed', 0)} failed), "
+            f"{sum(int(e.get('tokens') or 0) for e in docs):,} tokens. '* ' = candidate of the adaptive policy.")
+    parts = [head, "", format_table2(table2(res)), "", format_table3(table3(res)), "",
+             format_table4(table4(res), len(docs)), "", format_corr(spearman(res)), "",
+             format_domains(domain_breakdown(res)), "", format_gaps(adaptive_gaps(res), global_best(res))]
+    if failed:
+        parts += ["", "Failed documents:"] + [f"  {e.get('rel')}: {e.get('reason')}" for e in failed]
+    return "\n".join(parts)
+
+
+# ---------------------------------------------------------------------- figures
+def correlation_figure(corr):
+    import plotly.graph_objects as go
+
+    from core.viz import _layout
+
+    z = corr.values.tolist()
+    text = [[_f(v, 2) for v in row] for row in z]
+    fig = go.Figure(go.Heatmap(z=z, x=list(corr.columns), y=list(corr.index), zmin=-1, zmax=1,
+                               colorscale="RdBu", reversescale=True, text=text, texttemplate="%{text}",
+                               hovertemplate="%{y} vs %{x}: ρ=%{z:.2f}<extra></extra>"))
+    fig.update_yaxes(autorange="reversed")
+    return _layout(fig, "Spearman correlation between metrics", height=420)
+
+
+def selection_figure(rows: list[dict[str, Any]]):
+    import plotly.graph_objects as go
+
+    from core.viz import _layout, chunker_color
+
+    fig = go.Figure(go.Bar(x=[r["chunker"] for r in rows], y=[r["percent"] for r in rows],
+                           marker_color=[chunker_color(r["chunker"]) for r in rows],
+                           text=[f"{r['percent']:.0f}% ({r['documents']})" for r in rows], textposition="auto"))
+    fig.update_yaxes(title="% of documents", range=[0, 100])
+    return _layout(fig, "Chunker selected by the adaptive policy", height=360)
+
+
+def domain_figure(res: CorpusResults, rows: list[dict[str, Any]] | None = None):
+    import plotly.graph_objects as go
+
+    from core.viz import _layout, chunker_color
+
+    rows = rows if rows is not None else domain_breakdown(res)
+    fig = go.Figure()
+    doms = [r["domain"] for r in rows]
+    for cid in res.order:
+        fig.add_trace(go.Bar(name=cid, x=doms, y=[r["scores"].get(cid) for r in rows],
+                             marker_color=chunker_color(cid)))
+    fig.add_trace(go.Scatter(name=ADAPTIVE, x=doms, y=[r["adaptive"] for r in rows], mode="markers",
+                             marker=dict(symbol="diamond", size=14, color="black")))
+    fig.update_layout(barmode="group")
+    fig.update_yaxes(title="mean score x100")
+    return _layout(fig, "Mean score per domain", height=420)
+
+
+def score_figure(res: CorpusResults):
+    import plotly.graph_objects as go
+
+    from core.viz import _layout, chunker_color
+
+    w = res.wide()
+    fig = go.Figure()
+    for cid in res.order:
+        g = w[w["chunker"] == cid]
+        fig.add_trace(go.Box(y=(g["score"] * 100).tolist(), name=cid, text=g["document"].tolist(),
+                             boxpoints="all", marker_color=chunker_color(cid)))
+    g = w[w["winner"] == True]  # noqa: E712
+    fig.add_trace(go.Box(y=(g["score"] * 100).tolist(), name=ADAPTIVE, text=g["document"].tolist(),
+                         boxpoints="all", marker_color="black"))
+    fig.update_layout(showlegend=False)
+    fig.update_yaxes(title="score x100")
+    return _layout(fig, "Score per document", height=420)
+
+
+# ---------------------------------------------------------------------- HTML
+def _html_table(headers: list[str], rows: list[list[Any]], bold_last: bool = False) -> str:
+    out = ["<table><thead><tr>" + "".join(f"<th>{html.escape(str(h))}</th>" for h in headers) + "</tr></thead><tbody>"]
+    for i, r in enumerate(rows):
+        cls = ' class="adaptive"' if bold_last and i == len(rows) - 1 else ""
+        out.append(f"<tr{cls}>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>")
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def html_report(res: CorpusResults) -> str:
+    """A self-contained HTML page: the tables, the heatmap and charts (plotly.js inlined once)."""
+    t2, t3, t4 = table2(res), table3(res), table4(res)
+    docs = res.documents()
+    dom = domain_breakdown(res)
+    best = global_best(res)
+    gaps = adaptive_gaps(res)
+    corr = spearman(res)
+    figs = [correlation_figure(corr), selection_figure(t4), score_figure(res)]
+    if len([d for d in dom if d["domain"] != "(none)"]) >= 1:
+        figs.append(domain_figure(res, dom))
+    fig_html = [f.to_html(full_html=False, include_plotlyjs=("inline" if i == 0 else False),
+                          config={"displaylogo": False}) for i, f in enumerate(figs)]
+    name = lambda r: ("* " if r.get("candidate") and r["chunker"] != ADAPTIVE else "") + r["chunker"]  # noqa: E731
+    t2h = _html_table(["Chunking method", "mean", "max", "min", "std. dev.", "# chunks", "time/doc [s]"],
+                      [[name(r), _f(r["mean"], 0), _f(r["max"], 0), _f(r["min"], 0), _f(r["std"], 0), r["chunks"],
+                        _f(r["time"], 2)] for r in t2], bold_last=True)
+    t3h = _html_table(["Chunking method", *METRICS, "mean", "score"],
+                      [[name(r)] + [f"{_f(r[m])} ± {_f(r[m + '_std'])}" if r[f"{m}_n"] else "–" for m in METRICS]
+                       + [_f(r["mean"], 2), _f(r["score"], 2)] for r in t3], bold_last=True)
+    t4h = _html_table(["Selected method", "% selection", "documents"],
+                      [[r["chunker"], f"{r['percent']:.0f}", r["documents"]] for r in t4])
+    domh = _html_table(["domain", "documents", "tokens", "adaptive score", "best candidate", "its score", "selected"],
+                       [[d["domain"], d["documents"], d["tokens"], _f(d["adaptive"], 2), d["best"],
+                         _f(d["best_score"], 2), ", ".join(f"{k} {v}" for k, v in d["selection"].items())] for d in dom])
+    gaph = _html_table(["document", "domain", "winner", "winner score", f"{best} score", "gap"],
+                       [[g["document"], g["domain"], g["winner"], _f(g["winner_score"] * 100, 2),
+                         _f(g["global_best_score"] * 100, 2), _f(g["gap"] * 100, 2)] for g in gaps])
+    doch = _html_table(["document", "domain", "language", "tokens", "status", "winner", "reason"],
+                       [[e.get("name", ""), e.get("domain", ""), e.get("language", ""), e.get("tokens", ""),
+                         e.get("status", ""), e.get("winner") or "", e.get("reason", "")]
+                        for e in res.summary.get("documents", [])])
+    c = res.summary.get("counts", {})
+    css = ("body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px}table{border-collapse:collapse;"
+           "margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}td:first-child,"
+           "th:first-child{text-align:left}tr.adaptive{font-weight:bold;background:#f3f3f3}caption{text-align:left}")
+    return (
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>ChunkScope corpus report</title>"
+        f"<style>{css}</style></head><body>"
+        "<h1>ChunkScope corpus report</h1>"
+        f"<p>{len(docs)} documents with a report ({c.get('failed', 0)} failed), "
+        f"{sum(int(e.get('tokens') or 0) for e in docs):,} tokens. Candidates of the adaptive policy are marked *.</p>"
+        "<h2>Table 2: chunk sizes (o200k tokens) and runtime</h2>" + t2h
+        + "<h2>Table 3: metrics ×100, mean ± std. dev. over documents</h2>" + t3h
+        + "<h2>Table 4: selection by the adaptive policy</h2>" + t4h
+        + "<h2>Figure 1: metric correlations</h2>" + fig_html[0]
+        + "<h2>Selection and scores</h2>" + "".join(fig_html[1:3])
+        + "<h2>Per domain</h2>" + domh + ("".join(fig_html[3:]))
+        + f"<h2>Adaptive choice vs the global best ({html.escape(str(best))})</h2>" + gaph
+        + "<h2>Documents</h2>" + doch
+        + "</body></html>"
+    )
