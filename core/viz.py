@@ -106,9 +106,17 @@ def runtime_figure(report: Report, ids: Sequence[str]) -> go.Figure:
     return _layout(fig, "Runtime per chunking", height=320)
 
 
-def boundary_strip_figure(report: Report, ids: Sequence[str], text_length: int) -> go.Figure:
-    """One row per chunking along the document: boundaries as ticks, broken blocks and split pairs as marks."""
+def boundary_strip_figure(report: Report, ids: Sequence[str], text_length: int,
+                          view: tuple[int, int] | None = None, focus: int | None = None) -> go.Figure:
+    """One row per chunking along the document: boundaries as ticks, broken blocks and split pairs as marks.
+
+    ``view`` (start, end) is shaded (the part shown below the strip); ``focus`` (an offset, the
+    current problem) is a vertical line."""
     fig = go.Figure()
+    if view is not None:
+        fig.add_vrect(x0=view[0], x1=view[1], fillcolor="rgba(128,128,128,0.18)", line_width=0, layer="below")
+    if focus is not None:
+        fig.add_vline(x=focus, line=dict(color="#F0E442", width=3))
     rows = [cid for cid in ids if report.get(cid) is not None and report.get(cid).ok]
     for row, cid in enumerate(rows):
         c = report.get(cid)
@@ -158,6 +166,137 @@ def sweep_figure(rows: Sequence[dict[str, Any]], param: str) -> go.Figure:
     return _layout(fig, f"Sweep of {param}")
 
 
+# ------------------------------------------------------------------ tune views
+
+def radar_results_figure(results: Sequence[ChunkingResult], names: Sequence[str] | None = None,
+                         title: str = "Metrics: tuned vs baseline") -> go.Figure:
+    """Radar of chunking results given directly (e.g. a tuned configuration and its baseline)."""
+    fig = go.Figure()
+    theta = list(METRICS) + [METRICS[0]]
+    dashes = ["solid", "dash", "dot", "dashdot"]
+    for i, c in enumerate(results):
+        if c is None or not c.ok:
+            continue
+        name = names[i] if names else c.id
+        r = [c.metrics.get(m) for m in METRICS]
+        vals = [v if v is not None else 0.0 for v in r]
+        hover = [f"{m}: {'n/a' if v is None else f'{v:.3f}'}" for m, v in zip(METRICS, r)]
+        color = chunker_color(c.id)
+        fig.add_trace(go.Scatterpolar(
+            r=vals + vals[:1], theta=theta, name=name, fill="toself",
+            line=dict(color=color, width=2, dash=dashes[i % len(dashes)]), fillcolor=_rgba(color, 0.10),
+            text=hover + hover[:1], hoverinfo="text+name",
+        ))
+    fig.update_layout(polar=dict(bgcolor="rgba(0,0,0,0)", radialaxis=dict(range=[0, 1], tickvals=[0.25, 0.5, 0.75, 1.0])))
+    return _layout(fig, title)
+
+
+def sweep_cost_figure(rows: Sequence[dict[str, Any]], param: str, second: str = "tokens") -> go.Figure:
+    """Metrics and score along a sweep; on the second axis the index cost (``tokens``: total
+    tokens embedded) or the number of ``chunks``. Invalid points (no score) are left as gaps."""
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(specs=[[{"secondary_y": True}]])
+    xs = [r["value"] for r in rows]
+    palette = {"RC": "#CC79A7", "ICC": "#009E73", "DCC": "#56B4E9", "BI": "#E69F00", "SC": "#0072B2", "score": "#222"}
+    for m in (*METRICS, "score"):
+        ys = [(r.get("metrics") or {}).get(m) if m != "score" else r.get("score") for r in rows]
+        if all(y is None for y in ys):
+            continue
+        fig.add_trace(go.Scatter(x=xs, y=ys, name=m, mode="lines+markers",
+                                 line=dict(width=4 if m == "score" else 2, color=palette[m]),
+                                 hovertemplate=f"{html.escape(param)}=%{{x}}<br>{m} %{{y:.3f}}<extra></extra>"),
+                      secondary_y=False)
+    label = "total tokens embedded" if second == "tokens" else "chunks"
+    fig.add_trace(go.Bar(x=xs, y=[r.get(second) for r in rows], name=label, opacity=0.22, marker_color="#7F7F7F",
+                         customdata=[[r.get("chunks"), r.get("tokens")] for r in rows],
+                         hovertemplate="%{customdata[0]} chunks, %{customdata[1]} tokens<extra></extra>"),
+                  secondary_y=True)
+    fig.update_yaxes(title_text="metric / score", range=[0, 1.02], secondary_y=False)
+    fig.update_yaxes(title_text=label, secondary_y=True, rangemode="tozero")
+    fig.update_xaxes(title_text=param)
+    return _layout(fig, f"Sweep of {param}")
+
+
+def frontier_figure(points: Sequence[dict[str, Any]], front: Sequence[int], highlight: str | None = None) -> go.Figure:
+    """Score against index cost for every configuration tried; Pareto-optimal ones ringed and joined.
+
+    ``points``: dicts with ``name``, ``chunker`` (colour), ``tokens``, ``score``, ``chunks`` and
+    ``source`` (analysis | tuned | sweep | variant). ``front``: indices of Pareto-optimal points.
+    """
+    fig = go.Figure()
+    symbols = {"analysis": "circle", "tuned": "diamond", "sweep": "square", "variant": "star"}
+    groups: dict[str, list[int]] = {}
+    for i, p in enumerate(points):
+        if p.get("score") is not None and p.get("tokens") is not None:
+            groups.setdefault(str(p.get("chunker") or p["name"]), []).append(i)
+    for chunker, idx in groups.items():
+        color = chunker_color(chunker)
+        fig.add_trace(go.Scatter(
+            x=[points[i]["tokens"] for i in idx], y=[points[i]["score"] for i in idx], mode="markers",
+            name=chunker, marker=dict(color=color, size=10, opacity=0.85,
+                                      symbol=[symbols.get(points[i].get("source", ""), "circle") for i in idx],
+                                      line=dict(width=1, color="#333")),
+            text=[html.escape(str(points[i]["name"])) for i in idx],
+            customdata=[[points[i].get("chunks"), points[i].get("source", "")] for i in idx],
+            hovertemplate="%{text}<br>score %{y:.3f}<br>%{x:,} tokens embedded, %{customdata[0]} chunks"
+                          "<br>%{customdata[1]}<extra></extra>",
+        ))
+    fr = [i for i in front if points[i].get("score") is not None]
+    if fr:
+        fr = sorted(fr, key=lambda i: points[i]["tokens"])
+        fig.add_trace(go.Scatter(
+            x=[points[i]["tokens"] for i in fr], y=[points[i]["score"] for i in fr], mode="lines+markers",
+            name="Pareto-optimal", line=dict(shape="hv", dash="dot", color="#D55E00", width=1.5),
+            marker=dict(size=17, symbol="circle-open", color="#D55E00", line=dict(width=2)),
+            text=[html.escape(str(points[i]["name"])) for i in fr],
+            hovertemplate="Pareto-optimal: %{text}<extra></extra>",
+        ))
+    if highlight is not None:
+        hi = [p for p in points if p["name"] == highlight and p.get("score") is not None]
+        if hi:
+            fig.add_trace(go.Scatter(x=[hi[0]["tokens"]], y=[hi[0]["score"]], mode="markers", name="current",
+                                     marker=dict(size=22, symbol="x-thin-open", color="#000", line=dict(width=2)),
+                                     hoverinfo="skip"))
+    fig.update_xaxes(title_text="index cost (total tokens embedded)")
+    fig.update_yaxes(title_text="score")
+    return _layout(fig, "Quality–cost frontier", height=460)
+
+
+def semantic_curve_figure(info: dict[str, Any], text_length: int | None = None) -> go.Figure:
+    """The semantic chunker's neighbour-distance curve along the document, its threshold and cuts.
+
+    ``info`` is ``ChunkResult.info`` of ``semantic``: ``sentences`` (spans), ``distances``,
+    ``compared`` (the gradient for the gradient rule), ``threshold``, ``breakpoints``.
+    x = character offset where the next sentence starts (the candidate cut).
+    """
+    sents = info.get("sentences") or []
+    dist = info.get("distances") or []
+    comp = info.get("compared") or dist
+    xs = [sents[i + 1][0] for i in range(len(dist)) if i + 1 < len(sents)]
+    fig = go.Figure()
+    gradient = info.get("threshold_type") == "gradient"
+    fig.add_trace(go.Scatter(x=xs, y=dist[:len(xs)], mode="lines", name="neighbour distance",
+                             line=dict(color="#56B4E9", width=1.5),
+                             hovertemplate="cut at %{x}: distance %{y:.4f}<extra></extra>"))
+    if gradient:
+        fig.add_trace(go.Scatter(x=xs, y=comp[:len(xs)], mode="lines", name="gradient (compared)",
+                                 line=dict(color="#009E73", width=1.5),
+                                 hovertemplate="cut at %{x}: gradient %{y:.4f}<extra></extra>"))
+    thr = info.get("threshold")
+    if thr is not None:
+        fig.add_hline(y=thr, line=dict(color="#D55E00", dash="dash"),
+                      annotation_text=f"threshold {thr:.4f}", annotation_position="top left")
+    bps = [b for b in info.get("breakpoints") or [] if b < len(xs)]
+    if bps:
+        fig.add_trace(go.Scatter(x=[xs[b] for b in bps], y=[comp[b] for b in bps], mode="markers", name="cuts",
+                                 marker=dict(symbol="triangle-down", size=10, color="#D55E00"),
+                                 hovertemplate="cut at %{x}<extra></extra>"))
+    fig.update_xaxes(title_text="character offset", range=[0, text_length] if text_length else None)
+    fig.update_yaxes(title_text="gradient / distance" if gradient else "cosine distance")
+    return _layout(fig, f"Semantic breakpoints ({len(bps)} cuts)", height=340)
+
+
 # ------------------------------------------------------------------ highlighted text
 
 @dataclass
@@ -176,69 +315,127 @@ class Problems:
             out_of_size={o["chunk"]: o for o in c.diagnostics.get("SC", {}).get("out_of_size", [])},
         )
 
-    def positions(self, kind: str) -> list[int]:
-        """Document offsets of each problem of ``kind`` (broken | split | size), for navigation."""
+    def positions(self, kind: str, c: ChunkingResult | None = None) -> list[int]:
+        """Document offsets of each problem of ``kind`` (broken | split | size), for navigation.
+
+        ``size`` needs the chunking ``c`` (the offsets are its out-of-size chunks' starts)."""
         if kind == "broken":
             return [b["block"][0] for b in self.broken]
         if kind == "split":
             return [min(p["entity"][0], p["pronoun"][0]) for p in self.split]
+        if kind == "size" and c is not None:
+            return [c.chunks[i].start for i in sorted(self.out_of_size) if i < len(c.chunks)]
+        return []
+
+    def spans(self, kind: str, c: ChunkingResult | None = None) -> list[tuple[int, int]]:
+        """(start, end) of each problem of ``kind``: the broken block, the pair from its first
+        mention to the end of its last, or the out-of-size chunk."""
+        if kind == "broken":
+            return [(b["block"][0], b["block"][1]) for b in self.broken]
+        if kind == "split":
+            return [(min(p["entity"][0], p["pronoun"][0]), max(p["entity"][1], p["pronoun"][1])) for p in self.split]
+        if kind == "size" and c is not None:
+            return [(c.chunks[i].start, c.chunks[i].end) for i in sorted(self.out_of_size) if i < len(c.chunks)]
         return []
 
 
+# split pairs cycle through these, so that a pair's two ends share a colour and a P-tag
+PAIR_COLORS = ["#CC79A7", "#9467BD", "#E377C2", "#8C564B", "#17BECF", "#BCBD22"]
+
 HIGHLIGHT_CSS = """
 <style>
-.cs-doc{white-space:pre-wrap;font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:12.5px;
-  line-height:1.55;border:1px solid rgba(128,128,128,.35);border-radius:6px;padding:10px;overflow-x:auto}
-.cs-c0{background:rgba(0,114,178,.10)} .cs-c1{background:rgba(230,159,0,.13)}
+.cs-hl{white-space:pre-wrap;font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:12.5px;
+  line-height:1.6;border:1px solid rgba(128,128,128,.35);border-radius:6px;padding:10px;overflow-x:auto;
+  word-wrap:break-word}
+.cs-c0{background:rgba(0,114,178,.10)} .cs-c1{background:rgba(230,159,0,.14)}
 .cs-ov{background:rgba(128,128,128,.30)}
-.cs-b{display:inline-block;border-left:3px solid #0072B2;margin:0 1px;height:1.1em;vertical-align:middle}
-.cs-cut{display:inline-block;border-left:3px solid #D55E00;margin:0 1px;height:1.3em;vertical-align:middle}
-.cs-lbl{font-size:10px;color:#fff;background:#555;border-radius:3px;padding:0 3px;margin-right:2px;vertical-align:top}
+.cs-dim{opacity:.45}
+.cs-b{display:inline-block;border-left:3px solid var(--cs-bc,#0072B2);margin:0 1px;height:1.15em;vertical-align:middle}
+.cs-cut{display:inline-block;border-left:4px solid #D55E00;margin:0 1px;height:1.5em;vertical-align:middle;
+  box-shadow:0 0 0 1px rgba(213,94,0,.35)}
+.cs-lbl{font:600 10px sans-serif;color:#fff;background:#555;border-radius:3px;padding:0 3px;margin-right:2px;
+  vertical-align:top}
 .cs-lbl.cs-bad{background:#D55E00}
-.cs-broken{text-decoration:underline wavy #D55E00;text-decoration-thickness:1px;outline:1px dashed rgba(213,94,0,.6)}
-.cs-ent{background:rgba(204,121,167,.45);border-radius:2px;font-weight:600}
-.cs-pro{background:rgba(204,121,167,.45);border-radius:2px;font-weight:600;outline:2px solid #CC79A7}
-.cs-tag{font-size:9px;color:#CC79A7;font-weight:700;vertical-align:super}
+.cs-broken{outline:2px dashed #D55E00;outline-offset:1px;
+  background-image:repeating-linear-gradient(135deg,rgba(213,94,0,.16) 0 6px,transparent 6px 12px)}
+.cs-btag{font:700 10px sans-serif;color:#fff;background:#D55E00;border-radius:3px;padding:0 4px;margin-right:3px;
+  vertical-align:top}
+.cs-ent,.cs-pro{border-radius:2px;font-weight:700;background:color-mix(in srgb,var(--cs-pc) 35%,transparent);
+  box-shadow:0 0 0 1px var(--cs-pc)}
+.cs-pro{box-shadow:0 0 0 2px var(--cs-pc)}
+.cs-ptag{font:700 10px sans-serif;color:#fff;background:var(--cs-pc);border-radius:3px;padding:0 3px;margin:0 2px;
+  vertical-align:super}
+.cs-focus{box-shadow:0 0 0 3px #F0E442}
+.cs-here{font:700 10px sans-serif;color:#111;background:#F0E442;border-radius:3px;padding:0 4px;margin-right:3px;
+  vertical-align:top}
 </style>
 """
 
 
 def highlight_html(text: str, c: ChunkingResult, start: int = 0, end: int | None = None,
-                   problems: Problems | None = None, show: Sequence[str] = ("broken", "split", "size")) -> str:
+                   problems: Problems | None = None, show: Sequence[str] = ("broken", "split", "size"),
+                   block_kinds: Sequence[str] | None = None, focus: tuple[int, int] | None = None,
+                   color: str | None = None, dim_outside: tuple[int, int] | None = None) -> str:
     """Escaped HTML of ``text[start:end]`` with chunk colours, boundaries and problems marked.
 
-    Chunks alternate two tints; each boundary is a bar with the chunk number (red when it
-    breaks a block, tooltip with tokens); broken blocks get a wavy red underline; the entity
-    and pronoun of each split pair are tinted and tagged ``P<n>`` (same tag on both ends).
+    Chunks alternate two tints; each boundary is a bar with the chunk number (in ``color``, the
+    chunker's colour; red and taller when it breaks a block; tooltip with tokens). A broken block
+    is outlined and hatched in red, tagged ``✂ <kind>`` where it starts. The entity and pronoun of
+    each split pair share a colour and a ``P<n>`` tag (n = the pair's number in ``problems.split``).
+    ``focus`` (start, end) is ringed in yellow and tagged "here"; text outside ``dim_outside`` is
+    dimmed (context around one chunk). Nothing from ``text`` reaches the HTML unescaped.
     """
     end = len(text) if end is None else min(end, len(text))
     start = max(0, min(start, end))
     problems = problems or Problems.of(c)
     cuts = {b["boundary"] for b in problems.broken} if "broken" in show else set()
-    # interval events inside the window: (pos, kind, payload)
-    classes_at: list[tuple[int, int, str, str]] = []  # (a, b, class, title)
+    classes_at: list[tuple[int, int, str, str, str]] = []  # (a, b, class, title, style)
     for i, ch in enumerate(c.chunks):
+        if ch.end <= start or ch.start >= end:
+            continue
         a, b = max(ch.start, start), min(ch.end, end)
         if a < b:
-            classes_at.append((a, b, f"cs-c{i % 2}", f"chunk {i}: {ch.tokens} tokens"))
+            classes_at.append((a, b, f"cs-c{i % 2}", f"chunk {i}: {ch.tokens} tokens", ""))
         if i and c.chunks[i - 1].end > ch.start:  # overlap with the previous chunk
             oa, ob = max(ch.start, start), min(c.chunks[i - 1].end, end)
             if oa < ob:
-                classes_at.append((oa, ob, "cs-ov", f"overlap of chunks {i - 1} and {i}"))
+                classes_at.append((oa, ob, "cs-ov", f"overlap of chunks {i - 1} and {i}", ""))
+    tags: dict[int, list[str]] = {}
+    heads: dict[int, list[str]] = {}
     if "broken" in show:
         for bb in problems.broken:
             a, b = max(bb["block"][0], start), min(bb["block"][1], end)
             if a < b:
-                classes_at.append((a, b, "cs-broken", f"block [{bb['block'][0]}, {bb['block'][1]}) broken at {bb['boundary']}"))
-    tags: dict[int, list[str]] = {}
+                j = bb.get("index")
+                kind = block_kinds[j] if block_kinds is not None and j is not None and 0 <= j < len(block_kinds) else "block"
+                title = (f"{kind} block #{(j or 0) + 1} [{bb['block'][0]}, {bb['block'][1]}) broken at "
+                         f"{bb['boundary']}")
+                classes_at.append((a, b, "cs-broken", title, ""))
+                if a == bb["block"][0]:
+                    heads.setdefault(a, []).append(
+                        f'<span class="cs-btag" title="{html.escape(title)}">✂ broken {html.escape(kind)}</span>')
     if "split" in show:
         for n, p in enumerate(problems.split):
+            pc = PAIR_COLORS[n % len(PAIR_COLORS)]
             for key, cls in (("entity", "cs-ent"), ("pronoun", "cs-pro")):
                 a, b = max(p[key][0], start), min(p[key][1], end)
                 if a < b:
-                    classes_at.append((a, b, cls, f"P{n + 1} {key}: split at {p['boundary']}"))
+                    classes_at.append((a, b, cls, f"P{n + 1} {key}: split at {p['boundary']}", f"--cs-pc:{pc}"))
                     if b == p[key][1]:
-                        tags.setdefault(b, []).append(f"P{n + 1}")
+                        tags.setdefault(b, []).append(
+                            f'<span class="cs-ptag" style="--cs-pc:{pc}" title="pair P{n + 1} ({key})">'
+                            f'P{n + 1}</span>')
+    if focus is not None:
+        a, b = max(focus[0], start), min(focus[1], end)
+        if a < b:
+            classes_at.append((a, b, "cs-focus", "the current problem", ""))
+            heads.setdefault(a, []).insert(0, '<span class="cs-here" id="cs-here">▶ here</span>')
+    if dim_outside is not None:
+        for a, b in ((start, dim_outside[0]), (dim_outside[1], end)):
+            a, b = max(a, start), min(b, end)
+            if a < b:
+                classes_at.append((a, b, "cs-dim", "context outside the chunk", ""))
+    bar = f' style="--cs-bc:{color}"' if color and _is_hex(color) else ""
     marks: dict[int, str] = {}
     for i, ch in enumerate(c.chunks):
         if start <= ch.start < end or (i == 0 and ch.start == start):
@@ -251,53 +448,174 @@ def highlight_html(text: str, c: ChunkingResult, start: int = 0, end: int | None
             if bad:
                 title += " — this boundary breaks a block"
             lbl_cls = "cs-lbl cs-bad" if (bad or oos) else "cs-lbl"
-            marks[ch.start] = (f'<span class="{cls}" title="{html.escape(title)}"></span>'
+            marks[ch.start] = (f'<span class="{cls}"{bar} title="{html.escape(title)}"></span>'
                                f'<span class="{lbl_cls}" title="{html.escape(title)}">#{i}'
-                               f'{" ⚠" if oos else ""}</span>')
-    points = {start, end, *marks, *tags}
-    for a, b, _, _ in classes_at:
+                               f'{" ✂" if bad else ""}{" ⚠" if oos else ""}</span>')
+    points = {start, end, *marks, *tags, *heads}
+    for a, b, *_ in classes_at:
         points.update((a, b))
     points = sorted(p for p in points if start <= p <= end)
-    out = [HIGHLIGHT_CSS, '<div class="cs-doc">']
+    classes_at.sort()
+    out = [HIGHLIGHT_CSS, '<div class="cs-hl">']
     for a, b in zip(points, points[1:] + [None]):
         if a in marks:
             out.append(marks[a])
         if a in tags:
-            out.append("".join(f'<span class="cs-tag">{t}</span>' for t in tags[a]))
+            out.append("".join(tags[a]))
+        if a in heads:
+            out.append("".join(heads[a]))
         if b is None or a >= b:
             continue
-        active = [(cls, title) for (x, y, cls, title) in classes_at if x <= a and b <= y]
+        active = [(cls, title, style) for (x, y, cls, title, style) in classes_at if x <= a and b <= y]
         seg = html.escape(text[a:b])
         if active:
-            cls = " ".join(dict.fromkeys(k for k, _ in active))
-            title = " | ".join(dict.fromkeys(t for _, t in active))
-            out.append(f'<span class="{cls}" title="{html.escape(title)}">{seg}</span>')
+            cls = " ".join(dict.fromkeys(k for k, _, _ in active))
+            title = " | ".join(dict.fromkeys(t for _, t, _ in active))
+            style = ";".join(s for _, _, s in active if s)
+            style_attr = f' style="{style}"' if style else ""
+            out.append(f'<span class="{cls}"{style_attr} title="{html.escape(title)}">{seg}</span>')
         else:
             out.append(seg)
     out.append("</div>")
     return "".join(out)
 
 
+def _is_hex(color: str) -> bool:
+    h = color.lstrip("#")
+    return color.startswith("#") and len(h) in (3, 6) and all(ch in "0123456789abcdefABCDEF" for ch in h)
+
+
 def windows(text_length: int, pages: Sequence[Sequence[int]], max_chars: int = 12000,
             cuts: Sequence[int] = ()) -> list[tuple[int, int]]:
-    """Views of a long document: its pages, or windows of about ``max_chars`` ending on a cut."""
-    if pages:
-        return [(int(a), int(b)) for a, b in pages]
-    if text_length <= max_chars:
-        return [(0, text_length)]
+    """Character ranges to render a long document piece by piece, tiling ``[0, text_length)``.
+
+    With pages: one range per page (text before the first page joins it, text after the last
+    joins the last; a page over twice ``max_chars`` is split like unpaged text). Without pages:
+    windows of about ``max_chars`` that end on one of ``cuts`` (block boundaries) when one is
+    near. The one place the app decides how a document is cut for display (block view, Compare,
+    Chunk inspector all use it through ``document_views``).
+    """
     import bisect
 
-    cuts = sorted(c for c in cuts if 0 < c < text_length)
-    out, a = [], 0
-    while a < text_length:
-        target = a + max_chars
-        if target >= text_length:
-            out.append((a, text_length))
-            break
-        i = bisect.bisect_right(cuts, target) - 1
-        b = cuts[i] if i >= 0 and cuts[i] > a + max_chars // 3 else target
+    if text_length <= 0:
+        return []
+    cuts = sorted({int(x) for x in cuts if 0 < x < text_length})
+
+    def split(a: int, b: int) -> list[tuple[int, int]]:
+        out = []
+        while b - a > max_chars:
+            target = a + max_chars
+            i = bisect.bisect_right(cuts, target) - 1
+            m = cuts[i] if i >= 0 and cuts[i] > a + max_chars // 3 else target
+            out.append((a, m))
+            a = m
         out.append((a, b))
-        a = b
+        return out
+
+    if not pages:
+        return split(0, text_length)
+    edges = sorted({0, text_length, *(min(max(int(p[0]), 0), text_length) for p in pages[1:])})
+    out: list[tuple[int, int]] = []
+    for a, b in zip(edges, edges[1:]):
+        out.extend(split(a, b) if b - a > 2 * max_chars else [(a, b)])
+    return out
+
+
+@dataclass(frozen=True)
+class View:
+    """A piece of the document to render: characters ``[start, end)`` and the blocks that start
+    in it, ``first..last`` (inclusive; ``last < first`` when none does), with a label."""
+
+    label: str
+    start: int
+    end: int
+    first: int
+    last: int
+
+    @property
+    def has_blocks(self) -> bool:
+        return self.last >= self.first
+
+
+def document_views(doc: Any, max_chars: int = 12000) -> list[View]:
+    """``windows()`` of a Document, labelled ("page 3", "page 3 (2/2)", "part 2 of 9") with block ranges.
+
+    Views that hold neither a block start nor any non-blank text are left out."""
+    import bisect
+
+    text = doc.text
+    ranges = windows(len(text), [[p.start, p.end] for p in doc.pages], max_chars, cuts=doc.split_points)
+    starts = [b.start for b in doc.blocks]
+    page_starts = [p.start for p in doc.pages]
+    raw = []
+    for k, (a, b) in enumerate(ranges):
+        first = bisect.bisect_left(starts, a) if k else 0
+        last = bisect.bisect_left(starts, b) - 1 if k < len(ranges) - 1 else len(starts) - 1
+        if last < first and not text[a:b].strip():
+            continue
+        page = (max(1, bisect.bisect_right(page_starts, a))) if doc.pages else None
+        raw.append((page, a, b, first, last))
+    out: list[View] = []
+    n = len(raw)
+    for k, (page, a, b, first, last) in enumerate(raw):
+        if page is None:
+            label = f"part {k + 1} of {n}"
+        else:
+            same = [r for r in raw if r[0] == page]
+            label = f"page {page}" if len(same) == 1 else f"page {page} ({same.index(raw[k]) + 1}/{len(same)})"
+        out.append(View(label, a, b, first, last))
+    return out
+
+
+def view_index(views: Sequence[View], pos: int) -> int:
+    """Index of the view holding character ``pos`` (the last one for ``pos`` past the end)."""
+    import bisect
+
+    if not views:
+        return 0
+    return max(0, min(len(views) - 1, bisect.bisect_right([v.start for v in views], pos) - 1))
+
+
+# ------------------------------------------------------------------ winner card
+
+def winner_summary(report: Report, near: float = 0.01) -> dict[str, Any]:
+    """What the winner card shows: runner-up, margin, metrics where the winner leads and trails
+    the runner-up (by weighted difference), and warnings for degenerate or fragile wins."""
+    out: dict[str, Any] = {"winner": report.winner, "runner": None, "margin": None, "leads": [], "trails": [],
+                           "warnings": []}
+    if report.winner is None:
+        return out
+    best = report.get(report.winner)
+    weights = report.settings.get("weights") or {}
+    pool = [c for c in report.ranked if c.candidate and c.id != best.id]
+    runner = pool[0] if pool else None
+    if runner is not None:
+        out["runner"], out["margin"] = runner.id, (best.score or 0) - (runner.score or 0)
+        for m in METRICS:
+            a, b = best.metrics.get(m), runner.metrics.get(m)
+            if a is None or b is None or weights.get(m, 1.0) <= 0 or abs(a - b) <= 0.0005:
+                continue
+            (out["leads"] if a > b else out["trails"]).append({"metric": m, "winner": a, "runner": b, "delta": a - b})
+        out["leads"].sort(key=lambda x: -x["delta"])
+        out["trails"].sort(key=lambda x: x["delta"])
+    w = out["warnings"]
+    flags = set(report.flags)
+    if "single-chunk" in flags or len(best.chunks) == 1:
+        w.append("Degenerate win: the winner is a single chunk (the whole document). BI and RC are trivially "
+                 "perfect; check that this is what you want.")
+    if "metrics-missing" in flags:
+        missing = [m for m in METRICS if best.metrics.get(m) is None and weights.get(m, 1.0) > 0]
+        w.append(f"The winner's score averages fewer than five metrics (missing: {', '.join(missing) or '?'}).")
+    if "tie" in flags:
+        w.append("Tie on score with the runner-up: decided by fewer chunks, then id.")
+    elif out["margin"] is not None and out["margin"] < near:
+        w.append(f"Narrow win: {out['margin']:.3f} ahead of {out['runner']}, within what a small settings change "
+                 "can flip. Compare the two before deciding.")
+    if "single-candidate" in flags:
+        w.append("Only one candidate produced a score, so there was nothing to compare it with.")
+    sc = best.metrics.get("SC")
+    if sc is not None and sc < 0.5:
+        w.append(f"Most of the winner's chunks are out of the size bounds (SC {sc:.2f}).")
     return out
 
 

@@ -22,6 +22,8 @@ from core.document import Document
 from core.report import METRICS, Report
 
 REPORTS_KEY = "cs_reports"
+VARIANTS_KEY = "cs_variants"  # {name: {"chunker": id, "params": {...}}} promoted on the Tune page
+SETTINGS_KEY = "cs_settings_now"  # the sidebar's Settings of this run (None when invalid)
 _WIDGETS = ("cs_min_tokens", "cs_max_tokens", "cs_bi_tol", "cs_win_tokens", "cs_win_step", "cs_chunkers",
             "cs_candidates", "cs_embedder", "cs_mode", "cs_coref", "cs_llm_url", "cs_llm_model",
             *(f"cs_w_{m}" for m in METRICS))
@@ -45,7 +47,9 @@ def all_chunker_ids() -> list[str]:
     from core.chunkers import registry
 
     ids = default_chunker_ids()
-    return ids + [i for i in registry.ids() if i not in ids]
+    ids = ids + [i for i in registry.ids() if i not in ids]
+    # named variants promoted on the Tune page (they run under their name and may be candidates)
+    return ids + [v for v in st.session_state.get(VARIANTS_KEY, {}) if v not in ids]
 
 
 def _mentions_path(upload) -> str | None:
@@ -98,17 +102,21 @@ def settings_sidebar() -> tuple[Settings | None, str]:
     if coref == "precomputed" and mentions is None:
         problems.append("the precomputed backend needs a mentions file")
     if problems:
+        st.session_state[SETTINGS_KEY] = None
         return None, "; ".join(problems)
     s = Settings(
         chunkers=tuple(chunkers), candidates=tuple(cands), min_tokens=int(min_t), max_tokens=int(max_t),
         bi_tolerance=int(tol), window_tokens=int(win), window_step=int(step), weights=weights,
         coref=coref, mentions=_mentions_path(mentions), embedder=emb.strip() or None, embedding_mode=mode,
         params=dict(st.session_state.get("cs_params", {})),
+        variants=dict(st.session_state.get(VARIANTS_KEY, {})),
     )
     try:
         s.validate()
     except ValueError as exc:
+        st.session_state[SETTINGS_KEY] = None
         return None, str(exc)
+    st.session_state[SETTINGS_KEY] = s
     return s, ""
 
 

@@ -1,0 +1,228 @@
+"""Tune: one chunker's parameters live against a pinned baseline, sweeps, the quality–cost
+frontier with promotion to named candidates, semantic thresholds, save/load configurations."""
+
+from __future__ import annotations
+
+import copy
+import time
+
+import pandas as pd
+import streamlit as st
+
+from core import tune, viz
+from core.chunkers import registry
+from core.report import METRICS, Report
+from ui import tune as T
+from ui.analysis import VARIANTS_KEY, get_resources, keep_state
+from ui.page import require_report
+
+st.set_page_config(page_title="Tune · ChunkScope", page_icon="🎛️", layout="wide")
+keep_state()
+st.title("Tune a chunker")
+st.caption("Edit one chunker's parameters and see its chunks and five metrics against a pinned baseline; "
+           "sweep a parameter; compare every configuration on the quality–cost frontier and promote the ones "
+           "you like to named candidates.")
+
+doc, report = require_report()
+settings = T.report_settings(report)
+res = get_resources(settings.embedder, settings.embedding_mode)
+T.show_message()
+
+ok_ids = [c.id for c in report.ranked]
+chunker_ids = registry.ids()
+if T.CHUNKER not in st.session_state or st.session_state[T.CHUNKER] not in chunker_ids:
+    w = report.get(report.winner) if report.winner else None
+    base = (w.info.get("variant_of", w.id) if w else None) or "recursive-1100"
+    st.session_state[T.CHUNKER] = base if base in chunker_ids else chunker_ids[0]
+pref = st.session_state.pop("cs_tune_baseline_pref", None)
+if pref in ok_ids:
+    st.session_state["cs_tune_baseline"] = pref
+if st.session_state.get("cs_tune_baseline") not in ok_ids and ok_ids:
+    st.session_state["cs_tune_baseline"] = report.winner if report.winner in ok_ids else ok_ids[0]
+
+c1, c2 = st.columns([1.3, 1])
+cid = c1.selectbox("Chunker", chunker_ids, key=T.CHUNKER,
+                   format_func=lambda i: f"{i} — {registry.get(i).label}")
+baseline_id = c2.selectbox("Pinned baseline", ok_ids, key="cs_tune_baseline",
+                           help="default: the adaptive winner of the current analysis") if ok_ids else None
+spec = registry.get(cid)
+st.caption(spec.description)
+
+# ---------------------------------------------------------------- parameters -> live chunking
+with st.container(border=True):
+    st.markdown("**Parameters** (from the chunker's declarations; ranges enforced)")
+    values = T.param_widgets(spec) if spec.params else {}
+    if not spec.params:
+        st.caption("This chunker has no parameters.")
+problems = tune.problems(cid, values)
+for p in problems:
+    st.error(f"Invalid: {p}")
+
+current = None
+if not problems:
+    t0 = time.perf_counter()
+    with st.spinner("Re-chunking…"):
+        current = tune.score_chunking(doc, cid, values, settings, res)
+    dt = time.perf_counter() - t0
+    if current.ok:
+        T.record(doc, settings, current, cid, "tuned")
+    else:
+        st.error(f"{cid}: {current.status}: {current.reason}")
+        current = None
+
+baseline = report.get(baseline_id) if baseline_id else None
+if current is not None:
+    name = tune.variant_name(cid, values)
+    shown = copy.copy(current)
+    shown.id = name if baseline is None or name != baseline.id else f"{name} (tuned)"
+    cols = st.columns(8)
+    for col, m in zip(cols, (*METRICS, "score")):
+        v = current.score if m == "score" else current.metrics.get(m)
+        b = None if baseline is None else (baseline.score if m == "score" else baseline.metrics.get(m))
+        col.metric(m, "–" if v is None else f"{v:.3f}",
+                   delta=None if v is None or b is None else f"{v - b:+.3f}",
+                   help=current.metric_reasons.get(m) if v is None else None)
+    cols[6].metric("chunks", len(current.chunks),
+                   delta=None if baseline is None else len(current.chunks) - len(baseline.chunks),
+                   delta_color="off")
+    cols[7].metric("tokens embedded", f"{tune.index_cost(current):,}",
+                   delta=None if baseline is None else f"{tune.index_cost(current) - tune.index_cost(baseline):+,}",
+                   delta_color="off", help="index cost: total tokens of all chunks (overlap counts twice)")
+    st.caption(f"**{shown.id}** · {dt * 1000:.0f} ms (cached configurations are instant)"
+               + (f" · deltas against **{baseline.id}**" if baseline is not None else ""))
+
+    left, right = st.columns([1, 1.4])
+    pair = [x for x in (shown, baseline) if x is not None]
+    with left:
+        st.plotly_chart(viz.radar_results_figure(pair), width="stretch", key="cs_tune_radar")
+    with right:
+        mini = Report(document=report.document, settings=report.settings, chunkings=pair, winner=None,
+                      explanation="", timings={})
+        st.plotly_chart(viz.boundary_strip_figure(mini, [x.id for x in pair], len(doc.text)), width="stretch",
+                        key="cs_tune_strip")
+        if spec.family == "semantic" and current.info.get("distances"):
+            st.plotly_chart(viz.semantic_curve_figure(current.info, len(doc.text)), width="stretch",
+                            key="cs_tune_semantic")
+            st.caption("Each point is a candidate cut between neighbouring sentences; a cut is made where the "
+                       "compared value rises above the threshold. Change threshold_type / threshold_amount "
+                       "above to re-cut.")
+
+    views = viz.windows(len(doc.text), [[p.start, p.end] for p in doc.pages], cuts=[c.start for c in current.chunks])
+    labels = [f"page {i + 1}" if doc.pages else f"part {i + 1} (chars {a:,}–{b:,})" for i, (a, b) in enumerate(views)]
+    st.session_state["cs_tune_view"] = min(st.session_state.get("cs_tune_view", 0), len(views) - 1)
+    view = st.selectbox("Chunk boundaries in", range(len(views)), format_func=lambda i: labels[i], key="cs_tune_view")
+    a, b = views[view]
+    with st.container(height=420):
+        st.html(viz.highlight_html(doc.text, current, a, b))
+
+# ---------------------------------------------------------------- sweep
+st.subheader("Sweep")
+numeric = [p for p in spec.params if p.type in (int, float) and not p.choices]
+if not numeric:
+    st.caption("This chunker has no numeric parameter to sweep.")
+else:
+    s1, s2, s3, s4 = st.columns([1.4, 1, 1, 1])
+    pname = s1.selectbox("Parameter", [p.name for p in numeric], key=f"cs_tune_sw_param_{cid}")
+    p = next(x for x in numeric if x.name == pname)
+    d0, d1, d2 = T.sweep_defaults(p)
+    cast = p.type
+    start = s2.number_input("start", value=cast(d0), key=f"cs_tune_sw_start_{cid}_{pname}")
+    stop = s3.number_input("stop", value=cast(d1), key=f"cs_tune_sw_stop_{cid}_{pname}")
+    step = s4.number_input("step", value=cast(d2), min_value=cast(1) if cast is int else 1e-6,
+                           key=f"cs_tune_sw_step_{cid}_{pname}")
+    b1, b2, _ = st.columns([1, 1, 3])
+    run = b1.button("Run sweep", type="primary", key="cs_tune_sweep_run", disabled=bool(problems))
+    b2.button("Cancel", key="cs_tune_sweep_cancel", on_click=lambda: st.session_state.__setitem__(T.CANCEL, True))
+    if problems:
+        st.caption("Fix the parameters above first: the other parameters stay fixed during the sweep.")
+    if run:
+        st.session_state[T.CANCEL] = False
+        try:
+            vals = tune.parse_range(f"{start}:{stop}:{step}")
+        except ValueError as exc:
+            st.error(str(exc))
+            vals = []
+        if vals:
+            fixed = {k: v for k, v in values.items() if k != pname}
+            rows: list[dict] = []
+            st.session_state[T.SWEEP] = {"doc": doc.sha256, "chunker": cid, "param": pname, "rows": rows,
+                                         "n": len(vals), "done": False, "fixed": fixed}
+            bar = st.progress(0.0, text=f"sweeping {pname} over {len(vals)} values")
+            for i, (row, c) in enumerate(tune.iter_sweep(doc, cid, pname, vals, settings, res, fixed)):
+                rows.append(row)
+                T.record(doc, settings, c, cid, "sweep")
+                bar.progress((i + 1) / len(vals), text=f"{pname}={row['value']} ({i + 1}/{len(vals)})")
+                if st.session_state.get(T.CANCEL):
+                    break
+            st.session_state[T.SWEEP]["done"] = len(rows) == len(vals)
+            bar.empty()
+    sw = st.session_state.get(T.SWEEP)
+    if sw and sw["doc"] == doc.sha256 and sw["rows"]:
+        rows = sw["rows"]
+        if not sw.get("done"):
+            st.warning(f"Sweep stopped after {len(rows)} of {sw['n']} values (cancelled).")
+        second = st.radio("Second axis", ["tokens", "chunks"], horizontal=True, key="cs_tune_sw_axis",
+                          format_func=lambda x: "total tokens embedded" if x == "tokens" else "chunks")
+        st.plotly_chart(viz.sweep_cost_figure(rows, f"{sw['chunker']} {sw['param']}", second), width="stretch",
+                        key="cs_tune_sweep_fig")
+        stop_row = tune.gain_stops(rows)
+        best = max((r for r in rows if r.get("score") is not None), key=lambda r: r["score"], default=None)
+        if best is not None:
+            st.info(f"Best score {best['score']:.3f} at {sw['param']}={best['value']}; the score stops gaining "
+                    f"(within 0.005 of the best) from {sw['param']}={stop_row['value']}.")
+        table = pd.DataFrame([{sw["param"]: r["value"], "chunks": r["chunks"], "tokens": r["tokens"],
+                               **{m: r["metrics"].get(m) for m in METRICS}, "score": r["score"],
+                               "note": r.get("error", "")} for r in rows])
+        st.dataframe(table, hide_index=True, width="stretch")
+
+# ---------------------------------------------------------------- frontier + promote
+st.subheader("Quality–cost frontier")
+points = T.frontier_points(doc, settings, report)
+front = tune.pareto_front(points)
+st.session_state[T.FRONTIER_NOW] = points
+cur_name = tune.variant_name(cid, values) if current is not None else None
+st.plotly_chart(viz.frontier_figure(points, front, highlight=cur_name), width="stretch", key="cs_tune_frontier")
+st.caption("Every configuration of this session for this document (analysis ● · tuned ◆ · sweep ■ · "
+           "promoted ★). Ringed points are Pareto-optimal: nothing else scores higher for fewer tokens embedded.")
+if points:
+    order = sorted(range(len(points)), key=lambda i: (i not in front, -(points[i]["score"] or 0)))
+    if st.session_state.get("cs_tune_promote_pick") not in order:
+        st.session_state["cs_tune_promote_pick"] = next(
+            (i for i in order if points[i]["name"] == cur_name), order[0])
+    p1, p2, p3 = st.columns([2.2, 1.6, 1])
+    p1.selectbox("Point", order, key="cs_tune_promote_pick",
+                 format_func=lambda i: f"{'★ ' if i in front else ''}{points[i]['name']} · score "
+                                       f"{points[i]['score']:.3f} · {points[i]['tokens']:,} tokens")
+    p2.text_input("Name (blank: the configuration's name)", key="cs_tune_promote_name",
+                  placeholder=points[st.session_state["cs_tune_promote_pick"]]["name"])
+    p3.button("Promote to candidate", key="cs_tune_promote", on_click=T.promote, args=(doc, settings),
+              type="primary")
+variants = st.session_state.get(VARIANTS_KEY, {})
+if variants:
+    st.markdown("**Named candidates** (run by Analyze under their name; shown on the leaderboard and in Compare)")
+    for vname, v in variants.items():
+        v1, v2 = st.columns([5, 1])
+        v1.markdown(f"- `{vname}` = `{v['chunker']}` with `{v.get('params') or 'defaults'}`")
+        v2.button("Remove", key=f"cs_tune_rm_{vname}", on_click=T.remove_variant, args=(vname,))
+
+# ---------------------------------------------------------------- save / load
+st.subheader("Save and reproduce")
+base_settings = T.sidebar_settings() or settings
+if problems:
+    st.caption("Fix the parameters to save this configuration.")
+else:
+    to_save = T.save_settings(base_settings, cid, values)
+    meta = {"chunker": cid, "baseline": baseline_id}
+    toml_text = tune.config_text(to_save, "toml", meta)
+    stem = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in doc.name)[:60] or "document"
+    d1, d2, _ = st.columns([1, 1, 2])
+    d1.download_button("Save configuration (TOML)", toml_text, file_name=f"{stem}.chunkscope.toml",
+                       mime="application/toml", key="cs_tune_save_toml")
+    d2.download_button("Save configuration (JSON)", tune.config_text(to_save, "json", meta),
+                       file_name=f"{stem}.chunkscope.json", mime="application/json", key="cs_tune_save_json")
+    with st.expander("Configuration file"):
+        st.code(toml_text, language="toml")
+        st.caption(f"Reproduce: `chunkscope analyze {doc.name} --config {stem}.chunkscope.toml` gives the same "
+                   "chunks and numbers (the tuned chunker under its id, promoted candidates under their names).")
+st.file_uploader("Load configuration (TOML or JSON)", type=["toml", "json"], key="cs_tune_load",
+                 on_change=T.apply_config)

@@ -1,0 +1,113 @@
+"""AppTest of the Tune page: analyze, change a parameter, sweep, promote, save and reload a config."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("streamlit")
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+from core import tune  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+FAST_CHUNKERS = ["recursive-1100", "recursive-600", "recursive-600+pp", "fixed-512", "whole"]
+
+
+def _run(at: AppTest) -> AppTest:
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+@pytest.fixture(scope="module")
+def tuned() -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=240)
+    _run(at)
+    at.session_state["cs_coref"] = "none"
+    at.session_state["cs_chunkers"] = FAST_CHUNKERS
+    at.session_state["cs_candidates"] = ["recursive-1100", "recursive-600+pp"]
+    _run(at)
+    at.button(key="cs_analyze").click()
+    _run(at)
+    at.switch_page("pages/3_Tune.py")
+    _run(at)
+    return at
+
+
+def test_change_parameter_updates_metrics(tuned):
+    at = tuned
+    assert at.title[0].value == "Tune a chunker"
+    at.selectbox(key="cs_tune_chunker").select("recursive-600")
+    _run(at)
+    before = [m.value for m in at.metric]
+    at.number_input(key="cs_tune_p_recursive-600_chunk_size").set_value(200)
+    _run(at)
+    assert not at.error
+    after = [m.value for m in at.metric]
+    assert after != before
+    assert any("recursive-600@chunk_size=200" in c.value for c in at.caption)
+    # an invalid combination is rejected at the widget with a message, nothing crashes
+    at.number_input(key="cs_tune_p_recursive-600_chunk_overlap").set_value(500)
+    _run(at)
+    assert any("chunk_overlap (500 tokens) must be smaller than chunk_size (200 tokens)" in e.value for e in at.error)
+    at.number_input(key="cs_tune_p_recursive-600_chunk_overlap").set_value(0)
+    _run(at)
+    assert not at.error
+
+
+def test_sweep_then_promote(tuned):
+    at = tuned
+    at.number_input(key="cs_tune_sw_start_recursive-600_chunk_size").set_value(150)
+    at.number_input(key="cs_tune_sw_stop_recursive-600_chunk_size").set_value(350)
+    at.number_input(key="cs_tune_sw_step_recursive-600_chunk_size").set_value(100)
+    at.button(key="cs_tune_sweep_run").click()
+    _run(at)
+    sw = at.session_state["cs_tune_sweep"]
+    assert [r["value"] for r in sw["rows"]] == [150, 250, 350] and sw["done"]
+    assert any("stops gaining" in i.value for i in at.info)
+    points = at.session_state["cs_tune_frontier_now"]
+    names = [p["name"] for p in points]
+    assert "recursive-600@chunk_size=250" in names and "recursive-1100" in names
+    pick = names.index("recursive-600@chunk_size=250")
+    at.selectbox(key="cs_tune_promote_pick").set_value(pick)
+    at.text_input(key="cs_tune_promote_name").input("my-250")
+    _run(at)
+    at.button(key="cs_tune_promote").click()
+    _run(at)
+    assert any("Promoted “my-250”" in s.value for s in at.success)
+    assert at.session_state["cs_variants"] == {"my-250": {"chunker": "recursive-600", "params": {"chunk_size": 250}}}
+    assert "my-250" in at.session_state["cs_candidates"]
+    # it joins the leaderboard and Compare without re-running the analysis
+    at.switch_page("pages/1_Compare.py")
+    _run(at)
+    assert "my-250" in at.multiselect(key="cs_cmp_sel").options
+    at.switch_page("app.py")
+    _run(at)
+    assert not any("Settings changed" in w.value for w in at.warning)
+    board = at.dataframe[0].value
+    assert "my-250" in list(board.iloc[:, 1]) or "my-250" in board.to_string()
+
+
+def test_save_and_reload_config(tuned):
+    at = tuned
+    at.switch_page("pages/3_Tune.py")
+    _run(at)
+    at.selectbox(key="cs_tune_chunker").select("recursive-600")
+    _run(at)
+    code = next(c.value for c in at.code if "chunkscope.config/1" in c.value)
+    settings, meta = tune.parse_config(code, "toml")
+    assert meta["chunker"] == "recursive-600"
+    assert settings.params["recursive-600"] == {"chunk_size": 200}
+    assert "my-250" in settings.variants and settings.coref == "none"
+    # change things, then load the saved file back: widgets and sidebar settings are restored
+    at.number_input(key="cs_tune_p_recursive-600_chunk_size").set_value(700)
+    at.session_state["cs_max_tokens"] = 900
+    _run(at)
+    at.file_uploader(key="cs_tune_load").upload("cfg.toml", code.encode(), "application/toml")
+    _run(at)
+    assert any("Loaded cfg.toml" in s.value for s in at.success)
+    assert at.number_input(key="cs_tune_p_recursive-600_chunk_size").value == 200
+    assert at.session_state["cs_max_tokens"] == 1100
+    assert at.session_state["cs_params"] == {"recursive-600": {"chunk_size": 200}}
