@@ -94,6 +94,9 @@ def main() -> int:
     ap.add_argument("--docs", default="", help="only documents whose name contains this")
     ap.add_argument("--exact-max-chars", type=int, default=150_000, help="skip exact mode above this size")
     ap.add_argument("--json", default="", help="write the measurements here")
+    ap.add_argument("--truncated", action="store_true",
+                    help="also score composed mode on spans cut to the model's maximum length (what exact mode "
+                         "sees), to separate composition error from truncation")
     args = ap.parse_args()
     files = sorted((CORPUS / "parsed").glob("*.json")) if (CORPUS / "parsed").is_dir() else []
     files = [f for f in files if args.docs in f.stem]
@@ -137,17 +140,30 @@ def main() -> int:
                 "RC": M.references_completeness(spans, pairs).value,
             }
 
-        def run(mode):
+        def truncating(se):
+            limit = emb.content_limit
+
+            def embed(spans):
+                cut = []
+                offs = emb.token_offsets([doc.text[s.start:s.end] for s in spans])
+                for s, o in zip(spans, offs):
+                    cut.append(Span(s.start, s.start + o[limit - 1][1]) if len(o) > limit else s)
+                return se.embed(cut)
+
+            return embed
+
+        def run(mode, truncate=False):
             emb.clear_memory_cache()
             se = SpanEmbedder(doc, emb, mode=mode)
             t0 = time.perf_counter()
             se.prepare()
             t_units = time.perf_counter() - t0
+            fn = truncating(se) if truncate else se.embed
             vals, per = {}, {}
             for cid, (spans, toks) in chunkings.items():
                 t1 = time.perf_counter()
-                icc = M.intrachunk_cohesion(spans, doc.split_points, se.embed, text=doc.text).value
-                dcc = M.document_contextual_coherence(spans, toks, se.embed, text=doc.text).value
+                icc = M.intrachunk_cohesion(spans, doc.split_points, fn, text=doc.text).value
+                dcc = M.document_contextual_coherence(spans, toks, fn, text=doc.text).value
                 per[cid] = time.perf_counter() - t1
                 m = {**base[cid], "ICC": icc, "DCC": dcc}
                 vals[cid] = {**m, "score": M.score(m)}
@@ -172,6 +188,17 @@ def main() -> int:
                 return max(sc)[2] if sc else None
 
             rec["winner_composed"], rec["winner_exact"] = best(comp), best(exact)
+            if args.truncated:
+                trunc = run("composed", truncate=True)[0]
+                rec["composed_truncated"] = trunc
+                for key in ("ICC", "DCC", "score"):
+                    a = [trunc[c][key] for c in ids]
+                    b = [exact[c][key] for c in ids]
+                    rec[f"trunc_rho_{key}"] = spearman(a, b)
+                    rec[f"trunc_pair_{key}"] = pairwise_agreement(a, b)[0]
+                print("  composed-truncated vs exact: " + ", ".join(
+                    f"{k} rho {fmt(rec[f'trunc_rho_{k}'], 2)} p {fmt(rec[f'trunc_pair_{k}'], 2)}"
+                    for k in ("ICC", "DCC", "score")), flush=True)
         out.append(rec)
         rows.append(rec)
         print(f"done {f.stem[:50]}: {len(chunkings)} chunkings, units {t_units:.1f}s", flush=True)

@@ -62,7 +62,7 @@ class EmbedStats:
 # --------------------------------------------------------------------------- loading
 _models: dict[tuple[str, str | None], Any] = {}
 _memory: dict[str, dict[str, np.ndarray]] = {}  # model key -> sha1(text) -> vector
-_MEMORY_MAX = 500_000
+_MEMORY_MAX = 100_000  # vectors per model (~150 MB for 384-d float32)
 _load_lock = threading.Lock()
 
 
