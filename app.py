@@ -1,9 +1,10 @@
 """ChunkScope: Streamlit entry point (`make run`).
 
-Layout: sidebar = document input (upload or bundled sample); main = document summary,
-warnings, then two sections: "Document" (blocks outlined, page by page) and "Analyze"
-(chunkers and metrics, filled in by the analysis issue). The engine is `core/`; this file
-only calls it. Bad input shows one `st.error` line and the app stays usable.
+Layout: sidebar = document input (upload or bundled sample) and analysis settings; main =
+document summary, warnings, then two tabs: "Analyze" (progress by stage, winner card,
+leaderboard, radar / size / runtime charts, exports) and "Document and blocks" (blocks
+outlined, page by page). The engine is `core/`; this file only calls it. Every section runs
+in ``guard()``: an error is one `st.error` line where it happened, the rest stays usable.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import streamlit as st
 from core.blocks import blocks_by_kind
 from core.document import Document
 from ui.analysis import keep_state
-from ui.common import document_picker, render_summary, render_warnings
+from ui.common import document_picker, guard, md_escape, render_summary, render_warnings
 from ui.render import blocks_html, legend_html, views
 
 st.set_page_config(page_title="ChunkScope", page_icon="🔎", layout="wide")
@@ -55,40 +56,48 @@ def section_analyze(doc: Document) -> None:
 
     settings, problem = settings_sidebar()
     if problem:
-        st.error(f"Settings: {problem}")
+        st.error(f"Settings: {md_escape(problem)}")
     report = current_report(doc, settings)
     label = "Analyze" if report is None else "Re-run analysis"
-    if st.button(label, type="primary", disabled=settings is None, key="cs_analyze"):
-        report = run_analysis(doc, settings)
+    if st.button(label, type="primary", disabled=settings is None, key="cs_analyze",
+                 help="Run every chunker on this document, score the chunkings and pick the adaptive winner."):
+        report = run_analysis(doc, settings) or report
     if report is None:
         stale = latest_report(doc)
         if stale is None:
-            st.caption("Press Analyze to run every chunker on this document and score the chunkings.")
+            st.caption("Press Analyze to run every chunker on this document and score the chunkings "
+                       "(settings in the sidebar). Then: the winner and why, the leaderboard, charts, exports; "
+                       "the Compare and Chunk inspector pages show where each chunking cuts.")
             return
         st.warning("Settings changed since the last analysis: these are the last results; press Analyze to update.")
         report = stale
-    winner_card(report)
-    st.subheader("Leaderboard")
-    leaderboard(report)
+    with guard("The winner card"):
+        winner_card(report)
+    st.subheader("Leaderboard", anchor=False)
+    with guard("The leaderboard"):
+        leaderboard(report)
     charts(report)
-    st.subheader("Export")
+    st.subheader("Export", anchor=False)
     exports(report, doc)
 
 
 def main() -> None:
     keep_state()
-    doc = document_picker()
+    with guard("Loading the document"):
+        doc = None
+        doc = document_picker()
     st.title("ChunkScope")
     st.caption("Which chunker suits this document, and why: structure, size, references and coherence.")
     if doc is None:
         st.info("Pick a bundled sample or upload a document (PDF, Markdown, text or JSON) in the sidebar.")
         return
-    render_summary(doc)
-    render_warnings(doc)
+    with guard("The document summary"):
+        render_summary(doc)
+        render_warnings(doc)
     tab_analyze, tab_doc = st.tabs(["Analyze", "Document and blocks"])
-    with tab_analyze:
+    with tab_analyze, guard("The analysis"):
         section_analyze(doc)
-    with tab_doc:
+    with tab_doc, guard("The document view"):
         section_document(doc)
 
 

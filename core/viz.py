@@ -126,7 +126,8 @@ def boundary_strip_figure(report: Report, ids: Sequence[str], text_length: int,
             marker=dict(symbol="line-ns-open", size=16, color=chunker_color(cid), line=dict(width=2)),
             hovertemplate="boundary at %{x}<extra>" + html.escape(cid) + "</extra>", showlegend=False,
         ))
-        bi = c.diagnostics.get("BI", {}).get("broken", [])
+        probs = Problems.of(c)
+        bi = probs.broken
         if bi:
             fig.add_trace(go.Scatter(
                 x=[b["boundary"] for b in bi], y=[row + 0.25] * len(bi), mode="markers",
@@ -135,7 +136,7 @@ def boundary_strip_figure(report: Report, ids: Sequence[str], text_length: int,
                 hovertemplate="breaks block %{customdata}<extra>" + html.escape(cid) + "</extra>",
                 customdata=[f"[{b['block'][0]}, {b['block'][1]})" for b in bi],
             ))
-        rc = c.diagnostics.get("RC", {}).get("split", [])
+        rc = probs.split
         if rc:
             fig.add_trace(go.Scatter(
                 x=[p["boundary"] for p in rc], y=[row - 0.25] * len(rc), mode="markers",
@@ -309,11 +310,18 @@ class Problems:
 
     @classmethod
     def of(cls, c: ChunkingResult) -> "Problems":
-        return cls(
-            broken=list(c.diagnostics.get("BI", {}).get("broken", [])),
-            split=list(c.diagnostics.get("RC", {}).get("split", [])),
-            out_of_size={o["chunk"]: o for o in c.diagnostics.get("SC", {}).get("out_of_size", [])},
-        )
+        """From the diagnostics; malformed entries (a damaged or foreign report) are left out."""
+        d = c.diagnostics if isinstance(c.diagnostics, dict) else {}
+
+        def entries(metric: str, key: str, ok) -> list[dict[str, Any]]:
+            got = (d.get(metric) or {}).get(key, []) if isinstance(d.get(metric) or {}, dict) else []
+            return [x for x in (got if isinstance(got, list) else []) if isinstance(x, dict) and _safe(ok, x)]
+
+        broken = entries("BI", "broken", lambda x: _span(x["block"]) and isinstance(x["boundary"], int))
+        split = entries("RC", "split", lambda x: _span(x["entity"]) and _span(x["pronoun"])
+                        and isinstance(x["boundary"], int))
+        oos = entries("SC", "out_of_size", lambda x: isinstance(x["chunk"], int) and 0 <= x["chunk"] < len(c.chunks))
+        return cls(broken=broken, split=split, out_of_size={o["chunk"]: o for o in oos})
 
     def positions(self, kind: str, c: ChunkingResult | None = None) -> list[int]:
         """Document offsets of each problem of ``kind`` (broken | split | size), for navigation.
@@ -337,6 +345,17 @@ class Problems:
         if kind == "size" and c is not None:
             return [(c.chunks[i].start, c.chunks[i].end) for i in sorted(self.out_of_size) if i < len(c.chunks)]
         return []
+
+
+def _span(v: Any) -> bool:
+    return isinstance(v, (list, tuple)) and len(v) == 2 and all(isinstance(x, int) for x in v) and v[0] <= v[1]
+
+
+def _safe(check, x: dict[str, Any]) -> bool:
+    try:
+        return bool(check(x))
+    except (KeyError, TypeError, IndexError):
+        return False
 
 
 # split pairs cycle through these, so that a pair's two ends share a colour and a P-tag

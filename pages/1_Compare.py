@@ -1,91 +1,177 @@
-"""Compare: two or three chunkings side by side, problems highlighted, next-problem navigation."""
+"""Compare: two or three chunkings side by side, problems highlighted, next-problem navigation.
+
+The question it answers: *where exactly* does a chunking break a table or split "it" from its
+antecedent? Pick a problem kind, step through the problems with ◀ / ▶ and every column shows
+the same stretch of the document, the current problem ringed in yellow.
+"""
 
 from __future__ import annotations
 
+import html
+
+import pandas as pd
 import streamlit as st
 
 from core import viz
 from ui.analysis import keep_state
+from ui.common import guard, md_escape
+from ui.overview import radar_ids, swatch
 from ui.page import require_report
 
 st.set_page_config(page_title="Compare · ChunkScope", page_icon="🔬", layout="wide")
 keep_state()
 st.title("Compare chunkings")
 
-doc, report = require_report()
-ok_ids = [c.id for c in report.ranked]
-if not ok_ids:
-    st.info("No chunking produced spans for this document.")
-    st.stop()
-default = ([report.winner] if report.winner else []) + [i for i in ok_ids if i != report.winner][:1]
-sel = st.multiselect("Chunkings side by side (up to 3)", ok_ids, default=default, max_selections=3, key="cs_cmp_sel")
-if not sel:
-    st.info("Pick at least one chunking.")
-    st.stop()
-
-st.plotly_chart(viz.boundary_strip_figure(report, sel, len(doc.text)), width="stretch", key="cs_strip")
-st.caption("Ticks: chunk boundaries · ✕ a boundary that breaks a block · ◆ a boundary that splits an "
-           "entity–pronoun pair. Where the rows' ticks line up, the chunkings agree.")
-
-views = viz.windows(len(doc.text), [[p.start, p.end] for p in doc.pages], cuts=doc.split_points)
-labels = [f"page {i + 1}" if doc.pages else f"part {i + 1} (chars {a:,}–{b:,})" for i, (a, b) in enumerate(views)]
-problems = {cid: viz.Problems.of(report.get(cid)) for cid in sel}
-
 KINDS = {"broken blocks": "broken", "split pairs": "split", "out-of-size chunks": "size"}
-c1, c2, c3, c4 = st.columns([1.4, 2, 1, 1])
-kind_label = c1.radio("Problem kind", list(KINDS), horizontal=False, key="cs_cmp_kind")
-kind = KINDS[kind_label]
+CONTEXT = 1200  # characters shown before and after the current problem
+MAX_FOCUS = 6000  # a huge broken block is shown from its start up to this many characters
 
 
-def positions(cid: str) -> list[int]:
-    if kind == "size":
-        c = report.get(cid)
-        return [c.chunks[i].start for i in problems[cid].out_of_size]
-    return problems[cid].positions(kind)
+def _step(n: int, delta: int) -> None:
+    """◀ / ▶: move to the previous / next problem (wrapping) and show its surroundings."""
+    if n:
+        i = st.session_state.get("cs_cmp_pi", -1)
+        st.session_state["cs_cmp_pi"] = (i + delta) % n if i >= 0 else (0 if delta > 0 else n - 1)
+        st.session_state["cs_cmp_mode"] = "around the current problem"
 
 
-def view_of(pos: int) -> int:
-    for i, (a, b) in enumerate(views):
-        if a <= pos < b:
-            return i
-    return len(views) - 1
+def _focus_range(text: str, a: int, b: int) -> tuple[int, int]:
+    """Characters to show around a problem [a, b): some context on both sides, starting and
+    ending on a line break when one is in the context."""
+    lo, hi = max(0, a - CONTEXT), min(len(text), min(b, a + MAX_FOCUS) + CONTEXT)
+    nl = text.find("\n", lo, a)
+    if lo > 0 and nl != -1:
+        lo = nl + 1
+    nl = text.rfind("\n", min(b, a + MAX_FOCUS), hi)
+    if hi < len(text) and nl != -1:
+        hi = nl
+    return lo, hi
 
 
-marks = sorted({view_of(p) for cid in sel for p in positions(cid)})
-st.session_state.setdefault("cs_cmp_view", 0)
-st.session_state["cs_cmp_view"] = min(st.session_state["cs_cmp_view"], len(views) - 1)
-if c3.button("◀ previous problem", disabled=not marks, key="cs_prev_problem"):
-    before = [m for m in marks if m < st.session_state["cs_cmp_view"]]
-    st.session_state["cs_cmp_view"] = before[-1] if before else marks[-1]
-if c4.button("next problem ▶", disabled=not marks, key="cs_next_problem"):
-    after = [m for m in marks if m > st.session_state["cs_cmp_view"]]
-    st.session_state["cs_cmp_view"] = after[0] if after else marks[0]
-view = c2.selectbox("Part of the document", range(len(views)), format_func=lambda i: labels[i]
-                    + ("  ⚠" if i in marks else ""), key="cs_cmp_view")
-a, b = views[view]
-st.caption(f"{len(marks)} of {len(views)} parts hold {kind_label} for the selected chunkings (marked ⚠).")
+def main() -> None:
+    doc, report = require_report()
+    ok_ids = [c.id for c in report.ranked]
+    if not ok_ids:
+        st.info("No chunking produced spans for this document.")
+        return
+    if any(i not in ok_ids for i in st.session_state.get("cs_cmp_sel", [])):
+        st.session_state.pop("cs_cmp_sel", None)
+    sel = st.multiselect("Chunkings side by side (up to 3; the winner and the runner-up first)", ok_ids,
+                         default=radar_ids(report), max_selections=3, key="cs_cmp_sel")
+    if not sel:
+        st.info("Pick at least one chunking.")
+        return
+    chunkings = {cid: report.get(cid) for cid in sel}
+    problems = {cid: viz.Problems.of(c) for cid, c in chunkings.items()}
+    kinds = [b.kind for b in doc.blocks]
+    views = viz.document_views(doc)
 
-cols = st.columns(len(sel))
-for col, cid in zip(cols, sel):
-    c = report.get(cid)
-    p = problems[cid]
-    with col:
-        st.markdown(f"**{cid}** · score {c.score:.3f}" if c.score is not None else f"**{cid}**")
-        st.caption(f"{len(c.chunks)} chunks · {len(p.broken)} broken blocks · {len(p.split)} split pairs · "
-                   f"{len(p.out_of_size)} out-of-size chunks")
-        with st.container(height=640):
-            st.html(viz.highlight_html(doc.text, c, a, b, p))
-        here_b = [x for x in p.broken if x["block"][0] < b and x["block"][1] > a]
-        here_s = [x for x in p.split if a <= min(x["entity"][0], x["pronoun"][0]) < b]
-        if here_b or here_s:
-            with st.expander(f"Problems in this part ({len(here_b)} blocks, {len(here_s)} pairs)"):
-                for x in here_b:
-                    st.markdown(f"- block `{x['block'][0]}–{x['block'][1]}` broken at `{x['boundary']}` "
-                                f"(chunk {x['chunk']} {x['side']})")
-                for n, x in enumerate(here_s):
-                    ent = doc.text[x["entity"][0]:x["entity"][1]].strip()
-                    pro = doc.text[x["pronoun"][0]:x["pronoun"][1]].strip()
-                    st.markdown(f"- pair **P{p.split.index(x) + 1}**: “{ent[:60]}” ← “{pro}” split at `{x['boundary']}`")
-st.caption("Chunks alternate two tints; `#n` marks where chunk n starts (red when that boundary breaks a block "
-           "or the chunk is out of size ⚠). Wavy red underline: a broken block. Pink: the entity and the pronoun "
-           "of a split pair, tagged P1, P2… at both ends. Hover anything for details.")
+    c1, c2, c3, c4 = st.columns([1.5, 1.6, 0.8, 0.8])
+    counts = {k: sum(len(problems[cid].positions(v, chunkings[cid])) for cid in sel) for k, v in KINDS.items()}
+    kind_label = c1.radio("Problem kind", list(KINDS), key="cs_cmp_kind",
+                          format_func=lambda k: f"{k} ({counts[k]})")
+    kind = KINDS[kind_label]
+    # every problem of this kind in the selected chunkings, in document order
+    items = sorted(((a, b, cid, n) for cid in sel
+                    for n, (a, b) in enumerate(problems[cid].spans(kind, chunkings[cid]))),
+                   key=lambda x: (x[0], sel.index(x[2])))
+    sig = (doc.sha256, kind, tuple(sel))
+    if st.session_state.get("cs_cmp_sig") != sig:
+        st.session_state["cs_cmp_sig"] = sig
+        st.session_state["cs_cmp_pi"] = 0 if items else -1
+    pi = st.session_state.get("cs_cmp_pi", -1)
+    if pi >= len(items):
+        pi = st.session_state["cs_cmp_pi"] = len(items) - 1
+    c3.button("◀ previous problem", disabled=not items, key="cs_prev_problem", on_click=_step,
+              args=(len(items), -1), width="stretch")
+    c4.button("next problem ▶", disabled=not items, key="cs_next_problem", on_click=_step,
+              args=(len(items), 1), width="stretch")
+    mode = c2.radio("Show", ["around the current problem", "a whole page / part"], key="cs_cmp_mode",
+                    horizontal=True, disabled=not items)
+    current = items[pi] if items and pi >= 0 else None
+
+    with guard("The boundary strip"):
+        a_view = None
+        if current is not None and mode.startswith("around"):
+            a_view = _focus_range(doc.text, current[0], current[1])
+        st.plotly_chart(viz.boundary_strip_figure(report, sel, len(doc.text), view=a_view,
+                                                  focus=current[0] if current else None),
+                        width="stretch", key="cs_strip")
+        st.caption("Ticks: chunk boundaries (one row per chunking, in its colour) · ✕ a boundary that breaks a block "
+                   "· ◆ a boundary that splits an entity–pronoun pair · yellow line: the current problem. "
+                   "Where the rows' ticks line up, the chunkings agree.")
+
+    if current is not None and mode.startswith("around"):
+        a, b = a_view
+        cid, n = current[2], current[3]
+        page = doc.page_of(current[0])
+        where = f"page {page}, " if page else ""
+        if kind == "broken":
+            x = problems[cid].broken[n]
+            j = x.get("index", 0)
+            what = (f"**{md_escape(cid)}** cuts {kinds[j] if j < len(kinds) else 'a'} block #{j + 1} "
+                    f"(chars {x['block'][0]:,}–{x['block'][1]:,}) at character {x['boundary']:,}")
+        elif kind == "split":
+            x = problems[cid].split[n]
+            ent = doc.text[x["entity"][0]:x["entity"][1]]
+            pro = doc.text[x["pronoun"][0]:x["pronoun"][1]]
+            what = (f"**{md_escape(cid)}** splits pair **P{n + 1}**: “{md_escape(pro[:40])}” from its antecedent "
+                    f"“{md_escape(ent[:60])}” at character {x['boundary']:,}")
+        else:
+            i = sorted(problems[cid].out_of_size)[n]
+            o = problems[cid].out_of_size[i]
+            what = (f"**{md_escape(cid)}** chunk #{i} has {chunkings[cid].chunks[i].tokens:,} tokens "
+                    f"({o.get('kind', 'out of')}-size)")
+        st.info(f"Problem {pi + 1} of {len(items)} ({where}chars {current[0]:,}–{current[1]:,}): {what}.", icon="🎯")
+    else:
+        marks = {viz.view_index(views, it[0]) for it in items}
+        labels = [v.label + ("  ⚠" if i in marks else "") for i, v in enumerate(views)]
+        if st.session_state.get("cs_cmp_view", 0) >= len(views):
+            st.session_state["cs_cmp_view"] = 0
+        vi = st.selectbox("Part of the document", range(len(views)), format_func=lambda i: labels[i],
+                          key="cs_cmp_view")
+        a, b = views[vi].start, views[vi].end
+        st.caption(f"{len(marks)} of {len(views)} parts hold {kind_label} for the selected chunkings (marked ⚠).")
+
+    cols = st.columns(len(sel))
+    for col, cid in zip(cols, sel):
+        with col, guard(f"The {cid} column"):
+            column(doc, report, cid, chunkings[cid], problems[cid], kinds, a, b,
+                   focus=(current[0], current[1]) if current is not None and current[2] == cid else None)
+    st.caption("Chunks alternate two tints; a bar in the chunker's colour and `#n` mark where chunk n starts "
+               "(red, with ✂, when that boundary breaks a block; ⚠ when the chunk is out of size). A broken block "
+               "is outlined and hatched in red and tagged “✂ broken <kind>”. The entity and the pronoun of a split "
+               "pair share a colour and a P-tag. Hover anything for details.")
+
+
+def column(doc, report, cid, c, p: viz.Problems, kinds, a: int, b: int, focus) -> None:
+    score = f" · score {c.score:.3f}" if c.score is not None else ""
+    win = " 🏆" if cid == report.winner else ""
+    st.html(f'<div style="font-weight:700;font-size:1.05rem">{swatch(cid)}{win}'
+            f'<span style="font-weight:400;opacity:.8">{html.escape(score)}</span></div>')
+    st.caption(f"{len(c.chunks)} chunks · **{len(p.broken)}** broken blocks · **{len(p.split)}** split pairs · "
+               f"**{len(p.out_of_size)}** out-of-size chunks")
+    with st.container(height=600):
+        st.html(viz.highlight_html(doc.text, c, a, b, p, block_kinds=kinds, focus=focus,
+                                   color=viz.chunker_color(cid)))
+    here_b = [(n, x) for n, x in enumerate(p.broken) if x["block"][0] < b and x["block"][1] > a]
+    here_s = [(n, x) for n, x in enumerate(p.split)
+              if a <= min(x["entity"][0], x["pronoun"][0]) < b or a <= max(x["entity"][0], x["pronoun"][0]) < b]
+    if here_b or here_s:
+        with st.expander(f"Problems shown here: {len(here_b)} broken blocks, {len(here_s)} split pairs"):
+            if here_b:
+                st.dataframe(pd.DataFrame([{
+                    "block": f"#{x.get('index', 0) + 1}", "kind": kinds[x["index"]] if x.get("index") is not None
+                    and x["index"] < len(kinds) else "", "chars": f"{x['block'][0]:,}–{x['block'][1]:,}",
+                    "cut at": x["boundary"], "page": doc.page_of(x["block"][0]),
+                    "boundaries inside": x.get("boundaries_inside")} for _, x in here_b]),
+                    hide_index=True, width="stretch")
+            if here_s:
+                st.dataframe(pd.DataFrame([{
+                    "pair": f"P{n + 1}", "entity": doc.text[x["entity"][0]:x["entity"][1]].strip()[:80],
+                    "pronoun": doc.text[x["pronoun"][0]:x["pronoun"][1]].strip(), "cut at": x["boundary"],
+                    "page": doc.page_of(x["pronoun"][0])} for n, x in here_s]), hide_index=True, width="stretch")
+
+
+with guard("The Compare page"):
+    main()

@@ -1,90 +1,190 @@
-"""Chunk inspector: one chunk's text, tokens, pages, heading path, blocks, cohesion and coherence."""
+"""Chunk inspector: one chunk's text, tokens, pages, heading path, blocks, cohesion and coherence.
+
+Select a row of the chunk table (or type a chunk number, step with ◀ / ▶, or jump to the chunk
+holding a character offset) to see everything about that chunk.
+"""
 
 from __future__ import annotations
+
+import bisect
+import hashlib
+import html
 
 import pandas as pd
 import streamlit as st
 
 from core import viz
 from ui.analysis import keep_state
+from ui.common import guard, md_escape
+from ui.overview import swatch
 from ui.page import require_report
 
 st.set_page_config(page_title="Chunk inspector · ChunkScope", page_icon="🔎", layout="wide")
 keep_state()
 st.title("Chunk inspector")
 
-doc, report = require_report()
-ok_ids = [c.id for c in report.ranked]
-if not ok_ids:
-    st.info("No chunking produced spans for this document.")
-    st.stop()
-c1, c2, c3 = st.columns([1.3, 1, 1.3])
-cid = c1.selectbox("Chunking", ok_ids, index=ok_ids.index(report.winner) if report.winner in ok_ids else 0,
-                   key="cs_insp_chunking")
-c = report.get(cid)
-n = len(c.chunks)
-offset = c3.number_input("…or jump to the chunk holding character", 0, max(0, len(doc.text) - 1), 0,
-                         key="cs_insp_offset")
-if st.session_state.get("cs_insp_last_offset") != offset:
-    st.session_state["cs_insp_last_offset"] = offset
-    hit = next((i for i, ch in enumerate(c.chunks) if ch.start <= offset < ch.end), None)
-    if hit is not None and offset:
-        st.session_state["cs_insp_idx"] = hit
-st.session_state["cs_insp_idx"] = min(st.session_state.get("cs_insp_idx", 0), n - 1)
-idx = c2.number_input(f"Chunk (0–{n - 1})", 0, n - 1, key="cs_insp_idx")
-ch = c.chunks[idx]
-problems = viz.Problems.of(c)
+CONTEXT = 400  # characters of dimmed context shown around the chunk
 
-pages = sorted({p for p in (doc.page_of(ch.start), doc.page_of(max(ch.start, ch.end - 1))) if p})
-path = " › ".join(h.title for h in doc.heading_path(ch.start)) or "—"
-m1, m2, m3, m4 = st.columns(4)
-lo, hi = report.settings.get("min_tokens", 100), report.settings.get("max_tokens", 1100)
-m1.metric("tokens", ch.tokens, help=f"size bounds {lo}–{hi}")
-m2.metric("characters", ch.end - ch.start)
-m3.metric("pages", "–" if not pages else (f"{pages[0]}" if len(pages) == 1 or pages[0] == pages[-1] else f"{pages[0]}–{pages[-1]}"))
-m4.metric("span", f"{ch.start:,}–{ch.end:,}")
-st.markdown(f"**Heading path:** {path}")
-if ch.tokens < lo or ch.tokens > hi:
-    st.warning(f"Out of size: {ch.tokens} tokens is {'under' if ch.tokens < lo else 'over'} the {lo}–{hi} bounds.")
 
-left, right = st.columns([3, 2])
-with left:
-    st.subheader("Text")
-    with st.container(height=520):
-        st.html(viz.highlight_html(doc.text, c, ch.start, ch.end, problems))
-with right:
-    st.subheader("Blocks")
-    inside, cut = [], []
-    for j, bl in enumerate(doc.blocks):
-        if bl.end <= ch.start or bl.start >= ch.end:
-            continue
-        (inside if ch.start <= bl.start and bl.end <= ch.end else cut).append((j, bl))
-    broken_here = [x for x in problems.broken if x["chunk"] in (idx, idx + 1) and ch.start <= x["boundary"] <= ch.end]
-    st.write(f"{len(inside)} whole blocks inside; {len(cut)} blocks cut at this chunk's edges.")
-    if cut:
-        st.dataframe(pd.DataFrame([{"block": j, "kind": bl.kind, "start": bl.start, "end": bl.end,
-                                    "broken (beyond tolerance)": any(x["index"] == j for x in broken_here)}
-                                   for j, bl in cut]), hide_index=True, width="stretch")
-    st.subheader("Cohesion (ICC)")
-    icc = next((x for x in c.diagnostics.get("ICC", {}).get("per_chunk", []) if x["chunk"] == idx), None)
-    if icc is None:
-        st.caption("Not scored: the chunk holds fewer than two gold blocks.")
-    else:
-        st.metric("cohesion", f"{icc['cohesion']:.3f}", help="mean cosine of each block piece with the whole chunk")
-        st.bar_chart(pd.DataFrame({"cosine": icc["piece_cosines"]}), height=160)
-    st.subheader("Window coherence (DCC)")
-    wins = [w for w in c.diagnostics.get("DCC", {}).get("windows", []) if w["first"] <= idx <= w["last"]]
-    if not wins:
-        st.caption("In no DCC window (one chunk only, or windows too small).")
-    else:
-        st.dataframe(pd.DataFrame([{"window": f"chunks {w['first']}–{w['last']}", "tokens": w.get("tokens"),
-                                    "window coherence": round(w["coherence"], 3),
-                                    "this chunk's cosine": round(w["chunk_cosines"][idx - w["first"]], 3)}
-                                   for w in wins]), hide_index=True, width="stretch")
-    splits = [x for x in problems.split if x["chunk"] in (idx, idx + 1) and ch.start <= x["boundary"] <= ch.end]
-    if splits:
-        st.subheader("Split entity–pronoun pairs at this chunk's edges")
-        for x in splits:
-            ent = doc.text[x["entity"][0]:x["entity"][1]].strip()
-            pro = doc.text[x["pronoun"][0]:x["pronoun"][1]].strip()
-            st.markdown(f"- “{ent[:80]}” ← “{pro}” (boundary at `{x['boundary']}`)")
+@st.cache_data(show_spinner=False, max_entries=16)
+def chunk_table(key: str, _doc, _c, lo: int, hi: int) -> pd.DataFrame:
+    """One row per chunk (cached per document, chunking and size bounds)."""
+    p = viz.Problems.of(_c)
+    cuts = {}
+    for x in p.broken:
+        cuts.setdefault(x["boundary"], 0)
+        cuts[x["boundary"]] += 1
+    splits = {}
+    for x in p.split:
+        splits[x["boundary"]] = splits.get(x["boundary"], 0) + 1
+    icc = {x["chunk"]: x["cohesion"] for x in _c.diagnostics.get("ICC", {}).get("per_chunk", [])}
+    rows = []
+    for i, ch in enumerate(_c.chunks):
+        pages = sorted({q for q in (_doc.page_of(ch.start), _doc.page_of(max(ch.start, ch.end - 1))) if q})
+        path = _doc.heading_path(ch.start)
+        flags = []
+        if ch.tokens < lo or ch.tokens > hi:
+            flags.append("⚠ under" if ch.tokens < lo else "⚠ over")
+        nb = cuts.get(ch.start, 0) + cuts.get(ch.end, 0)
+        if nb:
+            flags.append(f"✂ {nb} block cut")
+        ns = splits.get(ch.start, 0) + splits.get(ch.end, 0)
+        if ns:
+            flags.append(f"⛓ {ns} pair split")
+        rows.append({
+            "#": i, "tokens": ch.tokens, "pages": "–" if not pages else "–".join(map(str, dict.fromkeys(pages))),
+            "heading": path[-1].title[:60] if path else "", "cohesion": icc.get(i), "flags": " ".join(flags),
+            "starts with": " ".join(_doc.text[ch.start:ch.start + 90].split())[:80],
+            "start": ch.start, "end": ch.end,
+        })
+    return pd.DataFrame(rows)
+
+
+def _picked(table_key: str) -> None:
+    sel = st.session_state.get(table_key)
+    rows = getattr(getattr(sel, "selection", None), "rows", None) or (sel or {}).get("selection", {}).get("rows", [])
+    if rows:
+        st.session_state["cs_insp_idx"] = int(rows[0])
+
+
+def _step(n: int, delta: int) -> None:
+    st.session_state["cs_insp_idx"] = max(0, min(n - 1, int(st.session_state.get("cs_insp_idx", 0)) + delta))
+
+
+def _jump(c) -> None:
+    pos = int(st.session_state.get("cs_insp_offset") or 0)
+    starts = [ch.start for ch in c.chunks]
+    st.session_state["cs_insp_idx"] = max(0, bisect.bisect_right(starts, pos) - 1)
+
+
+def main() -> None:
+    doc, report = require_report()
+    ok_ids = [c.id for c in report.ranked]
+    if not ok_ids:
+        st.info("No chunking produced spans for this document.")
+        return
+    if st.session_state.get("cs_insp_chunking") not in ok_ids:
+        st.session_state.pop("cs_insp_chunking", None)
+    c1, c2, c3 = st.columns([1.4, 1.6, 1.2])
+    cid = c1.selectbox("Chunking", ok_ids, index=ok_ids.index(report.winner) if report.winner in ok_ids else 0,
+                       key="cs_insp_chunking", format_func=lambda i: i + (" 🏆" if i == report.winner else ""))
+    c = report.get(cid)
+    n = len(c.chunks)
+    lo, hi = report.settings.get("min_tokens", 100), report.settings.get("max_tokens", 1100)
+    st.session_state["cs_insp_idx"] = max(0, min(int(st.session_state.get("cs_insp_idx", 0)), n - 1))
+    c3.number_input("…or the chunk holding character", 0, max(0, len(doc.text) - 1), 0, key="cs_insp_offset",
+                    on_change=_jump, args=(c,))
+    with c2:
+        b1, b2, b3 = st.columns([1, 2, 1], vertical_alignment="bottom")
+        b1.button("◀", key="cs_insp_prev", on_click=_step, args=(n, -1), disabled=n < 2, help="previous chunk")
+        idx = b2.number_input(f"Chunk (0–{n - 1})", 0, max(0, n - 1), key="cs_insp_idx")
+        b3.button("▶", key="cs_insp_next", on_click=_step, args=(n, 1), disabled=n < 2, help="next chunk")
+
+    with guard("The chunk table"):
+        key = hashlib.sha256(repr((doc.sha256, cid, [(x.start, x.end) for x in c.chunks])).encode()).hexdigest()
+        df = chunk_table(key, doc, c, lo, hi)
+        tkey = f"cs_insp_table_{key[:12]}"
+        st.dataframe(df, hide_index=True, width="stretch", height=240, key=tkey, on_select=lambda: _picked(tkey),
+                     selection_mode="single-row",
+                     column_config={"cohesion": st.column_config.NumberColumn(format="%.3f"),
+                                    "starts with": st.column_config.TextColumn(width="large")})
+        st.caption(f"{n} chunks of {md_escape(cid)}: click a row to inspect it · ⚠ out of the {lo}–{hi} token "
+                   "bounds · ✂ a boundary of this chunk breaks a block · ⛓ it splits an entity–pronoun pair")
+
+    ch = c.chunks[idx]
+    problems = viz.Problems.of(c)
+    with guard("The chunk facts"):
+        pages = sorted({p for p in (doc.page_of(ch.start), doc.page_of(max(ch.start, ch.end - 1))) if p})
+        path = doc.heading_path(ch.start)
+        st.html(f'<div style="font-size:1.15rem;font-weight:700">{swatch(cid)} · chunk #{idx} of {n}</div>')
+        m1, m2, m3, m4 = st.columns(4)
+        m1.metric("tokens", ch.tokens, help=f"size bounds {lo}–{hi} (o200k tokens)")
+        m2.metric("characters", f"{ch.end - ch.start:,}")
+        m3.metric("pages", "–" if not pages else (f"{pages[0]}" if pages[0] == pages[-1] else f"{pages[0]}–{pages[-1]}"))
+        m4.metric("span", f"{ch.start:,}–{ch.end:,}")
+        crumbs = " › ".join(html.escape(h.title) or "(untitled)" for h in path) or "— (before the first heading)"
+        st.html(f'<div style="margin:.2rem 0 .6rem 0"><b>Heading path:</b> {crumbs}</div>')
+        if ch.tokens < lo or ch.tokens > hi:
+            st.warning(f"Out of size: {ch.tokens} tokens is {'under' if ch.tokens < lo else 'over'} the "
+                       f"{lo}–{hi} bounds.")
+
+    left, right = st.columns([3, 2])
+    with left, guard("The chunk text"):
+        st.subheader("Text", anchor=False)
+        a, b = max(0, ch.start - CONTEXT), min(len(doc.text), ch.end + CONTEXT)
+        with st.container(height=560):
+            st.html(viz.highlight_html(doc.text, c, a, b, problems, block_kinds=[bl.kind for bl in doc.blocks],
+                                       color=viz.chunker_color(cid), dim_outside=(ch.start, ch.end)))
+        st.caption("The chunk with a little dimmed context on both sides; marks as on the Compare page.")
+    with right:
+        with guard("The blocks table"):
+            st.subheader("Blocks", anchor=False)
+            starts = [bl.start for bl in doc.blocks]
+            j0 = max(0, bisect.bisect_right(starts, ch.start) - 1)
+            inside, cut = [], []
+            for j in range(j0, len(doc.blocks)):
+                bl = doc.blocks[j]
+                if bl.start >= ch.end:
+                    break
+                if bl.end <= ch.start:
+                    continue
+                (inside if ch.start <= bl.start and bl.end <= ch.end else cut).append((j, bl))
+            broken_at = {x["index"] for x in problems.broken if x["boundary"] in (ch.start, ch.end)}
+            st.write(f"{len(inside)} whole blocks inside; {len(cut)} blocks cut at this chunk's edges "
+                     f"({len(broken_at)} beyond the BI tolerance).")
+            rows = [{"block": f"#{j + 1}", "kind": bl.kind, "chars": f"{bl.start:,}–{bl.end:,}",
+                     "here": "cut" if (j, bl) in cut else "inside",
+                     "broken (BI)": j in broken_at} for j, bl in cut + inside]
+            if rows:
+                st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", height=min(300, 38 + 35 * len(rows)))
+        with guard("Cohesion"):
+            st.subheader("Cohesion (ICC)", anchor=False)
+            icc = next((x for x in c.diagnostics.get("ICC", {}).get("per_chunk", []) if x["chunk"] == idx), None)
+            if icc is None:
+                st.caption("Not scored: the chunk holds fewer than two gold blocks (or embeddings were off).")
+            else:
+                st.metric("cohesion", f"{icc['cohesion']:.3f}",
+                          help="mean cosine of each block piece of the chunk with the whole chunk")
+                st.bar_chart(pd.DataFrame({"cosine": icc["piece_cosines"]}), height=150)
+        with guard("Window coherence"):
+            st.subheader("Window coherence (DCC)", anchor=False)
+            wins = [w for w in c.diagnostics.get("DCC", {}).get("windows", []) if w["first"] <= idx <= w["last"]]
+            if not wins:
+                st.caption("In no DCC window (one chunk only, windows too small, or embeddings off).")
+            else:
+                st.dataframe(pd.DataFrame([{"window": f"chunks {w['first']}–{w['last']}", "tokens": w.get("tokens"),
+                                            "window coherence": round(w["coherence"], 3),
+                                            "this chunk's cosine": round(w["chunk_cosines"][idx - w["first"]], 3)}
+                                           for w in wins[:200]]), hide_index=True, width="stretch", height=180)
+        with guard("Split pairs"):
+            splits = [(k, x) for k, x in enumerate(problems.split) if x["boundary"] in (ch.start, ch.end)]
+            if splits:
+                st.subheader("Entity–pronoun pairs split at this chunk's edges", anchor=False)
+                st.dataframe(pd.DataFrame([{
+                    "pair": f"P{k + 1}", "entity": doc.text[x["entity"][0]:x["entity"][1]].strip()[:80],
+                    "pronoun": doc.text[x["pronoun"][0]:x["pronoun"][1]].strip(), "cut at": x["boundary"]}
+                    for k, x in splits]), hide_index=True, width="stretch")
+
+
+with guard("The Chunk inspector"):
+    main()

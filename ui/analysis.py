@@ -24,7 +24,7 @@ from core.report import METRICS, Report
 REPORTS_KEY = "cs_reports"
 VARIANTS_KEY = "cs_variants"  # {name: {"chunker": id, "params": {...}}} promoted on the Tune page
 SETTINGS_KEY = "cs_settings_now"  # the sidebar's Settings of this run (None when invalid)
-_WIDGETS = ("cs_min_tokens", "cs_max_tokens", "cs_bi_tol", "cs_win_tokens", "cs_win_step", "cs_chunkers",
+_WIDGETS = ("cs_sample", "cs_min_tokens", "cs_max_tokens", "cs_bi_tol", "cs_win_tokens", "cs_win_step", "cs_chunkers",
             "cs_candidates", "cs_embedder", "cs_mode", "cs_coref", "cs_llm_url", "cs_llm_model",
             *(f"cs_w_{m}" for m in METRICS))
 
@@ -52,6 +52,9 @@ def all_chunker_ids() -> list[str]:
     return ids + [v for v in st.session_state.get(VARIANTS_KEY, {}) if v not in ids]
 
 
+MENTIONS_KEY = "cs_mentions_held"  # {"name", "path", "doc"}: kept across pages (the uploader forgets)
+
+
 def _mentions_path(upload) -> str | None:
     if upload is None:
         return None
@@ -64,33 +67,78 @@ def _mentions_path(upload) -> str | None:
     return str(p)
 
 
+def _mentions_changed() -> None:
+    if st.session_state.get("cs_mentions") is None:  # the user removed the file
+        st.session_state.pop(MENTIONS_KEY, None)
+
+
+def _drop_mentions() -> None:
+    st.session_state.pop(MENTIONS_KEY, None)
+
+
+def mentions_input() -> str | None:
+    """The precomputed-mentions uploader; the file is kept for its document across page switches."""
+    from ui.common import current_document, md_escape
+
+    doc = current_document()
+    sha = doc.sha256 if doc is not None else None
+    up = st.file_uploader("Precomputed mentions (parquet or JSON of pairs)", type=["parquet", "json"],
+                          key="cs_mentions", on_change=_mentions_changed)
+    if up is not None:
+        try:
+            st.session_state[MENTIONS_KEY] = {"name": up.name, "path": _mentions_path(up), "doc": sha}
+        except OSError as exc:
+            st.error(f"Cannot store the mentions file: {exc.strerror or exc}")
+            return None
+    held = st.session_state.get(MENTIONS_KEY)
+    if not held:
+        return None
+    if held.get("doc") != sha:
+        st.caption(f"{md_escape(held['name'])} was uploaded for another document: not used.")
+        return None
+    if up is None:
+        st.caption(f"Using mentions **{md_escape(held['name'])}**.")
+        st.button("Remove mentions file", key="cs_mentions_drop", on_click=_drop_mentions)
+    return held["path"]
+
+
+def _d(key: str, default: Any) -> Any:
+    """The default to pass a widget: None when session state already holds its value (set by
+    ``keep_state`` or a callback), so Streamlit does not warn about both being set."""
+    return None if key in st.session_state else default
+
+
 def settings_sidebar() -> tuple[Settings | None, str]:
     """Render the settings panel; return (settings, "") or (None, what is wrong)."""
     sb = st.sidebar
     defaults = Settings()
     with sb.expander("Metric weights", expanded=False):
         st.caption("The leaderboard and the winner re-rank live; nothing is recomputed.")
-        weights = {m: st.slider(m, 0.0, 3.0, float(defaults.weights[m]), 0.25, key=f"cs_w_{m}") for m in METRICS}
+        weights = {m: st.slider(m, 0.0, 3.0, value=_d(f"cs_w_{m}", float(defaults.weights[m])), step=0.25,
+                                  key=f"cs_w_{m}") for m in METRICS}
     ids = all_chunker_ids()
     with sb.expander("Chunkers and candidates", expanded=False):
         default_run = [i for i in ids if i in set(_default_ids())]
-        chunkers = st.multiselect("Chunkings to run", ids, default=default_run, key="cs_chunkers")
+        if any(i not in ids for i in st.session_state.get("cs_chunkers", [])):
+            st.session_state["cs_chunkers"] = [i for i in st.session_state["cs_chunkers"] if i in ids]
+        if any(i not in ids for i in st.session_state.get("cs_candidates", [])):
+            st.session_state["cs_candidates"] = [i for i in st.session_state["cs_candidates"] if i in ids]
+        chunkers = st.multiselect("Chunkings to run", ids, default=_d("cs_chunkers", default_run), key="cs_chunkers")
         cands = st.multiselect("Candidates (may win)", ids,
-                               default=[c for c in DEFAULT_CANDIDATES if c in ids], key="cs_candidates")
+                               default=_d("cs_candidates", [c for c in DEFAULT_CANDIDATES if c in ids]), key="cs_candidates")
     with sb.expander("Metric settings", expanded=False):
-        min_t = st.number_input("SC min tokens", 0, 100_000, defaults.min_tokens, 10, key="cs_min_tokens")
-        max_t = st.number_input("SC max tokens", 1, 100_000, defaults.max_tokens, 50, key="cs_max_tokens")
-        tol = st.number_input("BI tolerance (characters)", 0, 1000, defaults.bi_tolerance, 1, key="cs_bi_tol")
-        win = st.number_input("DCC window (tokens)", 100, 100_000, defaults.window_tokens, 250, key="cs_win_tokens")
-        step = st.number_input("DCC window step (chunks)", 1, 100, defaults.window_step, 1, key="cs_win_step")
+        min_t = st.number_input("SC min tokens", 0, 100_000, _d("cs_min_tokens", defaults.min_tokens), 10, key="cs_min_tokens")
+        max_t = st.number_input("SC max tokens", 1, 100_000, _d("cs_max_tokens", defaults.max_tokens), 50, key="cs_max_tokens")
+        tol = st.number_input("BI tolerance (characters)", 0, 1000, _d("cs_bi_tol", defaults.bi_tolerance), 1, key="cs_bi_tol")
+        win = st.number_input("DCC window (tokens)", 100, 100_000, _d("cs_win_tokens", defaults.window_tokens), 250, key="cs_win_tokens")
+        step = st.number_input("DCC window step (chunks)", 1, 100, _d("cs_win_step", defaults.window_step), 1, key="cs_win_step")
     with sb.expander("Embeddings and coreference", expanded=False):
-        emb = st.text_input("Embedding model (name or path; blank = bundled all-MiniLM-L6-v2)", "", key="cs_embedder")
+        emb = st.text_input("Embedding model (name or path; blank = bundled all-MiniLM-L6-v2)", _d("cs_embedder", ""), key="cs_embedder")
         mode = st.radio("Embedding mode", ["composed", "exact"], key="cs_mode", horizontal=True,
                         help="composed: embed the document's sentences once and compose every span (fast); "
                              "exact: embed every chunk, piece and window text (the paper's way, slow)")
         coref = st.selectbox("Coreference backend (RC)", ["heuristic", "precomputed", "maverick", "none"], key="cs_coref")
-        mentions = st.file_uploader("Precomputed mentions (parquet or JSON of pairs)", type=["parquet", "json"],
-                                    key="cs_mentions")
+        mentions = mentions_input()
     llm_panel()
     problems = []
     if min_t > max_t:
@@ -107,7 +155,7 @@ def settings_sidebar() -> tuple[Settings | None, str]:
     s = Settings(
         chunkers=tuple(chunkers), candidates=tuple(cands), min_tokens=int(min_t), max_tokens=int(max_t),
         bi_tolerance=int(tol), window_tokens=int(win), window_step=int(step), weights=weights,
-        coref=coref, mentions=_mentions_path(mentions), embedder=emb.strip() or None, embedding_mode=mode,
+        coref=coref, mentions=mentions, embedder=emb.strip() or None, embedding_mode=mode,
         params=dict(st.session_state.get("cs_params", {})),
         variants=dict(st.session_state.get(VARIANTS_KEY, {})),
     )
@@ -187,9 +235,13 @@ def run_analysis(doc: Document, s: Settings) -> Report | None:
         report = analyze(doc, s, res, progress=progress)
     except Exception as exc:  # a specific line, never a traceback
         box.update(label="Analysis failed", state="error", expanded=True)
-        st.error(f"Analysis failed: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}")
+        from ui.common import md_escape, short_error
+
+        st.error(f"Analysis failed: {md_escape(short_error(exc, 300))}")
         return None
-    box.update(label=f"Analyzed in {time.perf_counter() - t0:.1f} s", state="complete", expanded=False)
+    took = time.perf_counter() - t0
+    st.session_state["cs_last_analysis_s"] = took
+    box.update(label=f"Analyzed in {took:.1f} s", state="complete", expanded=False)
     st.session_state.setdefault(REPORTS_KEY, {})[analysis_key(doc, s)] = report
     return report
 

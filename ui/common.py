@@ -9,6 +9,7 @@ Loading is cached with ``st.cache_data`` keyed by the file's sha256 (and name).
 from __future__ import annotations
 
 import hashlib
+from contextlib import contextmanager
 from pathlib import Path
 
 import streamlit as st
@@ -56,8 +57,38 @@ def load_sample(path: Path) -> tuple[Document | None, str]:
     return load_document_bytes(data, path.name)
 
 
+SOURCE_KEY = "cs_doc_source"  # "upload" | "sample" | "external" (put there by another page, e.g. Corpus)
+PICKED_KEY = "cs_doc_picked"  # sha256 of the document this picker chose last
+ERROR_KEY = "cs_doc_error"
+
+
+def _upload_changed() -> None:
+    """The user added, replaced or removed the file (not a page switch, which fires no callback)."""
+    f = st.session_state.get("cs_upload")
+    st.session_state[SOURCE_KEY] = "upload" if f is not None else "sample"
+
+
+def _sample_changed() -> None:
+    st.session_state[SOURCE_KEY] = "sample"
+
+
+def _use_sample() -> None:
+    st.session_state[SOURCE_KEY] = "sample"
+
+
 def document_picker() -> Document | None:
-    """Sidebar input: an upload wins; otherwise the selected bundled sample (default: the first)."""
+    """Sidebar input: an upload wins; otherwise the selected bundled sample (default: the first).
+
+    Streamlit forgets a file uploader's file when another page runs, so the loaded Document is
+    kept in ``st.session_state[SESSION_KEY]`` and stays the current document after a page switch
+    (or after another page, e.g. Corpus, put one there) until the user removes the upload or
+    picks a sample. A failed upload shows its error under the uploader.
+    """
+    held: Document | None = st.session_state.get(SESSION_KEY)
+    source = st.session_state.get(SOURCE_KEY, "sample")
+    if held is not None and st.session_state.get(PICKED_KEY) not in (None, held.sha256):
+        source = "external"  # another page chose this document
+    doc, error = None, ""
     with st.sidebar:
         st.header("Document")
         upload = st.file_uploader(
@@ -65,26 +96,35 @@ def document_picker() -> Document | None:
             type=UPLOAD_TYPES,
             help="PDF, Markdown, plain text, or JSON (reference corpus format or `chunkscope ingest --json` output).",
             key="cs_upload",
+            on_change=_upload_changed,
         )
+        if upload is not None:
+            doc, error = load_document_bytes(upload.getvalue(), upload.name)
+            source = "upload"
+            if error:
+                st.error(error)
+        keep = upload is None and held is not None and source in ("upload", "external")
+        if keep:
+            doc = held
+            how = "uploaded" if source == "upload" else "opened from another page"
+            st.caption(f"Current document: **{md_escape(held.name)}** ({how}; it stays until you remove it).")
+            st.button("Use a bundled sample instead", key="cs_use_sample", on_click=_use_sample)
         samples = sample_paths()
-        sample = None
-        if samples:
-            sample = st.selectbox(
-                "...or a bundled sample",
-                samples,
-                format_func=lambda p: p.name,
-                key="cs_sample",
-                disabled=upload is not None,
-            )
-    if upload is not None:
-        doc, error = load_document_bytes(upload.getvalue(), upload.name)
-    elif sample is not None:
-        doc, error = load_sample(sample)
-    else:
-        doc, error = None, ""
-    if error:
-        st.error(error)
+        names = [p.name for p in samples]
+        if names:
+            if st.session_state.get("cs_sample") not in names:
+                st.session_state.pop("cs_sample", None)
+            name = st.selectbox("...or a bundled sample", names, key="cs_sample", on_change=_sample_changed,
+                                disabled=upload is not None or keep)
+            if upload is None and not keep:
+                doc, error = load_sample(samples[names.index(name)])
+                source = "sample"
+                if error:
+                    st.error(error)
+    st.session_state[SOURCE_KEY] = source
     st.session_state[SESSION_KEY] = doc
+    st.session_state[PICKED_KEY] = doc.sha256 if doc is not None else None
+    st.session_state[ERROR_KEY] = error
     return doc
 
 
@@ -93,10 +133,15 @@ def current_document() -> Document | None:
     return st.session_state.get(SESSION_KEY)
 
 
+@st.cache_data(show_spinner=False, max_entries=32)
+def _summary(sha: str, _doc: Document) -> dict:
+    return document_summary(_doc)
+
+
 def render_summary(doc: Document) -> dict:
-    """The same facts as ``chunkscope ingest``, as metrics; returns the summary dict."""
-    s = document_summary(doc)
-    st.subheader(doc.name)
+    """The same facts as ``chunkscope ingest``, as metrics; returns the summary dict (cached by sha256)."""
+    s = _summary(doc.sha256 + doc.name, doc)
+    st.subheader(doc.name, anchor=False)
     cols = st.columns(7)
     cols[0].metric("Format", s["format"])
     cols[1].metric("Language", s["language"])
@@ -114,6 +159,31 @@ def render_summary(doc: Document) -> dict:
 
 def render_warnings(doc: Document, limit: int = 8) -> None:
     for w in doc.warnings[:limit]:
-        st.warning(w)
+        st.warning(md_escape(w))
     if len(doc.warnings) > limit:
         st.warning(f"... and {len(doc.warnings) - limit} more warnings")
+
+
+_MD_SPECIAL = set("\\`*_{}[]()<>#+-.!|~$:")
+
+
+def md_escape(text: str) -> str:
+    """``text`` safe inside st.markdown / st.caption / st.warning: Markdown and HTML characters
+    are backslash-escaped, so document text shows as typed and nothing renders or runs."""
+    return "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in " ".join(str(text).split()))
+
+
+def short_error(exc: BaseException, limit: int = 240) -> str:
+    """One line for the page: the exception's type and message, whitespace collapsed, truncated."""
+    msg = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {msg[:limit]}" if msg else type(exc).__name__
+
+
+@contextmanager
+def guard(what: str):
+    """Run a section of a page; an error becomes one ``st.error`` line where the section was
+    ("<what> failed: ...") and the rest of the page keeps working. Never a traceback."""
+    try:
+        yield
+    except Exception as exc:  # st.stop / st.rerun are BaseExceptions and pass through
+        st.error(f"{what} failed: {md_escape(short_error(exc))}")

@@ -9,28 +9,43 @@ from core.report import Report
 from ui.analysis import current_report, latest_report, settings_sidebar
 
 
+def _link_home() -> None:
+    try:
+        st.page_link("app.py", label="Go to Overview", icon="🏠")
+    except Exception:  # the page runs on its own (tests): there is no Overview to link to
+        pass
+
+
 def require_document() -> Document:
-    from ui.common import current_document
+    from ui.common import current_document, md_escape
 
     doc = current_document()
     if doc is None:
         st.info("No document yet: pick a sample or upload a file on the Overview page.")
-        st.page_link("app.py", label="Go to Overview", icon="🏠")
+        _link_home()
         st.stop()
+    st.sidebar.caption(f"Document: **{md_escape(doc.name)}** (change it on the Overview page)")
     return doc
 
 
 def require_report() -> tuple[Document, Report]:
+    from ui.common import md_escape
+
     doc = require_document()
-    settings, problem = settings_sidebar()
+    try:
+        settings, problem = settings_sidebar()
+    except Exception as exc:  # never a traceback: fall back to the last results
+        from ui.common import short_error
+
+        settings, problem = None, f"settings panel: {short_error(exc)}"
     if problem:
-        st.sidebar.error(problem)
+        st.sidebar.error(md_escape(problem))
     report = current_report(doc, settings)
     if report is None:
         report = latest_report(doc)
         if report is None:
-            st.info(f"“{doc.name}” has not been analyzed yet: press Analyze on the Overview page.")
-            st.page_link("app.py", label="Go to Overview", icon="🏠")
+            st.info(f"“{md_escape(doc.name)}” has not been analyzed yet: press Analyze on the Overview page.")
+            _link_home()
             st.stop()
         st.warning("Settings changed since the last analysis: showing the last results. "
                    "Press Analyze on the Overview page to update them.")

@@ -6,9 +6,8 @@ All document text goes through ``html.escape`` before it is placed in HTML.
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
-
 from core.document import Block, Document
+from core.viz import View, document_views
 
 KIND_COLORS = {
     "heading": "#1f77b4",
@@ -23,7 +22,7 @@ KIND_COLORS = {
     "gold": "#d62728",
 }
 MAX_BLOCK_CHARS = 20_000  # a single giant block is shown truncated
-WINDOW_CHARS = 15_000  # documents without pages are shown in windows of about this size
+WINDOW_CHARS = 12_000  # documents without pages are shown in windows of about this size
 
 CSS = """<style>
 .cs-doc {font-size: 0.9rem; line-height: 1.35;}
@@ -37,39 +36,10 @@ CSS = """<style>
 </style>"""
 
 
-@dataclass(frozen=True)
-class View:
-    """A slice of the document to render: blocks ``first..last`` (inclusive), with a label."""
-
-    label: str
-    first: int
-    last: int
-
-
 def views(doc: Document, window_chars: int = WINDOW_CHARS) -> list[View]:
-    """One view per page when the document has pages, else windows of about ``window_chars``."""
-    if not doc.blocks:
-        return []
-    out: list[View] = []
-    if doc.pages:
-        bi = 0
-        for k, page in enumerate(doc.pages, start=1):
-            first = bi
-            while bi < len(doc.blocks) and doc.blocks[bi].start < page.end:
-                bi += 1
-            if bi > first:
-                out.append(View(f"page {k}", first, bi - 1))
-        if bi < len(doc.blocks):
-            out.append(View("after the last page", bi, len(doc.blocks) - 1))
-        return out
-    first, size = 0, 0
-    for i, b in enumerate(doc.blocks):
-        size += b.end - b.start
-        if size >= window_chars or i == len(doc.blocks) - 1:
-            out.append(View("", first, i))
-            first, size = i + 1, 0
-    n = len(out)
-    return [View(f"part {k} of {n}", v.first, v.last) for k, v in enumerate(out, start=1)]
+    """The block view's pieces: ``core.viz.document_views`` (pages, or windows of about
+    ``window_chars`` ending on a block boundary) that hold at least one block start."""
+    return [v for v in document_views(doc, window_chars) if v.has_blocks]
 
 
 def block_html(doc: Document, index: int, block: Block, tokens: int | None = None) -> str:

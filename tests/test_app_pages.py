@@ -1,0 +1,207 @@
+"""Every page of the inspector with streamlit.testing (AppTest): upload, analyze, re-weight,
+compare, next problem, inspect a chunk, exports, page switches, errors, escaping.
+
+One analysis (three fast chunkers, heuristic coreference, a 5k-character sample) is shared by
+the tests of this module, which run in file order on the same AppTest session.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("streamlit")
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+from inspector_sample import sample_markdown  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))  # a page run on its own imports ui.* from the repository root
+APP = str(ROOT / "app.py")
+CHUNKERS = ["recursive-1100+pp", "sentence-5", "fixed-512"]
+NAME = "policy_injected.md"
+
+
+def html_text(at: AppTest) -> str:
+    return "".join(h.proto.body for h in at.get("html"))
+
+
+def winner(at: AppTest) -> str:
+    m = re.search(r"🏆 <span[^>]*></span>([^<]+)</div>", html_text(at))
+    return m.group(1) if m else ""
+
+
+def no_trouble(at: AppTest) -> None:
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+
+
+def assert_escaped(body: str) -> None:
+    assert "<script>" not in body and "<img src=x" not in body and "onerror=" not in body.replace("onerror=&quot;", "")
+    assert 'onerror="' not in body
+
+
+@pytest.fixture(scope="module")
+def at() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=240)
+    at.run()
+    no_trouble(at)
+    at.sidebar.file_uploader(key="cs_upload").upload(NAME, sample_markdown().encode(), "text/markdown").run()
+    no_trouble(at)
+    at.sidebar.multiselect(key="cs_chunkers").set_value(CHUNKERS)
+    at.sidebar.multiselect(key="cs_candidates").set_value(CHUNKERS)
+    at.sidebar.selectbox(key="cs_coref").set_value("heuristic")
+    at.run()
+    no_trouble(at)
+    return at
+
+
+def test_upload_is_escaped_and_analyze_shows_winner(at):
+    assert at.subheader[0].value == "policy_injected"
+    body = html_text(at)
+    assert "&lt;script&gt;" in body and "&lt;img src=x onerror=" in body
+    assert_escaped(body)
+    at.button(key="cs_analyze").click().run()
+    no_trouble(at)
+    assert winner(at) == "recursive-1100+pp"
+    labels = [m.label for m in at.metric]
+    assert "score" in labels and "chunks" in labels
+    # where the winner leads and trails the runner-up
+    assert "Leads fixed-512 on" in html_text(at)
+    assert len(at.get("plotly_chart")) >= 3  # radar, sizes, runtime
+    radar = at.multiselect(key="cs_radar_sel")
+    assert radar.value == ["recursive-1100+pp", "fixed-512"]  # winner and runner-up overlaid
+    board = at.dataframe[0].value
+    assert list(board["chunking"])[:3] == ["recursive-1100+pp", "fixed-512", "sentence-5"]
+    assert {"broken blocks", "split pairs", "out-of-size chunks"} <= set(board.columns)
+
+
+def test_exports_present(at):
+    keys = {d.proto.id for d in at.get("download_button")}
+    assert len(at.get("download_button")) == 3, keys
+    labels = [d.proto.label for d in at.get("download_button")]
+    assert any(lb.startswith("Report (JSON)") for lb in labels)
+    assert any(lb.startswith("Winning chunks (JSONL") for lb in labels)
+    assert any(lb.startswith("HTML report") for lb in labels)
+
+
+def test_weights_rerank_without_reanalysis(at):
+    total = at.session_state["cs_last_analysis_s"]
+    for m in ("RC", "DCC", "BI", "SC"):
+        at.sidebar.slider(key=f"cs_w_{m}").set_value(0.0)
+    at.run()
+    no_trouble(at)
+    assert winner(at) == "sentence-5"  # the most cohesive chunking wins on ICC alone
+    assert at.dataframe[0].value["chunking"].iloc[0] == "sentence-5"
+    assert at.session_state["cs_last_analysis_s"] == total  # nothing was recomputed
+    assert not [w for w in at.warning if "Settings changed" in w.value]
+    for m in ("RC", "DCC", "BI", "SC"):
+        at.sidebar.slider(key=f"cs_w_{m}").set_value(1.0)
+    at.run()
+    assert winner(at) == "recursive-1100+pp"
+
+
+def test_compare_select_and_next_problem(at):
+    at.switch_page("pages/1_Compare.py").run()
+    no_trouble(at)
+    assert at.multiselect(key="cs_cmp_sel").value == ["recursive-1100+pp", "fixed-512"]
+    info = at.info[0].value
+    assert info.startswith("Problem 1 of 2") and "fixed\\-512" in info and "table block" in info
+    body = html_text(at)
+    assert "cs-broken" in body and "✂ broken table" in body and 'id="cs-here"' in body
+    assert_escaped(body)
+    at.button(key="cs_next_problem").click().run()
+    no_trouble(at)
+    assert at.info[0].value.startswith("Problem 2 of 2")
+    at.button(key="cs_next_problem").click().run()
+    assert at.info[0].value.startswith("Problem 1 of 2")  # wraps around
+
+    at.radio(key="cs_cmp_kind").set_value("split pairs").run()
+    no_trouble(at)
+    info = at.info[0].value
+    assert "splits pair **P1**" in info and "Northwind Gateway" in info
+    body = html_text(at)
+    assert body.count(">P1</span>") >= 2  # entity and pronoun carry the same tag
+    assert "cs-ent" in body and "cs-pro" in body
+
+    at.multiselect(key="cs_cmp_sel").set_value(CHUNKERS).run()
+    no_trouble(at)
+    assert at.info[0].value.startswith("Problem 1 of 9")  # 8 pairs split by sentence-5, 1 by fixed-512
+    at.radio(key="cs_cmp_mode").set_value("a whole page / part").run()
+    no_trouble(at)
+    assert at.selectbox(key="cs_cmp_view").value == 0
+    assert len(at.get("plotly_chart")) == 1  # the boundary-agreement strip
+
+
+def test_inspector_selection(at):
+    at.switch_page("pages/2_Chunk_inspector.py").run()
+    no_trouble(at)
+    assert at.selectbox(key="cs_insp_chunking").value == "recursive-1100+pp"
+    at.selectbox(key="cs_insp_chunking").set_value("sentence-5").run()
+    no_trouble(at)
+    table = at.dataframe[0].value
+    assert list(table["#"]) == list(range(len(table))) and len(table) == 16
+    assert table["flags"].str.contains("✂").any() and table["flags"].str.contains("⛓").any()
+    at.number_input(key="cs_insp_idx").set_value(3).run()
+    no_trouble(at)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["tokens"] == str(table["tokens"][3]) and metrics["span"].startswith(f"{table['start'][3]:,}")
+    assert "Heading path:" in html_text(at)
+    at.button(key="cs_insp_next").click().run()
+    assert at.number_input(key="cs_insp_idx").value == 4
+    # jump to the chunk holding a character offset
+    at.number_input(key="cs_insp_offset").set_value(int(table["start"][7]) + 1).run()
+    no_trouble(at)
+    assert at.number_input(key="cs_insp_idx").value == 7
+    assert_escaped(html_text(at))
+
+
+def test_uploaded_document_survives_page_switches(at):
+    at.switch_page("app.py").run()
+    no_trouble(at)
+    assert at.subheader[0].value == "policy_injected"  # not the bundled sample
+    assert winner(at) == "recursive-1100+pp"  # and its analysis is still there
+    assert at.sidebar.multiselect(key="cs_chunkers").value == CHUNKERS  # settings kept
+    at.sidebar.button(key="cs_use_sample").click().run()
+    no_trouble(at)
+    assert at.subheader[0].value == "sample_policy"
+
+
+def test_pages_without_a_document_or_report():
+    for page in ("pages/1_Compare.py", "pages/2_Chunk_inspector.py"):
+        at = AppTest.from_file(str(ROOT / page), default_timeout=60).run()
+        no_trouble(at)
+        assert "No document yet" in at.info[0].value
+        from core.ingest import load_bytes
+
+        at.session_state["document"] = load_bytes(b"# T\n\nSome text.\n", "t.md")
+        at.run()
+        no_trouble(at)
+        assert "has not been analyzed yet" in at.info[0].value
+
+
+def test_a_broken_report_is_a_message_not_a_traceback():
+    """Damaged diagnostics (e.g. a report from another version) fail one section, not the page."""
+    from core.analysis import Settings, analyze
+    from core.ingest import load_bytes
+
+    doc = load_bytes(b"# T\n\n" + b"A sentence about the gateway. It works. " * 60 + b"\n", "t.md")
+    report = analyze(doc, Settings(chunkers=("fixed-512", "sentence-5"), candidates=("fixed-512", "sentence-5"),
+                                   coref="none"))
+    for c in report.chunkings:
+        c.diagnostics["BI"] = {"broken": [{"block": "garbage"}]}
+        c.diagnostics["DCC"] = {"windows": [{"first": 0}]}
+    for c in report.chunkings:
+        c.chunks[0].start = None  # breaks the columns and tables that read it
+    for page in ("pages/1_Compare.py", "pages/2_Chunk_inspector.py"):
+        at = AppTest.from_file(str(ROOT / page), default_timeout=60)
+        at.session_state["document"] = doc
+        at.session_state["cs_reports"] = {"x": report}
+        at.run()
+        assert not at.exception, at.exception
+        assert at.error and all("failed:" in e.value and "Traceback" not in e.value for e in at.error)
+        assert at.title and len(at.error) < 6  # the page is still there, the failures are local
