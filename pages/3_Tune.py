@@ -30,6 +30,10 @@ T.show_message()
 
 ok_ids = [c.id for c in report.ranked]
 chunker_ids = registry.ids()
+kept = st.session_state.setdefault(T.SAVED, {})
+for k in (T.CHUNKER, "cs_tune_baseline"):  # widgets forget their value while other pages run
+    if k not in st.session_state and k in kept:
+        st.session_state[k] = kept[k]
 if T.CHUNKER not in st.session_state or st.session_state[T.CHUNKER] not in chunker_ids:
     w = report.get(report.winner) if report.winner else None
     base = (w.info.get("variant_of", w.id) if w else None) or "recursive-1100"
@@ -45,6 +49,7 @@ cid = c1.selectbox("Chunker", chunker_ids, key=T.CHUNKER,
                    format_func=lambda i: f"{i} — {registry.get(i).label}")
 baseline_id = c2.selectbox("Pinned baseline", ok_ids, key="cs_tune_baseline",
                            help="default: the adaptive winner of the current analysis") if ok_ids else None
+kept[T.CHUNKER], kept["cs_tune_baseline"] = cid, baseline_id
 spec = registry.get(cid)
 st.caption(spec.description)
 

@@ -111,3 +111,19 @@ def test_save_and_reload_config(tuned):
     assert at.number_input(key="cs_tune_p_recursive-600_chunk_size").value == 200
     assert at.session_state["cs_max_tokens"] == 1100
     assert at.session_state["cs_params"] == {"recursive-600": {"chunk_size": 200}}
+
+
+def test_tune_state_survives_other_pages(tuned):
+    at = tuned
+    at.switch_page("pages/3_Tune.py")
+    _run(at)
+    at.selectbox(key="cs_tune_chunker").select("fixed-512")
+    _run(at)
+    at.number_input(key="cs_tune_p_fixed-512_size").set_value(128)
+    _run(at)
+    at.switch_page("pages/2_Chunk_inspector.py")
+    _run(at)
+    at.switch_page("pages/3_Tune.py")
+    _run(at)
+    assert at.selectbox(key="cs_tune_chunker").value == "fixed-512"
+    assert at.number_input(key="cs_tune_p_fixed-512_size").value == 128
