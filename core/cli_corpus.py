@@ -94,7 +94,7 @@ def cmd_corpus(args: argparse.Namespace) -> int:
             print(f"failed: {e.get('rel')}: {e.get('reason')}")
     print(f"wrote {args.out}/summary.json, metrics.parquet, metrics.csv, winners.jsonl, reports/")
     print(f"next: chunkscope corpus-report {args.out}")
-    return 0 if c["ok"] + c["skipped"] > 0 or c["documents"] == 0 else 1
+    return 0 if c["with_report"] > 0 or c["documents"] == 0 else 1
 
 
 def add_corpus_report(sub) -> None:

@@ -46,6 +46,7 @@ class CorpusResults:
     winner_tokens: list[int] = field(default_factory=list)
     order: list[str] = field(default_factory=list)
     candidates: list[str] = field(default_factory=list)
+    not_run: dict[str, dict[str, Any]] = field(default_factory=dict)  # chunker -> {status, reason, documents}
 
     @classmethod
     def load(cls, results_dir: str | Path) -> "CorpusResults":
@@ -72,6 +73,9 @@ class CorpusResults:
                 continue
             for c in rep.get("chunkings", []):
                 if c.get("status") != "ok":
+                    nr = res.not_run.setdefault(c["id"], {"status": c.get("status", ""), "reason": c.get("reason", ""),
+                                                          "documents": 0})
+                    nr["documents"] += 1
                     continue
                 toks = [ch["tokens"] for ch in c.get("chunks", [])]
                 res.tokens.setdefault(c["id"], []).extend(toks)
@@ -311,6 +315,9 @@ def text_report(res: CorpusResults) -> str:
     parts = [head, "", format_table2(table2(res)), "", format_table3(table3(res)), "",
              format_table4(table4(res), len(docs)), "", format_corr(spearman(res)), "",
              format_domains(domain_breakdown(res)), "", format_gaps(adaptive_gaps(res), global_best(res))]
+    if res.not_run:
+        parts += ["", "Chunkings without results (left out of the tables):"] + [
+            f"  {cid}: {v['status']} on {v['documents']} document(s) ({v['reason'][:100]})" for cid, v in res.not_run.items()]
     if failed:
         parts += ["", "Failed documents:"] + [f"  {e.get('rel')}: {e.get('reason')}" for e in failed]
     return "\n".join(parts)
@@ -432,7 +439,9 @@ def html_report(res: CorpusResults) -> str:
         "<h1>ChunkScope corpus report</h1>"
         f"<p>{len(docs)} documents with a report ({c.get('failed', 0)} failed), "
         f"{sum(int(e.get('tokens') or 0) for e in docs):,} tokens. Candidates of the adaptive policy are marked *.</p>"
-        "<h2>Table 2: chunk sizes (o200k tokens) and runtime</h2>" + t2h
+        + "".join(f"<p>Not in the tables: {html.escape(cid)} ({html.escape(v['status'])} on {v['documents']} "
+                  f"document(s): {html.escape(v['reason'][:150])})</p>" for cid, v in res.not_run.items())
+        + "<h2>Table 2: chunk sizes (o200k tokens) and runtime</h2>" + t2h
         + "<h2>Table 3: metrics ×100, mean ± std. dev. over documents</h2>" + t3h
         + "<h2>Table 4: selection by the adaptive policy</h2>" + t4h
         + "<h2>Figure 1: metric correlations</h2>" + fig_html[0]

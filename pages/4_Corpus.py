@@ -1,0 +1,139 @@
+"""Corpus: adaptive chunking over many documents, the paper's tables and figures, open one in the inspector."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from ui.analysis import keep_state, settings_sidebar
+from ui.corpus import (RESULTS_KEY, UPLOAD_TYPES, default_results_dir, frames, open_in_inspector,
+                       run_with_progress, save_uploads, zip_bytes)
+
+st.set_page_config(page_title="Corpus · ChunkScope", page_icon="📚", layout="wide")
+keep_state()
+st.title("Corpus")
+st.caption("Run the analysis on many documents, then compare chunkers across the collection: chunk sizes (Table 2), "
+           "metrics (Table 3), how often each chunker wins (Table 4), metric correlations and a per-domain view. "
+           "Same engine and files as `chunkscope corpus` / `chunkscope corpus-report`.")
+
+settings, problem = settings_sidebar()
+if problem:
+    st.sidebar.error(problem)
+st.sidebar.caption("In corpus mode, precomputed mentions are picked up per document (a sibling `mentions/` folder "
+                   "or `STEM.mentions.parquet|json` beside the file).")
+
+mode = st.radio("Documents", ["Folder on the server", "Upload files"], horizontal=True, key="cs_corpus_mode")
+source = ""
+if mode == "Folder on the server":
+    folder = st.text_input("Folder (searched recursively) or glob pattern", "", key="cs_corpus_folder",
+                           placeholder="/data/corpus or /data/corpus/**/*.pdf")
+    if folder.strip():
+        p = Path(folder.strip()).expanduser()
+        if p.is_dir() or any(ch in folder for ch in "*?["):
+            source = folder.strip()
+        else:
+            st.error(f"{folder.strip()}: no such folder on the server")
+else:
+    uploads = st.file_uploader("Documents (PDF, Markdown, text, reference JSON; add STEM.mentions.json files to "
+                               "score RC with precomputed pairs)", type=UPLOAD_TYPES, accept_multiple_files=True,
+                               key="cs_corpus_uploads")
+    if uploads:
+        source = str(save_uploads(uploads))
+
+out_dir = ""
+if source:
+    out_dir = st.text_input("Results folder (re-running resumes: documents already analyzed are skipped)",
+                            default_results_dir(source), key=f"cs_corpus_out_{abs(hash(source)) % 10**8}")
+    c1, c2 = st.columns([1, 3])
+    run = c1.button("Run corpus", type="primary", disabled=settings is None, key="cs_corpus_run")
+    if (Path(out_dir) / "summary.json").is_file():
+        if c2.button("Show existing results", key="cs_corpus_show"):
+            st.session_state[RESULTS_KEY] = out_dir
+    if run and settings is not None:
+        summary = run_with_progress(source, out_dir, settings)
+        if summary is not None:
+            st.session_state[RESULTS_KEY] = out_dir
+
+results_dir = st.session_state.get(RESULTS_KEY)
+if not results_dir:
+    st.info("Choose a folder or upload files, then press Run corpus.")
+    st.stop()
+
+from core import corpus_report as CR  # noqa: E402
+
+try:
+    res = CR.CorpusResults.load(results_dir)
+except (OSError, ValueError) as exc:
+    st.error(f"Cannot read the results in {results_dir}: {' '.join(str(exc).split())[:300]}")
+    st.stop()
+
+f = frames(res)
+docs = res.documents()
+c = res.summary.get("counts", {})
+m1, m2, m3, m4 = st.columns(4)
+m1.metric("Documents with a report", len(docs))
+m2.metric("Failed", c.get("failed", 0))
+m3.metric("Tokens", f"{sum(int(e.get('tokens') or 0) for e in docs):,}")
+m4.metric("Global best candidate", CR.global_best(res) or "–")
+st.caption(f"Results: `{results_dir}` · '* ' marks the candidates of the adaptive policy.")
+if not docs:
+    st.warning("No document was analyzed successfully; see the reasons below.")
+    st.dataframe(f["documents"], hide_index=True)
+    st.stop()
+
+tab_tables, tab_charts, tab_domains, tab_docs, tab_dl = st.tabs(
+    ["Tables", "Correlations & selection", "Per domain", "Documents", "Download"])
+with tab_tables:
+    st.subheader("Table 3: metrics ×100 (mean ± std. dev. over documents)")
+    st.dataframe(f["table3"], hide_index=True)
+    st.subheader("Table 2: chunk sizes (o200k tokens) and runtime")
+    st.dataframe(f["table2"].round(2), hide_index=True)
+    st.subheader("Table 4: chunker selected by the adaptive policy")
+    st.dataframe(f["table4"].round(1), hide_index=True)
+with tab_charts:
+    st.plotly_chart(CR.correlation_figure(CR.spearman(res)), key="cs_corpus_heat")
+    st.plotly_chart(CR.selection_figure(CR.table4(res)), key="cs_corpus_sel")
+    st.plotly_chart(CR.score_figure(res), key="cs_corpus_scores")
+with tab_domains:
+    st.dataframe(f["domains"], hide_index=True)
+    st.plotly_chart(CR.domain_figure(res), key="cs_corpus_dom")
+    st.subheader(f"Where the adaptive choice differs most from {CR.global_best(res) or 'the global best'}")
+    if f["gaps"].empty:
+        st.caption("The adaptive policy picked the global best chunker for every document.")
+    else:
+        st.dataframe(f["gaps"], hide_index=True)
+with tab_docs:
+    st.caption("Select a document, then open it in the inspector (Compare page) with its corpus report.")
+    event = st.dataframe(f["documents"], hide_index=True, on_select="rerun", selection_mode="single-row",
+                         key="cs_corpus_docs")
+    entries = res.summary.get("documents", [])
+    openable = [i for i, e in enumerate(entries) if e.get("report")]
+    picked = None
+    rows = list(getattr(getattr(event, "selection", None), "rows", []) or [])
+    if rows and rows[0] in openable:
+        picked = rows[0]
+    choice = st.selectbox("Document", openable, index=openable.index(picked) if picked in openable else 0,
+                          format_func=lambda i: entries[i].get("rel") or entries[i].get("name"),
+                          key="cs_corpus_pick") if openable else None
+    if st.button("Open in inspector", disabled=choice is None, key="cs_corpus_open"):
+        err = open_in_inspector(entries[choice], results_dir)
+        if err:
+            st.error(err)
+        else:
+            st.switch_page("pages/1_Compare.py")
+with tab_dl:
+    if st.button("Prepare the results zip", key="cs_corpus_zip_btn"):
+        st.session_state["cs_corpus_zip"] = (results_dir, zip_bytes(results_dir))
+    if st.session_state.get("cs_corpus_zip", ("",))[0] == results_dir:
+        st.download_button("Results (zip: reports, tidy tables, winners, summary)", st.session_state["cs_corpus_zip"][1],
+                           file_name="chunkscope-corpus.zip", mime="application/zip", key="cs_corpus_zip_dl")
+    csv = Path(results_dir) / "metrics.csv"
+    if csv.is_file():
+        st.download_button("Tidy metrics (CSV)", csv.read_bytes(), file_name="metrics.csv", mime="text/csv",
+                           key="cs_corpus_csv")
+    if st.button("Build the HTML report", key="cs_corpus_html_btn"):
+        st.session_state["cs_corpus_html"] = (results_dir, CR.html_report(res))
+    if st.session_state.get("cs_corpus_html", ("",))[0] == results_dir:
+        st.download_button("HTML report (self-contained)", st.session_state["cs_corpus_html"][1],
+                           file_name="chunkscope-corpus-report.html", mime="text/html", key="cs_corpus_html")

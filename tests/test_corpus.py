@@ -1,0 +1,281 @@
+"""Corpus mode: discovery, mentions pickup, resume, tables vs per-document reports, CLI, jobs=2, app page."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from core.analysis import Settings
+from core.corpus import discover, domain_of, find_mentions, run_corpus
+from core.report import METRICS
+
+CHUNKERS = ("page+pp", "recursive-1100+pp", "recursive-600+pp", "sentence-5")
+CANDIDATES = ("page+pp", "recursive-1100+pp", "recursive-600+pp")
+# precomputed coreference: documents with a mentions file get RC from it, others a reason (fast, no spaCy)
+SETTINGS = Settings(chunkers=CHUNKERS, candidates=CANDIDATES, coref="precomputed")
+
+EN_POLICY = """# Data retention policy
+
+Northwind keeps customer records for audits. It deletes them after seven years unless a court orders otherwise.
+
+## Scope
+
+This policy applies to every employee and contractor. They must follow it when handling personal data.
+
+## Requests
+
+A customer may ask for a copy of the data. The company answers within thirty days and it records each request.
+""" + "\n".join(f"\nSection {i} describes procedure {i} for the archive team in detail. The team reviews it yearly."
+                for i in range(4))
+
+EN_TECH = "\n\n".join(
+    f"Step {i}. The service reads the queue, validates each message and writes the result to the store. "
+    f"When the store is full, the service retries with exponential backoff and logs the failure." for i in range(6))
+
+FR_TEXT = "\n\n".join(
+    f"Article {i}. Le règlement européen sur l'intelligence artificielle fixe des obligations pour les "
+    f"fournisseurs. Ils doivent documenter leurs systèmes et informer les utilisateurs des risques." for i in range(4))
+
+
+def reference_doc() -> tuple[dict, list]:
+    p1 = "# Standards\n\nThe auditor checks the controls. She writes a report for the board.\n\n<!-- PageBreak -->\n\n"
+    p2 = "## Annex\n\nThe board reads it and approves the plan.\n\n<!-- PageBreak -->\n\n"
+    text = p1 + p2
+    sp = [text.index("The auditor"), len(p1), text.index("The board")]
+    e_start = text.index("The auditor")
+    pron = text.index("She")
+    pairs = [[[e_start, e_start + len("The auditor") - 1], [pron, pron + 2]]]  # inclusive ends, as the reference
+    return {"document_name": "Ada (technique)_Standards", "full_text": text, "pages": {"1": p1, "2": p2},
+            "split_points": sp, "titles": []}, pairs
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("corpus")
+    (root / "legal").mkdir()
+    (root / "legal" / "policy.md").write_text(EN_POLICY, encoding="utf-8")
+    (root / "tech").mkdir()
+    (root / "tech" / "pipeline.txt").write_text(EN_TECH, encoding="utf-8")
+    (root / "reglement.md").write_text(FR_TEXT, encoding="utf-8")
+    (root / "broken.pdf").write_bytes(b"%PDF-1.7 junk junk junk")
+    ref, pairs = reference_doc()
+    (root / "ref" / "parsed").mkdir(parents=True)
+    (root / "ref" / "mentions").mkdir()
+    stem = ref["document_name"]
+    (root / "ref" / "parsed" / f"{stem}.json").write_text(json.dumps(ref), encoding="utf-8")
+    (root / "ref" / "mentions" / f"{stem}.json").write_text(json.dumps(pairs), encoding="utf-8")
+    (root / "ref" / "expected.json").write_text("{}", encoding="utf-8")  # a JSON that is not a document
+    return root
+
+
+@pytest.fixture(scope="module")
+def results(corpus, tmp_path_factory) -> tuple[Path, dict]:
+    out = tmp_path_factory.mktemp("results")
+    events = []
+    summary = run_corpus(corpus, out, SETTINGS, jobs=1, progress=lambda d, t, e: events.append((d, t, dict(e))))
+    summary["_events"] = events
+    return out, summary
+
+
+def entry(summary: dict, name: str) -> dict:
+    return next(e for e in summary["documents"] if Path(e["path"]).stem.startswith(name))
+
+
+def test_discovery_mentions_and_domains(corpus):
+    items, ignored = discover(corpus)
+    names = sorted(it.path.name for it in items)
+    assert names == ["Ada (technique)_Standards.json", "broken.pdf", "pipeline.txt", "policy.md", "reglement.md"]
+    reasons = {Path(i["path"]).name: i["reason"] for i in ignored}
+    assert "expected.json" in reasons and "Ada (technique)_Standards.json" in reasons  # the mentions file
+    ref = next(it for it in items if it.path.suffix == ".json")
+    assert ref.mentions == corpus / "ref" / "mentions" / "Ada (technique)_Standards.json"
+    assert ref.domain == "technical"
+    assert {it.path.name: it.domain for it in items}["policy.md"] == "legal"
+    assert {it.path.name: it.domain for it in items}["reglement.md"] == ""
+    assert domain_of(Path("/x/parsed/Norma (légal)_GDPR.json")) == "legal"
+    assert domain_of(Path("/x/parsed/Sophia (sciences sociales)_AI.json")) == "social"
+    # STEM.mentions.json beside the file
+    side = corpus / "tech" / "pipeline.mentions.json"
+    side.write_text("[]", encoding="utf-8")
+    try:
+        assert find_mentions(corpus / "tech" / "pipeline.txt") == side
+    finally:
+        side.unlink()
+    # a glob input
+    items, _ = discover(str(corpus / "**" / "*.md"))
+    assert sorted(it.path.name for it in items) == ["policy.md", "reglement.md"]
+
+
+def test_end_to_end_outputs(results, corpus):
+    out, summary = results
+    assert summary["counts"] == {"ok": 4, "skipped": 0, "failed": 1, "documents": 5, "with_report": 4}
+    bad = entry(summary, "broken")
+    assert bad["status"] == "failed" and "broken.pdf" in bad["reason"] and "\n" not in bad["reason"]
+    assert not list((out / "reports").glob("broken*"))
+    # progress saw every document end
+    finished = [e for _, _, e in summary["_events"] if e.get("status") in ("ok", "failed", "skipped")]
+    assert len(finished) == 5 and summary["_events"][-1][0] == 5
+    # French: RC undefined with a reason, other metrics present
+    fr = json.loads((out / entry(summary, "reglement")["report"]).read_text())
+    assert fr["document"]["language"] == "fr"
+    win = next(c for c in fr["chunkings"] if c["id"] == fr["winner"])
+    assert win["metrics"]["RC"] is None and win["metrics"]["BI"] is not None
+    # mentions pickup: the reference document was scored with its precomputed pair
+    ref = json.loads((out / entry(summary, "Ada")["report"]).read_text())
+    assert ref["coref"]["backend"] == "precomputed" and ref["coref"]["pairs"] == 1
+    assert ref["settings"]["mentions"].endswith("Ada (technique)_Standards.json")
+    assert all(c["metrics"]["RC"] is not None for c in ref["chunkings"] if c["status"] == "ok")
+    assert entry(summary, "Ada")["domain"] == "technical"
+    # tidy table, CSV and winners
+    import pandas as pd
+
+    df = pd.read_parquet(out / "metrics.parquet")
+    assert list(df.columns) == ["document", "domain", "language", "chunker", "candidate", "winner", "metric", "value"]
+    assert set(df["document"]) == {"policy", "pipeline", "reglement", "Ada (technique)_Standards"}
+    assert len(pd.read_csv(out / "metrics.csv")) == len(df)
+    recs = [json.loads(x) for x in (out / "winners.jsonl").read_text().splitlines()]
+    for e in summary["documents"]:
+        if e["status"] != "ok":
+            continue
+        rep = json.loads((out / e["report"]).read_text())
+        mine = [r for r in recs if r["document_sha256"] == rep["document"]["sha256"]]
+        assert mine and all(r["chunker"] == rep["winner"] for r in mine)
+        win = next(c for c in rep["chunkings"] if c["id"] == rep["winner"])
+        assert [(r["start"], r["end"]) for r in mine] == [(c["start"], c["end"]) for c in win["chunks"]]
+    assert json.loads((out / "summary.json").read_text())["settings"]["chunkers"] == list(CHUNKERS)
+
+
+def test_tables_match_reports(results):
+    from core import corpus_report as CR
+
+    out, summary = results
+    res = CR.CorpusResults.load(out)
+    reports = [json.loads((out / e["report"]).read_text()) for e in summary["documents"] if e.get("report")]
+    t3 = {r["chunker"]: r for r in CR.table3(res)}
+    t2 = {r["chunker"]: r for r in CR.table2(res)}
+    for cid in CHUNKERS:
+        runs = [c for rep in reports for c in rep["chunkings"] if c["id"] == cid and c["status"] == "ok"]
+        if not runs:
+            assert cid not in t3
+            continue
+        for m in METRICS:
+            vals = [c["metrics"][m] * 100 for c in runs if c["metrics"][m] is not None]
+            if vals:
+                assert t3[cid][m] == pytest.approx(sum(vals) / len(vals))
+                if len(vals) > 1:
+                    mean = sum(vals) / len(vals)
+                    std = math.sqrt(sum((v - mean) ** 2 for v in vals) / (len(vals) - 1))
+                    assert t3[cid][f"{m}_std"] == pytest.approx(std)
+        toks = [ch["tokens"] for c in runs for ch in c["chunks"]]
+        assert t2[cid]["chunks"] == len(toks) and t2[cid]["max"] == max(toks)
+        assert t2[cid]["mean"] == pytest.approx(sum(toks) / len(toks))
+    # the Adaptive row is each document's winner
+    wins = [next(c for c in rep["chunkings"] if c["id"] == rep["winner"]) for rep in reports if rep["winner"]]
+    bi = [c["metrics"]["BI"] * 100 for c in wins]
+    assert t3[CR.ADAPTIVE]["BI"] == pytest.approx(sum(bi) / len(bi))
+    assert t3[CR.ADAPTIVE]["score"] == pytest.approx(100 * sum(c["score"] for c in wins) / len(wins))
+    t4 = CR.table4(res)
+    assert sum(r["documents"] for r in t4) == len(reports)
+    assert sum(r["percent"] for r in t4) == pytest.approx(100.0)
+    for r in t4:
+        assert r["documents"] == sum(1 for rep in reports if rep["winner"] == r["chunker"])
+    corr = CR.spearman(res)
+    assert list(corr.columns) == list(METRICS)
+    text = CR.text_report(res)
+    assert "Table 2" in text and "Table 3" in text and "Table 4" in text and CR.ADAPTIVE in text
+    page = CR.html_report(res)
+    assert page.count("<script") >= 1 and page.count("plotly.js v") <= 2 and "Table 3" in page
+    assert "<script>alert" not in page
+
+
+def test_resume_and_changed_settings(results, corpus):
+    out, first = results
+    again = run_corpus(corpus, out, SETTINGS, jobs=1)
+    assert again["counts"]["ok"] == 0 and again["counts"]["skipped"] == 4 and again["counts"]["failed"] == 1
+    assert all(e.get("resumed") for e in again["documents"] if e["status"] == "skipped")
+    assert sorted(e["report"] for e in again["documents"] if e.get("report")) == sorted(
+        e["report"] for e in first["documents"] if e.get("report"))
+    # the tables are rebuilt from the kept reports
+    import pandas as pd
+
+    assert len(pd.read_parquet(out / "metrics.parquet")) > 0
+    # other settings: analyzed again, into new report files next to the old ones
+    changed = run_corpus(corpus, out, SETTINGS.with_(max_tokens=900), jobs=1)
+    assert changed["counts"]["ok"] == 4
+    assert not {e["report"] for e in changed["documents"] if e.get("report")} & {
+        e["report"] for e in first["documents"] if e.get("report")}
+    # a changed file is analyzed again, the others are skipped
+    (corpus / "tech" / "pipeline.txt").write_text(EN_TECH + "\n\nOne more step.", encoding="utf-8")
+    try:
+        third = run_corpus(corpus, out, SETTINGS, jobs=1)
+        assert third["counts"]["ok"] == 1 and entry(third, "pipeline")["status"] == "ok"
+    finally:
+        (corpus / "tech" / "pipeline.txt").write_text(EN_TECH, encoding="utf-8")
+
+
+def test_cli_end_to_end(corpus, tmp_path, capsys):
+    from core.cli import main
+
+    out = tmp_path / "res"
+    rc = main(["corpus", str(corpus / "legal"), str(corpus / "reglement.md"), str(corpus / "broken.pdf"),
+               "--out", str(out), "--chunkers", ",".join(CHUNKERS), "--candidates", ",".join(CANDIDATES),
+               "--coref", "none"])
+    cap = capsys.readouterr()
+    assert rc == 0
+    assert "2 analyzed, 0 skipped, 1 failed" in cap.out
+    assert "FAILED  broken.pdf" in cap.err and "ok      " in cap.err and "[" in cap.err
+    rc = main(["corpus-report", str(out), "--html", str(tmp_path / "r.html")])
+    cap = capsys.readouterr()
+    assert rc == 0
+    for head in ("Table 2", "Table 3", "Table 4", "Spearman", "Adaptive Chunking", "recursive-1100+pp"):
+        assert head in cap.out
+    assert (tmp_path / "r.html").read_text().startswith("<!DOCTYPE html>")
+    assert main(["corpus-report", str(tmp_path / "nothing")]) == 2
+    assert "no summary.json" in capsys.readouterr().err
+    assert main(["corpus", str(tmp_path / "missing"), "--out", str(out)]) == 2
+
+
+def test_jobs_2(corpus, tmp_path):
+    """Two worker processes (spawned, one model each); the same reports as an in-process run."""
+    out = tmp_path / "par"
+    s = SETTINGS.with_(chunkers=("recursive-1100+pp", "recursive-600+pp"), candidates=("recursive-1100+pp", "recursive-600+pp"),
+                       embedder=str(tmp_path / "no-model"))  # no model load: ICC/DCC None, keeps it fast
+    summary = run_corpus([corpus / "legal", corpus / "tech", corpus / "broken.pdf"], out, s, jobs=2)
+    assert summary["counts"]["ok"] == 2 and summary["counts"]["failed"] == 1
+    rep = json.loads((out / entry(summary, "policy")["report"]).read_text())
+    assert rep["winner"] in ("recursive-1100+pp", "recursive-600+pp")
+    assert any("embeddings unavailable" in w for w in rep["warnings"])
+
+
+def test_corpus_page(corpus, tmp_path, monkeypatch):
+    pytest.importorskip("streamlit")
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent.parent))  # pages import ui.*
+    monkeypatch.setenv("CHUNKSCOPE_CACHE_DIR", str(tmp_path / "cache"))
+    root = Path(__file__).resolve().parent.parent
+    at = AppTest.from_file(str(root / "app.py"), default_timeout=120)  # the entrypoint, so switch_page works
+    at.session_state["cs_chunkers"] = list(CHUNKERS)
+    at.session_state["cs_candidates"] = list(CANDIDATES)
+    at.session_state["cs_coref"] = "none"
+    at.switch_page("pages/4_Corpus.py").run()
+    assert not at.exception, at.exception
+    at.text_input(key="cs_corpus_folder").set_value(str(corpus / "legal")).run()
+    assert not at.exception and not at.error
+    at.button(key="cs_corpus_run").click().run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    assert at.metric[0].value == "1"
+    labels = [t.label for t in at.tabs]
+    assert "Tables" in labels and "Per domain" in labels
+    assert len(at.dataframe) >= 3
+    at.button(key="cs_corpus_open").click().run()
+    assert not at.exception, at.exception
+    assert at.title[0].value == "Compare chunkings"  # switched to the inspector
+    doc = at.session_state["document"]
+    assert doc.name == "policy"
+    reports = at.session_state["cs_reports"]
+    assert any(r.document["sha256"] == doc.sha256 for r in reports.values())

@@ -1,0 +1,147 @@
+"""Streamlit side of corpus mode: inputs, running with progress, tables, downloads, open a document.
+
+The engine is ``core.corpus`` (running) and ``core.corpus_report`` (tables and figures); this
+module only turns them into widgets. Nothing here computes a metric.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+from core.analysis import Settings
+from core.report import METRICS, Report
+
+RESULTS_KEY = "cs_corpus_results"  # the results directory shown on the page
+UPLOAD_TYPES = ["pdf", "md", "markdown", "txt", "json", "parquet"]
+
+
+def work_dir() -> Path:
+    base = Path(os.environ.get("CHUNKSCOPE_CACHE_DIR") or tempfile.gettempdir()) / "corpus"
+    base.mkdir(parents=True, exist_ok=True)
+    return base
+
+
+def default_results_dir(source: str) -> str:
+    """A results folder per input (folder path or uploaded set), so re-runs resume."""
+    return str(work_dir() / f"results-{hashlib.sha256(source.encode()).hexdigest()[:12]}")
+
+
+def save_uploads(uploads) -> Path:
+    """Write uploaded files into one folder named after their contents (mentions files beside them)."""
+    h = hashlib.sha256()
+    for u in sorted(uploads, key=lambda u: u.name):
+        h.update(u.name.encode())
+        h.update(hashlib.sha256(u.getvalue()).digest())
+    d = work_dir() / f"upload-{h.hexdigest()[:12]}"
+    d.mkdir(parents=True, exist_ok=True)
+    for u in uploads:
+        name = Path(u.name).name
+        (d / name).write_bytes(u.getvalue())
+    return d
+
+
+def run_with_progress(inputs: str, out_dir: str, settings: Settings) -> dict[str, Any] | None:
+    """run_corpus with st.progress and one status line per document; None (with st.error) on failure."""
+    from core.corpus import run_corpus
+
+    box = st.status("Analyzing the corpus…", expanded=True)
+    bar = box.progress(0.0, text="discovering documents")
+    lines: list[str] = []
+    log = box.empty()
+
+    def progress(done: int, total: int, e: dict[str, Any]) -> None:
+        status = e.get("status", "")
+        frac = done / total if total else 1.0
+        if status == "running":
+            bar.progress(frac, text=f"{done}/{total} · analyzing {e.get('rel') or e.get('name')}"[:120])
+            return
+        if status == "start":
+            bar.progress(frac, text=f"{total} documents, {e.get('todo', 0)} to analyze")
+            return
+        icon = {"ok": "✅", "skipped": "⏭️", "failed": "❌"}.get(status, "•")
+        extra = (f"winner {e.get('winner')}, {e.get('seconds', 0):.1f}s" if status == "ok" else e.get("reason", ""))
+        lines.append(f"{icon} {e.get('rel') or e.get('name')} — {extra}")
+        bar.progress(frac, text=f"{done}/{total} documents")
+        log.markdown("\n".join(f"- {ln}" for ln in lines[-30:]))
+
+    try:
+        summary = run_corpus(inputs, out_dir, settings, jobs=1, progress=progress)
+    except Exception as exc:  # one line, never a traceback
+        box.update(label="Corpus run failed", state="error", expanded=True)
+        st.error(f"Corpus run failed: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}")
+        return None
+    c = summary["counts"]
+    box.update(label=f"{c['ok']} analyzed, {c['skipped']} skipped, {c['failed']} failed "
+                     f"in {summary['timings']['total']:.1f} s", state="complete", expanded=False)
+    return summary
+
+
+def frames(res) -> dict[str, Any]:
+    """The corpus tables as pandas DataFrames (same numbers as `chunkscope corpus-report`)."""
+    import pandas as pd
+
+    from core import corpus_report as CR
+
+    t2 = pd.DataFrame([{"chunker": ("* " if r["candidate"] and r["chunker"] != CR.ADAPTIVE else "") + r["chunker"],
+                        "mean": r["mean"], "max": r["max"], "min": r["min"], "std. dev.": r["std"],
+                        "# chunks": r["chunks"], "time/doc [s]": r["time"]} for r in CR.table2(res)])
+    t3rows = []
+    for r in CR.table3(res):
+        row = {"chunker": ("* " if r["candidate"] and r["chunker"] != CR.ADAPTIVE else "") + r["chunker"]}
+        for m in METRICS:
+            row[m] = f"{CR._f(r[m])} ± {CR._f(r[m + '_std'])}" if r[f"{m}_n"] else "–"
+        row["mean"], row["score"] = round(r["mean"], 2), round(r["score"], 2)
+        t3rows.append(row)
+    t4 = pd.DataFrame(CR.table4(res))
+    dom = pd.DataFrame([{k: (", ".join(f"{a} {b}" for a, b in v.items()) if k == "selection" else v)
+                         for k, v in d.items() if k != "scores"} for d in CR.domain_breakdown(res)])
+    gaps = pd.DataFrame(CR.adaptive_gaps(res))
+    docs = pd.DataFrame([{"document": e.get("name", ""), "domain": e.get("domain", ""), "language": e.get("language", ""),
+                          "tokens": e.get("tokens"), "status": e.get("status", ""), "winner": e.get("winner") or "",
+                          "seconds": e.get("seconds"), "reason": e.get("reason", ""), "path": e.get("rel", "")}
+                         for e in res.summary.get("documents", [])])
+    return {"table2": t2, "table3": pd.DataFrame(t3rows), "table4": t4, "domains": dom, "gaps": gaps, "documents": docs}
+
+
+def zip_bytes(results_dir: str | Path) -> bytes:
+    """The whole results folder (reports, tidy tables, winners, summary, HTML report) as a zip."""
+    d = Path(results_dir)
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for p in sorted(d.rglob("*")):
+            if p.is_file() and not p.name.endswith(".tmp"):
+                zf.write(p, p.relative_to(d))
+    return buf.getvalue()
+
+
+def open_in_inspector(entry: dict[str, Any], results_dir: str | Path) -> str:
+    """Put the document and its corpus report where the inspector pages look; '' or an error line."""
+    from core.ingest import IngestError, load_document
+    from ui.analysis import REPORTS_KEY, analysis_key
+    from ui.common import SESSION_KEY
+
+    if not entry.get("report"):
+        return f"{entry.get('rel') or entry.get('name')}: no report ({entry.get('reason') or entry.get('status')})"
+    try:
+        doc = load_document(entry["path"])
+        report = Report.load(Path(results_dir) / entry["report"])
+    except (IngestError, OSError, ValueError) as exc:
+        return f"cannot open {entry.get('name')}: {' '.join(str(exc).split())[:200]}"
+    if report.document.get("sha256") != doc.sha256:
+        return f"{entry.get('name')}: the file changed since the corpus run; run the corpus again"
+    try:
+        key = analysis_key(doc, Settings.from_dict(report.settings))
+    except Exception:  # settings from another version: any unique key works for latest_report()
+        key = f"corpus:{doc.sha256}"
+    st.session_state[SESSION_KEY] = doc
+    st.session_state["cs_doc_source"] = "external"  # the document picker keeps a document another page chose
+    st.session_state.setdefault(REPORTS_KEY, {})[key] = report
+    return ""
