@@ -13,9 +13,9 @@ from core.cli_analyze import add_analysis_options, settings_from_args
 class CorpusProgress:
     """A progress bar (rewritten line on a terminal) plus one status line per finished document."""
 
-    def __init__(self, stream=sys.stderr, quiet: bool = False):
-        self.stream, self.quiet = stream, quiet
-        self.tty = hasattr(stream, "isatty") and stream.isatty()
+    def __init__(self, stream=None, quiet: bool = False):
+        self.stream, self.quiet = stream if stream is not None else sys.stderr, quiet
+        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
         self.t0 = time.perf_counter()
         self._bar_shown = False
 

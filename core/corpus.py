@@ -277,6 +277,20 @@ def init_worker(embedder: str | None = None, mode: str = "composed") -> None:
         pass
 
 
+def _release_document_memory(res) -> None:
+    """Drop what one document left in process caches keyed by its text (span embedders, token counts
+    of its chunk texts, sentence units), so a worker's memory is bounded by one document. The
+    embedding vector cache is bounded by its own size limit and kept (re-runs reuse it)."""
+    res._span_embedders.clear()
+    try:
+        from core import sentences, tokens
+
+        tokens._counts.clear()
+        sentences._unit_cache.clear()
+    except (ImportError, AttributeError):  # caches renamed: nothing to release here
+        pass
+
+
 def analyze_file(path: str | os.PathLike, settings_dict: dict[str, Any], max_bytes: int | None = None) -> dict[str, Any]:
     """Analyze one file: ``{"status": "ok", "report": {...}, "winners": [...], ...}`` or
     ``{"status": "failed", "reason": one line}``. Never raises for a bad document."""
@@ -295,7 +309,7 @@ def analyze_file(path: str | os.PathLike, settings_dict: dict[str, Any], max_byt
         try:
             report = analyze(doc, settings, res)
         finally:
-            res._span_embedders.clear()  # memory stays bounded: nothing kept between documents
+            _release_document_memory(res)
         report.timings["parse"] = parse_s
         report.timings["total"] = report.timings.get("total", 0.0) + parse_s
         winners = list(chunk_records(report, doc.text, heading_path=doc.heading_path, page_of=doc.page_of))
