@@ -124,16 +124,16 @@ with tab_docs:
             st.switch_page("pages/1_Compare.py")
 with tab_dl:
     if st.button("Prepare the results zip", key="cs_corpus_zip_btn"):
-        st.session_state["cs_corpus_zip"] = (results_dir, zip_bytes(results_dir))
-    if st.session_state.get("cs_corpus_zip", ("",))[0] == results_dir:
-        st.download_button("Results (zip: reports, tidy tables, winners, summary)", st.session_state["cs_corpus_zip"][1],
+        st.session_state["cs_corpus_zip_data"] = (results_dir, zip_bytes(results_dir))
+    if st.session_state.get("cs_corpus_zip_data", ("",))[0] == results_dir:
+        st.download_button("Results (zip: reports, tidy tables, winners, summary)", st.session_state["cs_corpus_zip_data"][1],
                            file_name="chunkscope-corpus.zip", mime="application/zip", key="cs_corpus_zip_dl")
     csv = Path(results_dir) / "metrics.csv"
     if csv.is_file():
         st.download_button("Tidy metrics (CSV)", csv.read_bytes(), file_name="metrics.csv", mime="text/csv",
                            key="cs_corpus_csv")
     if st.button("Build the HTML report", key="cs_corpus_html_btn"):
-        st.session_state["cs_corpus_html"] = (results_dir, CR.html_report(res))
-    if st.session_state.get("cs_corpus_html", ("",))[0] == results_dir:
-        st.download_button("HTML report (self-contained)", st.session_state["cs_corpus_html"][1],
+        st.session_state["cs_corpus_html_data"] = (results_dir, CR.html_report(res))
+    if st.session_state.get("cs_corpus_html_data", ("",))[0] == results_dir:
+        st.download_button("HTML report (self-contained)", st.session_state["cs_corpus_html_data"][1],
                            file_name="chunkscope-corpus-report.html", mime="text/html", key="cs_corpus_html")

@@ -272,6 +272,15 @@ def test_corpus_page(corpus, tmp_path, monkeypatch):
     labels = [t.label for t in at.tabs]
     assert "Tables" in labels and "Per domain" in labels
     assert len(at.dataframe) >= 3
+    at.button(key="cs_corpus_html_btn").click().run()
+    at.button(key="cs_corpus_zip_btn").click().run()
+    assert not at.exception, at.exception
+    assert at.session_state["cs_corpus_html_data"][1].startswith("<!DOCTYPE html>")
+    import io
+    import zipfile
+
+    names = zipfile.ZipFile(io.BytesIO(at.session_state["cs_corpus_zip_data"][1])).namelist()
+    assert "summary.json" in names and "metrics.csv" in names and any(n.startswith("reports/") for n in names)
     at.button(key="cs_corpus_open").click().run()
     assert not at.exception, at.exception
     assert at.title[0].value == "Compare chunkings"  # switched to the inspector
