@@ -358,13 +358,19 @@ def domain_figure(res: CorpusResults, rows: list[dict[str, Any]] | None = None):
     rows = rows if rows is not None else domain_breakdown(res)
     fig = go.Figure()
     doms = [r["domain"] for r in rows]
-    for cid in res.order:
-        fig.add_trace(go.Bar(name=cid, x=doms, y=[r["scores"].get(cid) for r in rows],
-                             marker_color=chunker_color(cid)))
-    fig.add_trace(go.Scatter(name=ADAPTIVE, x=doms, y=[r["adaptive"] for r in rows], mode="markers",
+    ids = [c for c in res.order if c in res.candidates] or res.order  # the chunkers the policy chooses from
+    vals = []
+    for cid in ids:
+        ys = [r["scores"].get(cid) for r in rows]
+        vals += [y for y in ys if y is not None and y == y]
+        fig.add_trace(go.Bar(name=cid, x=doms, y=ys, marker_color=chunker_color(cid)))
+    ad = [r["adaptive"] for r in rows]
+    vals += [y for y in ad if y == y]
+    fig.add_trace(go.Scatter(name=ADAPTIVE, x=doms, y=ad, mode="markers",
                              marker=dict(symbol="diamond", size=14, color="black")))
     fig.update_layout(barmode="group")
-    fig.update_yaxes(title="mean score x100")
+    lo = max(0.0, min(vals) - 5) if vals else 0.0
+    fig.update_yaxes(title="mean score x100 (candidates)", range=[lo, 100])
     return _layout(fig, "Mean score per domain", height=420)
 
 
