@@ -84,6 +84,10 @@ def run_with_progress(inputs: str, out_dir: str, settings: Settings) -> dict[str
     return summary
 
 
+def _r(v: float, digits: int) -> float:
+    return v if v != v else round(v, digits)  # NaN (e.g. std. dev. of one chunk) stays NaN
+
+
 def frames(res) -> dict[str, Any]:
     """The corpus tables as pandas DataFrames (same numbers as `chunkscope corpus-report`)."""
     import pandas as pd
@@ -91,8 +95,9 @@ def frames(res) -> dict[str, Any]:
     from core import corpus_report as CR
 
     t2 = pd.DataFrame([{"chunker": ("* " if r["candidate"] and r["chunker"] != CR.ADAPTIVE else "") + r["chunker"],
-                        "mean": r["mean"], "max": r["max"], "min": r["min"], "std. dev.": r["std"],
-                        "# chunks": r["chunks"], "time/doc [s]": r["time"]} for r in CR.table2(res)])
+                        "mean": _r(r["mean"], 0), "max": r["max"], "min": r["min"], "std. dev.": _r(r["std"], 0),
+                        "# chunks": r["chunks"], "time/doc [s]": _r(r["time"], 2)}
+                       for r in CR.table2(res)])
     t3rows = []
     for r in CR.table3(res):
         row = {"chunker": ("* " if r["candidate"] and r["chunker"] != CR.ADAPTIVE else "") + r["chunker"]}
