@@ -449,9 +449,11 @@ def run_corpus(inputs, out_dir: str | os.PathLike, settings=None, jobs: int = 1,
     total = len(entries)
     done = sum(1 for e in entries if "status" in e)
     if progress:
+        k = 0
         for e in entries:
-            if "status" in e:
-                progress(0, total, e)  # announce skipped/unreadable ones first (done counts below)
+            if "status" in e:  # announce skipped/unreadable ones first
+                k += 1
+                progress(k, total, e)
         progress(done, total, {"status": "start", "name": "", "todo": len(todo)})
 
     def finish(e: dict[str, Any], res: dict[str, Any]) -> None:
