@@ -15,7 +15,7 @@ import streamlit as st
 
 from core.blocks import blocks_by_kind
 from core.document import Document
-from ui.analysis import keep_state
+from ui.analysis import keep_state, seed_from_query
 from ui.common import document_picker, guard, md_escape, render_summary, render_warnings
 from ui.render import blocks_html, legend_html, views
 
@@ -83,6 +83,8 @@ def section_analyze(doc: Document) -> None:
 
 def main() -> None:
     keep_state()
+    for problem in seed_from_query():
+        st.sidebar.warning(md_escape(problem))
     with guard("Loading the document"):
         doc = None
         doc = document_picker()

@@ -88,9 +88,15 @@ def size_figure(report: Report, ids: Sequence[str], min_tokens: int | None = Non
             marker=dict(color=chunker_color(cid), size=4), line=dict(color=chunker_color(cid)),
             hovertemplate="%{y} tokens<extra>" + html.escape(cid) + "</extra>",
         ))
+    # shapes on a log axis take log10 coordinates (plotly convention): draw the bounds there
+    import math
+
     for y, name in ((lo, f"min {lo}"), (hi, f"max {hi}")):
-        fig.add_hline(y=y, line=dict(dash="dash", color="#888"), annotation_text=name, annotation_position="top left")
-    fig.update_yaxes(title="tokens (o200k)", type="log")
+        if y and y > 0:
+            fig.add_hline(y=math.log10(y), line=dict(dash="dash", color="#D55E00", width=1.5),
+                          annotation_text=name, annotation_position="top left",
+                          annotation_font=dict(color="#D55E00"))
+    fig.update_yaxes(title="tokens (o200k, log scale)", type="log")
     fig.update_layout(showlegend=False)
     return _layout(fig, "Chunk sizes")
 
@@ -146,7 +152,9 @@ def boundary_strip_figure(report: Report, ids: Sequence[str], text_length: int,
             ))
     fig.update_yaxes(tickvals=list(range(len(rows))), ticktext=rows, range=[-0.7, len(rows) - 0.3])
     fig.update_xaxes(title="character offset", range=[0, max(1, text_length)])
-    return _layout(fig, "Where the chunkings cut", height=140 + 45 * max(1, len(rows)))
+    _layout(fig, "Where the chunkings cut", height=140 + 45 * max(1, len(rows)))
+    fig.update_layout(legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="right", x=1))
+    return fig
 
 
 def sweep_figure(rows: Sequence[dict[str, Any]], param: str) -> go.Figure:
@@ -374,7 +382,8 @@ HIGHLIGHT_CSS = """
   box-shadow:0 0 0 1px rgba(213,94,0,.35)}
 .cs-lbl{font:600 10px sans-serif;color:#fff;background:#555;border-radius:3px;padding:0 3px;margin-right:2px;
   vertical-align:top}
-.cs-lbl.cs-bad{background:#D55E00}
+.cs-lbl.cs-bad{background:#D55E00} .cs-lbl.cs-pbad{background:#A0407F}
+.cs-pcut{border-left-color:#A0407F;box-shadow:0 0 0 1px rgba(160,64,127,.35)}
 .cs-broken{outline:2px dashed #D55E00;outline-offset:1px;
   background-image:repeating-linear-gradient(135deg,rgba(213,94,0,.16) 0 6px,transparent 6px 12px)}
 .cs-btag{font:700 10px sans-serif;color:#fff;background:#D55E00;border-radius:3px;padding:0 4px;margin-right:3px;
@@ -408,6 +417,7 @@ def highlight_html(text: str, c: ChunkingResult, start: int = 0, end: int | None
     start = max(0, min(start, end))
     problems = problems or Problems.of(c)
     cuts = {b["boundary"] for b in problems.broken} if "broken" in show else set()
+    pair_cuts = {p["boundary"] for p in problems.split} if "split" in show else set()
     classes_at: list[tuple[int, int, str, str, str]] = []  # (a, b, class, title, style)
     for i, ch in enumerate(c.chunks):
         if ch.end <= start or ch.start >= end:
@@ -460,16 +470,20 @@ def highlight_html(text: str, c: ChunkingResult, start: int = 0, end: int | None
         if start <= ch.start < end or (i == 0 and ch.start == start):
             oos = problems.out_of_size.get(i) if "size" in show else None
             bad = ch.start in cuts
-            cls = "cs-cut" if bad else "cs-b"
+            splits = ch.start in pair_cuts
+            cls = "cs-cut" if bad else ("cs-cut cs-pcut" if splits else "cs-b")
             title = f"chunk {i} starts: {ch.tokens} tokens"
             if oos:
                 title += f" ({oos['kind']}-size)"
             if bad:
                 title += " — this boundary breaks a block"
-            lbl_cls = "cs-lbl cs-bad" if (bad or oos) else "cs-lbl"
-            marks[ch.start] = (f'<span class="{cls}"{bar} title="{html.escape(title)}"></span>'
+            if splits:
+                title += " — this boundary splits an entity–pronoun pair"
+            lbl_cls = "cs-lbl cs-bad" if (bad or oos) else ("cs-lbl cs-pbad" if splits else "cs-lbl")
+            marks[ch.start] = (f'<span class="{cls}"{bar if not (bad or splits) else ""} '
+                               f'title="{html.escape(title)}"></span>'
                                f'<span class="{lbl_cls}" title="{html.escape(title)}">#{i}'
-                               f'{" ✂" if bad else ""}{" ⚠" if oos else ""}</span>')
+                               f'{" ✂" if bad else ""}{" ⛓" if splits else ""}{" ⚠" if oos else ""}</span>')
     points = {start, end, *marks, *tags, *heads}
     for a, b, *_ in classes_at:
         points.update((a, b))

@@ -23,7 +23,7 @@ keep_state()
 st.title("Compare chunkings")
 
 KINDS = {"broken blocks": "broken", "split pairs": "split", "out-of-size chunks": "size"}
-CONTEXT = 1200  # characters shown before and after the current problem
+BEFORE, AFTER = 300, 1500  # characters shown before and after the current problem
 MAX_FOCUS = 6000  # a huge broken block is shown from its start up to this many characters
 
 
@@ -38,7 +38,7 @@ def _step(n: int, delta: int) -> None:
 def _focus_range(text: str, a: int, b: int) -> tuple[int, int]:
     """Characters to show around a problem [a, b): some context on both sides, starting and
     ending on a line break when one is in the context."""
-    lo, hi = max(0, a - CONTEXT), min(len(text), min(b, a + MAX_FOCUS) + CONTEXT)
+    lo, hi = max(0, a - BEFORE), min(len(text), min(b, a + MAX_FOCUS) + AFTER)
     nl = text.find("\n", lo, a)
     if lo > 0 and nl != -1:
         lo = nl + 1
@@ -136,15 +136,16 @@ def main() -> None:
     cols = st.columns(len(sel))
     for col, cid in zip(cols, sel):
         with col, guard(f"The {cid} column"):
-            column(doc, report, cid, chunkings[cid], problems[cid], kinds, a, b,
+            column(doc, report, cid, chunkings[cid], problems[cid], kinds, a, b, show=(kind, "size"),
                    focus=(current[0], current[1]) if current is not None and current[2] == cid else None)
     st.caption("Chunks alternate two tints; a bar in the chunker's colour and `#n` mark where chunk n starts "
-               "(red, with ✂, when that boundary breaks a block; ⚠ when the chunk is out of size). A broken block "
-               "is outlined and hatched in red and tagged “✂ broken <kind>”. The entity and the pronoun of a split "
-               "pair share a colour and a P-tag. Hover anything for details.")
+               "(red with ✂ when that boundary breaks a block, purple with ⛓ when it splits a pair, ⚠ when the "
+               "chunk is out of size). A broken block is outlined and hatched in red and tagged “✂ broken <kind>”. "
+               "The entity and the pronoun of a split pair share a colour and a P-tag. The problem kind chosen above "
+               "is the one highlighted. Hover anything for details.")
 
 
-def column(doc, report, cid, c, p: viz.Problems, kinds, a: int, b: int, focus) -> None:
+def column(doc, report, cid, c, p: viz.Problems, kinds, a: int, b: int, show, focus) -> None:
     score = f" · score {c.score:.3f}" if c.score is not None else ""
     win = " 🏆" if cid == report.winner else ""
     st.html(f'<div style="font-weight:700;font-size:1.05rem">{swatch(cid)}{win}'
@@ -152,7 +153,7 @@ def column(doc, report, cid, c, p: viz.Problems, kinds, a: int, b: int, focus) -
     st.caption(f"{len(c.chunks)} chunks · **{len(p.broken)}** broken blocks · **{len(p.split)}** split pairs · "
                f"**{len(p.out_of_size)}** out-of-size chunks")
     with st.container(height=600):
-        st.html(viz.highlight_html(doc.text, c, a, b, p, block_kinds=kinds, focus=focus,
+        st.html(viz.highlight_html(doc.text, c, a, b, p, show=show, block_kinds=kinds, focus=focus,
                                    color=viz.chunker_color(cid)))
     here_b = [(n, x) for n, x in enumerate(p.broken) if x["block"][0] < b and x["block"][1] > a]
     here_s = [(n, x) for n, x in enumerate(p.split)

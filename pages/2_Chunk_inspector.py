@@ -104,7 +104,7 @@ def main() -> None:
         key = hashlib.sha256(repr((doc.sha256, cid, [(x.start, x.end) for x in c.chunks])).encode()).hexdigest()
         df = chunk_table(key, doc, c, lo, hi)
         tkey = f"cs_insp_table_{key[:12]}"
-        st.dataframe(df, hide_index=True, width="stretch", height=240, key=tkey, on_select=lambda: _picked(tkey),
+        st.dataframe(df, hide_index=True, width="stretch", height=min(260, 38 + 35 * len(df)), key=tkey, on_select=lambda: _picked(tkey),
                      selection_mode="single-row",
                      column_config={"cohesion": st.column_config.NumberColumn(format="%.3f"),
                                     "starts with": st.column_config.TextColumn(width="large")})

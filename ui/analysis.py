@@ -36,6 +36,42 @@ def keep_state() -> None:
             st.session_state[k] = st.session_state[k]
 
 
+def seed_from_query() -> list[str]:
+    """Settings from the page address, once per session: ``?chunkers=a,b&candidates=a&coref=none
+    &mode=composed&min_tokens=100&max_tokens=1100`` (a shareable link to a configuration; the
+    browser test uses it). Returns problems to show (unknown ids or values); never raises."""
+    if st.session_state.get("cs_query_seeded"):
+        return []
+    st.session_state["cs_query_seeded"] = True
+    try:
+        q = st.query_params
+        ids = set(all_chunker_ids())
+    except Exception:
+        return []
+    problems: list[str] = []
+    for name, key in (("chunkers", "cs_chunkers"), ("candidates", "cs_candidates")):
+        if name in q:
+            got = [x.strip() for x in q[name].split(",") if x.strip()]
+            bad = [x for x in got if x not in ids]
+            if bad:
+                problems.append(f"unknown chunker id(s) in the address: {', '.join(bad)}")
+            st.session_state[key] = [x for x in got if x in ids]
+    for name, key, allowed in (("coref", "cs_coref", ("heuristic", "precomputed", "maverick", "none")),
+                               ("mode", "cs_mode", ("composed", "exact"))):
+        if name in q:
+            if q[name] in allowed:
+                st.session_state[key] = q[name]
+            else:
+                problems.append(f"{name}={q[name]} is not one of {', '.join(allowed)}")
+    for name, key in (("min_tokens", "cs_min_tokens"), ("max_tokens", "cs_max_tokens")):
+        if name in q:
+            try:
+                st.session_state[key] = max(0, int(q[name]))
+            except ValueError:
+                problems.append(f"{name}={q[name]} is not a whole number")
+    return problems
+
+
 @st.cache_resource(show_spinner=False)
 def get_resources(embedder: str | None, mode: str) -> Resources:
     """One Resources (model, unit embeddings) per embedder and mode, shared by all sessions."""

@@ -86,7 +86,7 @@ def document_picker() -> Document | None:
     """
     held: Document | None = st.session_state.get(SESSION_KEY)
     source = st.session_state.get(SOURCE_KEY, "sample")
-    if held is not None and st.session_state.get(PICKED_KEY) not in (None, held.sha256):
+    if held is not None and st.session_state.get(PICKED_KEY) != held.sha256:
         source = "external"  # another page chose this document
     doc, error = None, ""
     with st.sidebar:

@@ -82,7 +82,8 @@ def leaderboard(report: Report) -> None:
         return [f"color: {viz.chunker_color(row['chunking'])}" if col == "●" else "" for col in row.index]
 
     styled = (df.style.apply(colours, axis=1).map(_shade, subset=[*METRICS, "score"])
-              .format({m: (lambda v: "–" if v is None or v != v else f"{v:.3f}") for m in (*METRICS, "score")}))
+              .format({**{m: (lambda v: "–" if v is None or v != v else f"{v:.3f}") for m in (*METRICS, "score")},
+                       "seconds": "{:.2f}"}))
     st.dataframe(styled, hide_index=True, width="stretch", key="cs_leaderboard",
                  column_config={"candidate": st.column_config.CheckboxColumn("candidate"),
                                 "●": st.column_config.TextColumn("", width=28),
@@ -137,10 +138,10 @@ def _html(key: str, _report: Report) -> str:
     return viz.html_report(_report)
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
-def _jsonl(key: str, _report: Report, _doc: Document) -> tuple[str, int]:
-    recs = chunk_records(_report, _doc.text, heading_path=_doc.heading_path, page_of=_doc.page_of)
-    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in recs), len(recs)
+def _jsonl_text(report: Report, doc: Document) -> str:
+    """The winning chunks as JSONL (built when the button is clicked, not on every rerun)."""
+    recs = chunk_records(report, doc.text, heading_path=doc.heading_path, page_of=doc.page_of)
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in recs)
 
 
 def exports(report: Report, doc: Document) -> None:
@@ -149,13 +150,14 @@ def exports(report: Report, doc: Document) -> None:
                       report.timings.get("total")], sort_keys=True, default=str)
     c1, c2, c3 = st.columns(3)
     with c1, guard("The JSON export"):
-        c1.download_button("Report (JSON)", data=report.to_json(), file_name=f"{stem}.chunkscope.json",
+        c1.download_button("Report (JSON)", data=report.to_json, file_name=f"{stem}.chunkscope.json",
                            mime="application/json", key="cs_dl_json",
                            help="schema chunkscope.report/1: every chunking, its spans, metrics and diagnostics")
     with c2, guard("The JSONL export"):
         if report.winner:
-            data, n = _jsonl(key, report, doc)
-            c2.download_button(f"Winning chunks (JSONL, {n})", data=data, file_name=f"{stem}.{report.winner}.jsonl",
+            n = len(report.get(report.winner).chunks)
+            c2.download_button(f"Winning chunks (JSONL, {n})", data=lambda: _jsonl_text(report, doc),
+                               file_name=f"{stem}.{report.winner}.jsonl",
                                mime="application/jsonl", key="cs_dl_jsonl",
                                help="one line per chunk: id, text, start, end, tokens, pages, heading path, chunker, "
                                     "document sha256, checksum")

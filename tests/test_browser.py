@@ -1,0 +1,62 @@
+"""End to end in a real browser: streamlit run app.py + headless Chromium (Debian's) via Playwright.
+
+Uploads a sample with injected ``<script>`` / ``<img onerror>``, runs the analysis, checks the
+winner card, the radar (plotly), a highlighted broken block and split pair on the Compare page,
+the Chunk inspector, and that no injected script ran. Screenshots go to the test's temporary
+folder (or ``$CHUNKSCOPE_SCREENSHOTS``); ``bench/screenshots.py`` makes the README's.
+Skips cleanly when Chromium or the playwright package is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from browser_tour import LOSER, WINNER, missing, run_tour, streamlit_app
+from inspector_sample import sample_markdown
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def test_tour_in_a_real_browser(tmp_path):
+    why = missing()
+    if why:
+        pytest.skip(f"browser test skipped: {why}")
+    sample = tmp_path / "policy_injected.md"
+    sample.write_text(sample_markdown(), encoding="utf-8")
+    shots = Path(os.environ.get("CHUNKSCOPE_SCREENSHOTS") or tmp_path / "shots")
+    shots.mkdir(parents=True, exist_ok=True)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    with streamlit_app(cache) as url:
+        seen = run_tour(url, sample, shots)
+
+    # nothing injected ran: no global, no title change, no dialog
+    assert seen["pwned"] is None and "PWNED" not in seen["title"] and not seen["dialogs"]
+    assert seen["escaped_text_shown"]  # ... and the markup shows as text
+    assert seen["traceback"] == 0
+    # the winner card: winner, margin over the runner-up, where it leads and trails
+    card = seen["winner_card"]
+    assert WINNER in card and f"vs {LOSER}" in card and "Leads" in card and "Trails it on" in card
+    assert seen["radar_traces"] == [WINNER, LOSER]  # winner and runner-up overlaid
+    assert seen["downloads"] == 3
+    ex = seen["exports"]
+    assert ex["json"]["file"].endswith(".chunkscope.json") and '"schema": "chunkscope.report/1"' in ex["json"]["head"]
+    first = json.loads(ex["jsonl"]["head"].splitlines()[0])
+    assert first["chunker"] == WINNER and {"id", "text", "start", "end", "tokens", "document_sha256"} <= set(first)
+    assert "Adaptive winner: " + WINNER in ex["html"]["head"] and "<script>window.__pwned" not in ex["html"]["head"]
+    # Compare: the loser breaks the table (outlined, tagged, the cutting boundary marked) ...
+    assert seen["compare_broken"] > 0 and seen["compare_cut"] >= 1 and seen["compare_focus"] == 1
+    assert seen["compare_broken_tag"] == "✂ broken table"
+    assert "cuts table block" in seen["compare_info"] and LOSER in seen["compare_info"]
+    # ... and splits "It" from "The Northwind Gateway" (both marked with the same tag)
+    pairs = seen["compare_pairs"]
+    assert pairs["entity"] >= 1 and pairs["pronoun"] >= 1 and pairs["tags"].count("P1") == 2
+    assert "“It” from its antecedent “The Northwind Gateway”" in seen["compare_info_pairs"]
+    # the Chunk inspector shows the selected chunk (of the loser, cutting the table)
+    assert "Customer invoices" in seen["inspector_text"]
+    for name in ("overview", "compare", "compare-pairs", "inspector"):
+        assert (shots / f"{name}.png").stat().st_size > 10_000
