@@ -88,14 +88,20 @@ def size_figure(report: Report, ids: Sequence[str], min_tokens: int | None = Non
             marker=dict(color=chunker_color(cid), size=4), line=dict(color=chunker_color(cid)),
             hovertemplate="%{y} tokens<extra>" + html.escape(cid) + "</extra>",
         ))
-    # shapes on a log axis take log10 coordinates (plotly convention): draw the bounds there
+    # the bounds: a line across the plot (shape, data coordinates) and a label (annotations on a
+    # log axis take log10 coordinates); the axis range always shows both bounds
     import math
 
+    toks = [ch.tokens for cid in ids if report.get(cid) is not None for ch in report.get(cid).chunks if ch.tokens > 0]
     for y, name in ((lo, f"min {lo}"), (hi, f"max {hi}")):
         if y and y > 0:
-            fig.add_hline(y=math.log10(y), line=dict(dash="dash", color="#D55E00", width=1.5),
-                          annotation_text=name, annotation_position="top left",
-                          annotation_font=dict(color="#D55E00"))
+            fig.add_shape(type="line", xref="paper", x0=0, x1=1, yref="y", y0=y, y1=y,
+                          line=dict(dash="dash", color="#D55E00", width=1.5))
+            fig.add_annotation(xref="paper", x=0, xanchor="left", yref="y", y=math.log10(y), yanchor="bottom",
+                               text=name, showarrow=False, font=dict(color="#D55E00", size=11))
+    ys = [t for t in toks] + [v for v in (lo, hi) if v and v > 0]
+    if ys:
+        fig.update_yaxes(range=[math.log10(max(1, min(ys)) / 1.6), math.log10(max(ys) * 1.6)])
     fig.update_yaxes(title="tokens (o200k, log scale)", type="log")
     fig.update_layout(showlegend=False)
     return _layout(fig, "Chunk sizes")
@@ -484,13 +490,26 @@ def highlight_html(text: str, c: ChunkingResult, start: int = 0, end: int | None
                                f'title="{html.escape(title)}"></span>'
                                f'<span class="{lbl_cls}" title="{html.escape(title)}">#{i}'
                                f'{" ✂" if bad else ""}{" ⛓" if splits else ""}{" ⚠" if oos else ""}</span>')
-    points = {start, end, *marks, *tags, *heads}
+    # with overlapping chunks a chunk's end is a boundary of its own (BI / RC count it): mark it
+    ends: dict[int, str] = {}
+    for i, ch in enumerate(c.chunks):
+        nxt = c.chunks[i + 1].start if i + 1 < len(c.chunks) else None
+        if nxt is not None and nxt != ch.end and start < ch.end <= end:
+            bad, splits = ch.end in cuts, ch.end in pair_cuts
+            lbl_cls = "cs-lbl cs-bad" if bad else ("cs-lbl cs-pbad" if splits else "cs-lbl")
+            title = f"chunk {i} ends (the chunks overlap)" + (" — this boundary breaks a block" if bad else "") + (
+                " — this boundary splits an entity–pronoun pair" if splits else "")
+            ends[ch.end] = (f'<span class="{lbl_cls}" title="{html.escape(title)}">#{i}⟧'
+                            f'{" ✂" if bad else ""}{" ⛓" if splits else ""}</span>')
+    points = {start, end, *marks, *tags, *heads, *ends}
     for a, b, *_ in classes_at:
         points.update((a, b))
     points = sorted(p for p in points if start <= p <= end)
     classes_at.sort()
     out = [HIGHLIGHT_CSS, '<div class="cs-hl">']
     for a, b in zip(points, points[1:] + [None]):
+        if a in ends:
+            out.append(ends[a])
         if a in marks:
             out.append(marks[a])
         if a in tags:

@@ -98,7 +98,7 @@ def browser(dark: bool = False):
     with tempfile.TemporaryDirectory(prefix="cs-chromium-") as profile, sync_playwright() as pw:
         ctx = pw.chromium.launch_persistent_context(
             profile, executable_path=chromium_path(), headless=True, args=CHROMIUM_ARGS,
-            viewport={"width": 1500, "height": 1000}, color_scheme="dark" if dark else "light",
+            viewport={"width": 1500, "height": 1100}, color_scheme="dark" if dark else "light",
             device_scale_factor=1)
         try:
             yield ctx
@@ -206,7 +206,7 @@ def run_tour(url: str, sample: Path, shots: Path | None = None, dark: bool = Fal
         seen["compare_info"] = _alert(page)
         if shots:
             page.wait_for_timeout(600)
-            _top(page, page.locator('[data-testid="stRadio"]'))
+            _top(page, page.locator('[data-testid="stRadio"]', has_text="Problem kind"))
             page.screenshot(path=str(shots / f"compare{sfx}.png"))
         seen["timings"]["kind_switch_s"] = _timed(
             page, lambda: page.locator('[data-testid="stRadio"] label', has_text="split pairs").first.click(),
@@ -217,7 +217,7 @@ def run_tour(url: str, sample: Path, shots: Path | None = None, dark: bool = Fal
         seen["compare_info_pairs"] = _alert(page)
         if shots:
             page.wait_for_timeout(600)
-            _top(page, page.locator('[data-testid="stRadio"]'))
+            _top(page, page.locator('[data-testid="stRadio"]', has_text="Problem kind"))
             page.screenshot(path=str(shots / f"compare-pairs{sfx}.png"))
         page.locator('[data-testid="stRadio"] label', has_text="broken blocks").first.click()
         _wait_idle(page)

@@ -273,3 +273,32 @@ def test_winner_summary_warns_on_degenerate_wins():
     rescore(r2, None, ("whole",))
     warns = " ".join(viz.winner_summary(r2)["warnings"])
     assert "single chunk" in warns and "Only one candidate" in warns
+
+
+def test_mentions_file_survives_page_switches():
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    text = b"The Commission shall publish the list. It shall keep it up to date.\n"
+    at.sidebar.file_uploader(key="cs_upload").upload("commission.txt", text, "text/plain").run()
+    pairs = (ROOT / "tests" / "fixtures" / "coref_pairs.json").read_bytes()
+    at.sidebar.selectbox(key="cs_coref").set_value("precomputed")
+    at.sidebar.file_uploader(key="cs_mentions").upload("pairs.json", pairs, "application/json").run()
+    no_trouble(at)
+    at.switch_page("pages/1_Compare.py").run()
+    at.switch_page("app.py").run()
+    no_trouble(at)  # no "the precomputed backend needs a mentions file"
+    assert at.subheader[0].value == "commission"
+    assert any("Using mentions" in c.value for c in at.sidebar.caption)
+    assert at.button(key="cs_analyze").disabled is False
+    at.sidebar.button(key="cs_mentions_drop").click().run()
+    assert any("needs a mentions file" in e.value for e in at.error)
+
+
+def test_settings_from_the_page_address():
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params["chunkers"] = "fixed-512,recursive-1100 pp,bogus"  # an unencoded + arrives as a space
+    at.query_params["coref"] = "none"
+    at.run()
+    assert not at.exception
+    assert at.sidebar.multiselect(key="cs_chunkers").value == ["fixed-512", "recursive-1100+pp"]
+    assert at.sidebar.selectbox(key="cs_coref").value == "none"
+    assert any("bogus" in w.value for w in at.sidebar.warning)

@@ -51,7 +51,8 @@ def seed_from_query() -> list[str]:
     problems: list[str] = []
     for name, key in (("chunkers", "cs_chunkers"), ("candidates", "cs_candidates")):
         if name in q:
-            got = [x.strip() for x in q[name].split(",") if x.strip()]
+            # an unencoded "+" arrives as a space; chunker ids hold no spaces
+            got = [x.strip().replace(" ", "+") for x in q[name].split(",") if x.strip()]
             bad = [x for x in got if x not in ids]
             if bad:
                 problems.append(f"unknown chunker id(s) in the address: {', '.join(bad)}")

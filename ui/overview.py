@@ -129,8 +129,9 @@ def charts(report: Report) -> None:
         st.plotly_chart(viz.runtime_figure(report, [c.id for c in report.chunkings]), width="stretch",
                         key="cs_runtime")
         t = report.timings
-        st.caption("Whole analysis: " + " · ".join(f"{k} {t[k]:.1f} s" for k in ("chunk", "coref", "embed", "metrics",
-                                                                              "total") if k in t))
+        st.caption("Whole analysis: " + " · ".join(f"{k} {t[k]:.2f} s" for k in ("chunk", "coref", "embed", "metrics",
+                                                                               "total") if k in t)
+                   + " (embedding and coreference are shared by all chunkings; a re-run reuses them)")
 
 
 @st.cache_data(show_spinner="Building the HTML report…", max_entries=8)
@@ -151,19 +152,19 @@ def exports(report: Report, doc: Document) -> None:
     c1, c2, c3 = st.columns(3)
     with c1, guard("The JSON export"):
         c1.download_button("Report (JSON)", data=report.to_json, file_name=f"{stem}.chunkscope.json",
-                           mime="application/json", key="cs_dl_json",
+                           mime="application/json", key="cs_dl_json", on_click="ignore",
                            help="schema chunkscope.report/1: every chunking, its spans, metrics and diagnostics")
     with c2, guard("The JSONL export"):
         if report.winner:
             n = len(report.get(report.winner).chunks)
             c2.download_button(f"Winning chunks (JSONL, {n})", data=lambda: _jsonl_text(report, doc),
                                file_name=f"{stem}.{report.winner}.jsonl",
-                               mime="application/jsonl", key="cs_dl_jsonl",
+                               mime="application/jsonl", key="cs_dl_jsonl", on_click="ignore",
                                help="one line per chunk: id, text, start, end, tokens, pages, heading path, chunker, "
                                     "document sha256, checksum")
         else:
             c2.button("Winning chunks (JSONL)", disabled=True, help="no winner", key="cs_dl_jsonl_off")
     with c3, guard("The HTML report"):
         c3.download_button("HTML report (offline)", data=lambda: _html(key, report), file_name=f"{stem}.report.html",
-                           mime="text/html", key="cs_dl_html",
+                           mime="text/html", key="cs_dl_html", on_click="ignore",
                            help="self-contained: winner, leaderboard, radar, problem counts, settings")
