@@ -58,5 +58,6 @@ def test_tour_in_a_real_browser(tmp_path):
     assert "“It” from its antecedent “The Northwind Gateway”" in seen["compare_info_pairs"]
     # the Chunk inspector shows the selected chunk (of the loser, cutting the table)
     assert "Customer invoices" in seen["inspector_text"]
+    assert seen["timings"]["click_row_s"] < 30  # clicking a row of the chunk table selects that chunk
     for name in ("overview", "compare", "compare-pairs", "inspector"):
         assert (shots / f"{name}.png").stat().st_size > 10_000
