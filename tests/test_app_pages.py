@@ -302,3 +302,29 @@ def test_settings_from_the_page_address():
     assert at.sidebar.multiselect(key="cs_chunkers").value == ["fixed-512", "recursive-1100+pp"]
     assert at.sidebar.selectbox(key="cs_coref").value == "none"
     assert any("bogus" in w.value for w in at.sidebar.warning)
+
+
+def test_pdf_upload_to_the_broken_table_on_compare():
+    """The issue's 'done when': upload a PDF, then on Compare point at the table the loser breaks
+    and the pronoun it splits from its antecedent."""
+    at = AppTest.from_file(APP, default_timeout=240).run()
+    pdf = (ROOT / "assets" / "sample_report.pdf").read_bytes()
+    at.sidebar.file_uploader(key="cs_upload").upload("sample_report.pdf", pdf, "application/pdf").run()
+    at.sidebar.multiselect(key="cs_chunkers").set_value(["recursive-1100+pp", "fixed-512"])
+    at.sidebar.multiselect(key="cs_candidates").set_value(["recursive-1100+pp", "fixed-512"])
+    at.sidebar.selectbox(key="cs_coref").set_value("heuristic")
+    at.run()
+    at.button(key="cs_analyze").click().run()
+    no_trouble(at)
+    at.switch_page("pages/1_Compare.py").run()
+    no_trouble(at)
+    for _ in range(20):  # step through the broken blocks until the table
+        if "cuts table block" in at.info[0].value:
+            break
+        at.button(key="cs_next_problem").click().run()
+    info = at.info[0].value
+    assert "fixed\\-512" in info and "cuts table block" in info and "page " in info
+    assert "✂ broken table" in html_text(at)
+    at.radio(key="cs_cmp_kind").set_value("split pairs").run()
+    no_trouble(at)
+    assert "splits pair **P1**" in at.info[0].value and html_text(at).count(">P1</span>") >= 2
