@@ -328,3 +328,13 @@ def test_pdf_upload_to_the_broken_table_on_compare():
     at.radio(key="cs_cmp_kind").set_value("split pairs").run()
     no_trouble(at)
     assert "splits pair **P1**" in at.info[0].value and html_text(at).count(">P1</span>") >= 2
+
+
+def test_bad_mentions_file_is_reported_under_its_uploader():
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.sidebar.selectbox(key="cs_coref").set_value("precomputed")
+    at.sidebar.file_uploader(key="cs_mentions").upload("pairs.json", b"{not json", "application/json").run()
+    assert not at.exception
+    errors = [e.value for e in at.sidebar.error]
+    assert any(e.startswith("Mentions file pairs") and "valid JSON" in e and "92072" not in e for e in errors), errors
+    assert any("needs a mentions file" in e.value for e in at.error)

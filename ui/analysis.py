@@ -122,19 +122,35 @@ def mentions_input() -> str | None:
     up = st.file_uploader("Precomputed mentions (parquet or JSON of pairs)", type=["parquet", "json"],
                           key="cs_mentions", on_change=_mentions_changed)
     if up is not None:
+        held = st.session_state.get(MENTIONS_KEY) or {}
         try:
-            st.session_state[MENTIONS_KEY] = {"name": up.name, "path": _mentions_path(up), "doc": sha}
+            path = _mentions_path(up)
         except OSError as exc:
             st.error(f"Cannot store the mentions file: {exc.strerror or exc}")
             return None
+        if held.get("path") != path or held.get("doc") != sha:
+            # read it once now, so a bad file is reported here and not as a failed analysis
+            try:
+                from core.coref.precomputed import load_pairs
+
+                pairs, warns = load_pairs(path, len(doc.text)) if doc is not None else ([], [])
+            except Exception as exc:  # CorefError and anything a damaged file raises
+                st.session_state.pop(MENTIONS_KEY, None)
+                msg = " ".join(str(exc).replace(Path(path).name + ": ", "").split())[:240]
+                st.error(f"Mentions file {md_escape(up.name)}: {md_escape(msg)}")
+                return None
+            st.session_state[MENTIONS_KEY] = {"name": up.name, "path": path, "doc": sha, "pairs": len(pairs),
+                                              "warnings": len(warns)}
     held = st.session_state.get(MENTIONS_KEY)
     if not held:
         return None
     if held.get("doc") != sha:
         st.caption(f"{md_escape(held['name'])} was uploaded for another document: not used.")
         return None
+    n = held.get("pairs")
+    st.caption(f"Using mentions **{md_escape(held['name'])}**" + (f": {n} entity–pronoun pairs" if n is not None else "")
+               + (f" ({held['warnings']} skipped, see the report)" if held.get("warnings") else "") + ".")
     if up is None:
-        st.caption(f"Using mentions **{md_escape(held['name'])}**.")
         st.button("Remove mentions file", key="cs_mentions_drop", on_click=_drop_mentions)
     return held["path"]
 
