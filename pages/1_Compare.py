@@ -152,6 +152,9 @@ def column(doc, report, cid, c, p: viz.Problems, kinds, a: int, b: int, show, fo
             f'<span style="font-weight:400;opacity:.8">{html.escape(score)}</span></div>')
     st.caption(f"{len(c.chunks)} chunks · **{len(p.broken)}** broken blocks · **{len(p.split)}** split pairs · "
                f"**{len(p.out_of_size)}** out-of-size chunks")
+    cov = c.audit.get("summary") if c.audit else None
+    if cov:
+        (st.caption if c.audit.get("ok", True) else st.warning)(f"Coverage: {cov}")
     with st.container(height=600):
         st.html(viz.highlight_html(doc.text, c, a, b, p, show=show, block_kinds=kinds, focus=focus,
                                    color=viz.chunker_color(cid)))

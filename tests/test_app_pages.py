@@ -114,6 +114,8 @@ def test_compare_select_and_next_problem(at):
     body = html_text(at)
     assert "cs-broken" in body and "✂ broken table" in body and 'id="cs-here"' in body
     assert_escaped(body)
+    coverage = [c.value for c in at.caption if c.value.startswith("Coverage:")]
+    assert len(coverage) == 2 and all("all text covered" in c for c in coverage)
     at.button(key="cs_next_problem").click().run()
     no_trouble(at)
     assert at.info[0].value.startswith("Problem 2 of 2")
