@@ -117,7 +117,7 @@ def main() -> int:
               f"{token_ms:>15.1f}")
         slow = sorted(ok, key=lambda c: -c.seconds)[:3]
         print("    slowest chunkings: " + ", ".join(f"{c.id} {c.seconds:.2f}s" for c in slow)
-              + f" | timings: " + ", ".join(f"{k} {v:.2f}s" for k, v in report.timings.items()))
+              + " | timings: " + ", ".join(f"{k} {v:.2f}s" for k, v in report.timings.items()))
     return 0
 
 

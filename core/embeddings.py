@@ -16,7 +16,6 @@ model. A second analysis of the same document therefore embeds nothing.
 
 from __future__ import annotations
 
-import bisect
 import hashlib
 import os
 import re

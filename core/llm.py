@@ -216,7 +216,7 @@ class LLMClient:
             code = exc.status_code
             server_msg = _one_line(self._scrub(_server_message(exc)), 160)
             if code == 401:
-                return LLMError(f"the LLM endpoint rejected the API key (401 Unauthorized): check OPENAI_API_KEY", "auth", code)
+                return LLMError("the LLM endpoint rejected the API key (401 Unauthorized): check OPENAI_API_KEY", "auth", code)
             if code == 403:
                 return LLMError(f"the LLM endpoint refused access (403 Forbidden) to model '{model}': check the key's permissions", "forbidden", code)
             if code == 404:

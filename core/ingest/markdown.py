@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import re
 
-from core.blocks import build_blocks
 from core.document import Document, Span
-from core.ingest.text import decode_text, form_feed_pages
+from core.ingest.text import decode_text, document_from_decoded, form_feed_pages
 
 _PAGEBREAK = re.compile(r"<!--\s*PageBreak\s*-->[ \t]*(?:\n[ \t]*)*", re.IGNORECASE)
 
@@ -37,20 +36,7 @@ def page_break_pages(text: str) -> list[Span]:
 
 def document_from_markdown(text: str, name: str, encoding: str = "utf-8") -> Document:
     pages = page_break_pages(text) or form_feed_pages(text)
-    blocks, headings = build_blocks(text, pages, markdown=True)
-    warnings = []
-    if encoding not in ("utf-8", "utf-8-sig", "ascii"):
-        warnings.append(f"decoded as {encoding} (not UTF-8)")
-    return Document(
-        name=name,
-        text=text,
-        source_format="markdown",
-        pages=pages,
-        blocks=blocks,
-        headings=headings,
-        warnings=warnings,
-        meta={"encoding": encoding},
-    )
+    return document_from_decoded(text, name, encoding, "markdown", pages, markdown=True)
 
 
 def load_markdown_bytes(data: bytes, filename: str, name: str) -> Document:

@@ -87,22 +87,27 @@ def form_feed_pages(text: str) -> list[Span]:
     return pages
 
 
-def document_from_text(text: str, name: str, encoding: str = "utf-8") -> Document:
-    pages = form_feed_pages(text)
-    blocks, headings = build_blocks(text, pages, markdown=False)
+def document_from_decoded(text: str, name: str, encoding: str, source_format: str,
+                          pages: list[Span], markdown: bool) -> Document:
+    """Decoded text (Markdown or plain) -> Document, through the shared block builder."""
+    blocks, headings = build_blocks(text, pages, markdown=markdown)
     warnings = []
     if encoding not in ("utf-8", "utf-8-sig", "ascii"):
         warnings.append(f"decoded as {encoding} (not UTF-8)")
     return Document(
         name=name,
         text=text,
-        source_format="text",
+        source_format=source_format,
         pages=pages,
         blocks=blocks,
         headings=headings,
         warnings=warnings,
         meta={"encoding": encoding},
     )
+
+
+def document_from_text(text: str, name: str, encoding: str = "utf-8") -> Document:
+    return document_from_decoded(text, name, encoding, "text", form_feed_pages(text), markdown=False)
 
 
 def load_text_bytes(data: bytes, filename: str, name: str) -> Document:
