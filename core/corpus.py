@@ -407,8 +407,12 @@ def run_corpus(inputs, out_dir: str | os.PathLike, settings=None, jobs: int = 1,
         settings = Settings()
     s_dict = settings.to_dict() if hasattr(settings, "to_dict") else Settings.from_dict(settings).to_dict()
     out = Path(out_dir)
-    (out / "reports").mkdir(parents=True, exist_ok=True)
     items, ignored = discover(inputs, exclude=[out])
+    if not items:
+        shown = inputs if isinstance(inputs, (str, os.PathLike)) else ", ".join(map(str, inputs))
+        raise ValueError(f"{shown}: no documents found (looked for {', '.join(sorted(DOC_EXTENSIONS))}"
+                         + (f"; {len(ignored)} file(s) ignored" if ignored else "") + ")")
+    (out / "reports").mkdir(parents=True, exist_ok=True)
     llm = _llm_identity()
 
     entries: list[dict[str, Any]] = []

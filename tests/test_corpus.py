@@ -288,3 +288,16 @@ def test_corpus_page(corpus, tmp_path, monkeypatch):
     assert doc.name == "policy"
     reports = at.session_state["cs_reports"]
     assert any(r.document["sha256"] == doc.sha256 for r in reports.values())
+
+
+def test_cli_corpus_on_a_folder_without_documents_is_a_usage_error(tmp_path, capsys):
+    from core.cli import main
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "notes.csv").write_text("a,b\n", encoding="utf-8")
+    out = tmp_path / "res"
+    assert main(["corpus", str(empty), "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "no documents found" in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()  # nothing written for a run that found nothing
