@@ -7,6 +7,7 @@ expensive resources (the embedding model, unit embeddings, coreference pairs) li
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Callable
@@ -60,8 +61,8 @@ class Settings:
         bad = [k for k in self.weights if k not in METRICS]
         if bad:
             raise ValueError(f"unknown metric weight(s): {', '.join(bad)} (metrics: {', '.join(METRICS)})")
-        if any(w < 0 for w in self.weights.values()):
-            raise ValueError("metric weights must be >= 0")
+        if any(not isinstance(w, (int, float)) or not math.isfinite(w) or w < 0 for w in self.weights.values()):
+            raise ValueError("metric weights must be finite numbers >= 0")
         if not any(self.weights.get(m, 0) > 0 for m in METRICS):
             raise ValueError("at least one metric weight must be > 0")
         for name, v in self.variants.items():
@@ -341,6 +342,7 @@ def analyze(
     progress("coreference", 0.0, settings.coref)
     t0 = time.perf_counter()
     pairs, rc_reason, coref_info = _coref_pairs(doc, settings)
+    warnings.extend(f"coreference: {w}" for w in coref_info.get("warnings", []))
     timings["coref"] = time.perf_counter() - t0
     progress("coreference", 1.0, rc_reason or f"{len(pairs or [])} entity-pronoun pairs")
 
@@ -415,6 +417,8 @@ def _coref_pairs(doc: Document, settings: Settings):
         return None, str(exc), {"backend": backend, "error": str(exc)}
     pairs = [((p.entity.start, p.entity.end), (p.pronoun.start, p.pronoun.end)) for p in res.pairs]
     info = {"backend": res.backend, "pairs": len(pairs), "reason": res.reason}
+    if res.warnings:
+        info["warnings"] = list(res.warnings)
     if not pairs:
         return None, res.reason or "no entity-pronoun pairs found", info
     return pairs, "", info

@@ -98,9 +98,55 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         for cid, kv in parse_params(args.param).items():
             params[cid] = {**params.get(cid, {}), **kv}
     try:
-        return Settings.from_dict(base)
+        settings = Settings.from_dict(base)
     except TypeError as exc:
         raise SettingsError(f"settings: {exc}") from None
+    check_chunkings(settings, explicit_params=parse_params(args.param) if args.param else {})
+    return settings
+
+
+def check_chunkings(settings: Settings, explicit_params: dict[str, dict[str, str]] | None = None) -> None:
+    """Refuse, before any work, chunking ids that name no chunker or variant and parameters
+    that a chunker rejects (the analysis would otherwise report them only as failed rows).
+    ``explicit_params`` (from ``--param``) must also name a chunking that actually runs."""
+    from core.analysis import DEFAULT_CANDIDATES, chunking_plan
+    from core.chunkers import registry
+    from core.chunkers.base import ParamError
+
+    def known(cid: str) -> bool:
+        if cid in settings.variants:
+            return True
+        try:
+            registry.get(cid)
+            return True
+        except KeyError:
+            return False
+
+    hint = f"known: {', '.join(registry.ids(include_pp=False))}; add '+pp' for post-processing"
+    for what, ids in (("--chunkers", settings.chunkers or ()), ("--candidates", settings.candidates)):
+        bad = [c for c in ids if not known(c) and not (what == "--candidates" and c in DEFAULT_CANDIDATES)]
+        if bad:
+            raise SettingsError(f"{what}: unknown chunker {', '.join(repr(b) for b in bad)} ({hint})")
+    for cid, overrides in settings.params.items():
+        if not known(cid) or cid in settings.variants:
+            raise SettingsError(f"--param: unknown chunker {cid!r} ({hint})")
+        try:
+            registry.get(cid).resolve_params(overrides)
+        except ParamError as exc:
+            raise SettingsError(f"--param: {exc}") from None
+    for name, v in settings.variants.items():
+        try:
+            registry.get(v["chunker"]).resolve_params(dict(v.get("params") or {}))
+        except KeyError:
+            raise SettingsError(f"variant {name!r}: unknown chunker {v['chunker']!r} ({hint})") from None
+        except ParamError as exc:
+            raise SettingsError(f"variant {name!r}: {exc}") from None
+    if explicit_params:
+        run = {cid for cid, _, _ in chunking_plan(settings)}
+        idle = [cid for cid in explicit_params if cid not in run]
+        if idle:
+            raise SettingsError(f"--param: {', '.join(repr(c) for c in idle)} is not run "
+                                "(add it to --chunkers or --candidates)")
 
 
 def add_analysis_options(p: argparse.ArgumentParser) -> None:
@@ -191,8 +237,21 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     from core.cli import load_input, write_json
 
     settings = settings_from_args(args)
+    if args.json and args.json != "-":
+        parent = Path(args.json).parent
+        if not parent.is_dir():  # say so now, not after minutes of analysis
+            raise SettingsError(f"--json: directory {parent} does not exist")
     t0 = time.perf_counter()
     doc = load_input(args.file, args.max_bytes)
+    if settings.mentions and settings.coref in ("precomputed", "heuristic"):
+        # an explicit mentions file that cannot be used is a usage error, not a silently missing RC
+        from core.coref import CorefError
+        from core.coref.precomputed import load_pairs
+
+        try:
+            load_pairs(settings.mentions, len(doc.text))
+        except CorefError as exc:
+            raise SettingsError(f"--mentions: {exc}") from None
     parse_s = time.perf_counter() - t0
     report = analyze(doc, settings, progress=StderrProgress(quiet=args.quiet))
     report.timings["parse"] = parse_s

@@ -186,3 +186,62 @@ def test_non_candidate_that_scores_higher_is_mentioned():
     r = _report([_c("a", {"SC": 0.8}), _c("b", {"SC": 1.0}, candidate=False)], ["a"])
     rescore(r)
     assert r.winner == "a" and "Non-candidate b" in r.explanation
+
+
+# ---------------------------------------------------------------- review fixes: CLI usage errors, warnings
+
+def test_non_finite_weights_are_refused():
+    for bad in (float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="finite"):
+            Settings(weights={"RC": bad}).validate()
+
+
+@pytest.mark.parametrize("flags, needle", [
+    (["--chunkers", "nope"], "--chunkers: unknown chunker 'nope'"),
+    (["--candidates", "nope"], "--candidates: unknown chunker 'nope'"),
+    (["--param", "nope.x=1"], "--param: unknown chunker 'nope'"),
+    (["--param", "recursive-600.nope=1"], "unknown parameter 'nope'"),
+    (["--param", "recursive-600+pp.chunk_size=abc"], "chunk_size: expected int"),
+    (["--param", "fixed-512.size=300"], "'fixed-512' is not run"),
+    (["--weights", "RC=nan"], "finite"),
+    (["--mentions", "/nonexistent/mentions.json"], "--mentions: mentions file not found"),
+    (["--json", "/nonexistent-dir/report.json"], "--json: directory /nonexistent-dir does not exist"),
+])
+def test_cli_analyze_usage_errors_exit_2_before_any_work(flags, needle, tmp_path, capsys, monkeypatch):
+    import core.analysis
+    from core.cli import main
+
+    def boom(*a, **k):
+        raise AssertionError("analyze() must not run for a usage error")
+
+    monkeypatch.setattr(core.analysis, "analyze", boom)
+    md = tmp_path / "p.md"
+    md.write_text(DOC_MD, encoding="utf-8")
+    rc = main(["analyze", str(md), "--quiet", "--coref", "heuristic", "--chunkers", "whole", *flags])
+    err = capsys.readouterr().err
+    assert rc == 2 and needle in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_cli_analyze_refuses_unusable_mentions_file(tmp_path, capsys):
+    from core.cli import main
+
+    md = tmp_path / "p.md"
+    md.write_text(DOC_MD, encoding="utf-8")
+    m = tmp_path / "m.json"
+    m.write_text("{}", encoding="utf-8")
+    assert main(["analyze", str(md), "--quiet", "--chunkers", "whole", "--mentions", str(m)]) == 2
+    assert "--mentions: m.json: expected a list of pairs" in capsys.readouterr().err
+
+
+def test_coreference_warnings_reach_the_report(doc, resources, tmp_path):
+    from core.coref.precomputed import write_pairs_json
+    from core.coref import Pair
+    from core.document import Span
+
+    m = tmp_path / "m.json"
+    write_pairs_json([Pair(Span(0, 5), Span(10, 12)), Pair(Span(0, 5), Span(10, 12))], m)
+    s = Settings(chunkers=("whole",), candidates=("whole",), coref="precomputed", mentions=str(m))
+    r = analyze(doc, s, resources)
+    assert any("duplicate pair" in w for w in r.warnings)
+    assert r.coref.get("warnings")
