@@ -15,6 +15,7 @@ that every failure ends as one :class:`LLMError` with a specific one-line messag
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import time
@@ -107,6 +108,12 @@ class LLMSettings:
             "max_retries": self.max_retries,
             "api_key_set": bool(self.api_key),
         }
+
+    def cache_identity(self) -> dict[str, Any]:
+        """``public_dict()`` plus a one-way fingerprint of the key and the full URL: what a cache of
+        results must be keyed by (a corrected key or URL credentials change it; the key is not in it)."""
+        secret = f"{self.api_key or ''}\0{self.base_url or ''}"
+        return {**self.public_dict(), "credentials": hashlib.sha256(secret.encode("utf-8")).hexdigest()[:16]}
 
     def __str__(self) -> str:
         return f"LLMSettings({self.public_dict()})"

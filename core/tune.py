@@ -168,6 +168,22 @@ def variant_name(chunker_id: str, params: Mapping[str, Any]) -> str:
     return f"{chunker_id}@" + ",".join(f"{k}={_fmt_value(v)}" for k, v in diff.items())
 
 
+def _llm_key(chunker_id: str, resources: Any) -> str:
+    """The LLM endpoint a chunking depends on ("" for chunkers that use none): a changed
+    endpoint, model or key must not return the result cached under the previous one."""
+    from core.chunkers import registry
+
+    try:
+        if registry.get(chunker_id).family != "llm":
+            return ""
+        from core.llm import LLMSettings
+
+        s = getattr(resources, "_llm_settings", None) or LLMSettings.from_env()
+        return json.dumps(s.cache_identity(), sort_keys=True, default=str)
+    except Exception:  # no LLM module: nothing to key on
+        return ""
+
+
 def score_chunking(doc: Document, chunker_id: str, params: Mapping[str, Any] | None, settings: Settings,
                    resources: Resources | None = None, *, name: str | None = None,
                    cache: TuneCache | None = None) -> ChunkingResult:
@@ -187,7 +203,7 @@ def score_chunking(doc: Document, chunker_id: str, params: Mapping[str, Any] | N
         resolved = resolve(chunker_id, params)
     except (ParamError, KeyError):
         return chunk_one(doc, cid, chunker_id, params, resources, candidate=candidate)
-    key = (doc.sha256, chunker_id, canonical_params(resolved), metric_key(settings))
+    key = (doc.sha256, chunker_id, canonical_params(resolved), metric_key(settings), _llm_key(chunker_id, resources))
     hit = cache.get(key)
     if hit is None:
         if resources is None:

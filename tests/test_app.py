@@ -87,3 +87,21 @@ def test_render_views_and_escaping():
 
     giant = load_bytes(("word " * (MAX_BLOCK_CHARS // 2)).encode(), "giant.txt")
     assert "more characters in this block" in blocks_html(giant, views(giant)[0], with_tokens=False)
+
+
+def test_analysis_key_changes_with_the_llm_api_key(monkeypatch):
+    """A corrected API key must re-run the analysis (llm-regex), not return the cached failure."""
+    from core.analysis import Settings
+    from core.ingest import load_bytes
+    from core.llm import LLMSettings
+
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent.parent))
+    import ui.analysis as ua
+
+    doc = load_bytes(b"# T\n\nSome text here.", "t.md")
+    s = Settings(chunkers=("llm-regex+pp",))
+    keys = []
+    for key in ("wrong-key", "right-key"):
+        monkeypatch.setattr(ua, "llm_settings", lambda key=key: LLMSettings(base_url="http://h/v1", api_key=key))
+        keys.append(ua.analysis_key(doc, s))
+    assert keys[0] != keys[1]

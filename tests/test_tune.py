@@ -255,3 +255,21 @@ def test_variant_name():
     assert tune.variant_name("recursive-1100", {"chunk_size": 800}) == "recursive-1100@chunk_size=800"
     assert tune.variant_name("recursive-1100", {"chunk_size": 1100}) == "recursive-1100@default"
     assert tune.variant_name("semantic", {"threshold_amount": 90.0}) == "semantic@threshold_amount=90"
+
+
+def test_tune_cache_is_keyed_by_the_llm_endpoint(doc, tmp_path, monkeypatch):
+    from core.llm import LLMSettings
+
+    monkeypatch.setenv("CHUNKSCOPE_CACHE_DIR", str(tmp_path))
+    cache = tune.TuneCache()
+    off = Resources(llm_settings=LLMSettings())
+    first = tune.score_chunking(doc, "llm-regex", {}, FAST, off, cache=cache)
+    assert first.status == "skipped"
+    # the user now configures an endpoint (unreachable here): the cached "not configured" must not come back
+    on = Resources(llm_settings=LLMSettings(base_url="http://127.0.0.1:9/v1", api_key="k", timeout=2, max_retries=0))
+    second = tune.score_chunking(doc, "llm-regex", {}, FAST, on, cache=cache)
+    assert second.status == "failed" and cache.misses == 2
+    # a different key for the same endpoint is a different configuration too
+    assert (LLMSettings(base_url="http://h/v1", api_key="a").cache_identity()
+            != LLMSettings(base_url="http://h/v1", api_key="b").cache_identity())
+    assert "secret-a" not in json.dumps(LLMSettings(base_url="http://h/v1", api_key="secret-a").cache_identity())

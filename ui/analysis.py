@@ -267,7 +267,7 @@ def analysis_key(doc: Document, s: Settings) -> str:
     d = s.to_dict()
     d.pop("weights", None)
     d["candidates"] = sorted(d["candidates"])
-    llm = llm_settings().public_dict()
+    llm = llm_settings().cache_identity()  # a changed API key re-runs llm-regex (public_dict only says "set")
     return hashlib.sha256(json.dumps([doc.sha256, d, llm], sort_keys=True, default=str).encode()).hexdigest()
 
 
