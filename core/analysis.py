@@ -152,6 +152,14 @@ class Resources:
             self._llm = LLMClient(settings)
         return self._llm
 
+    def with_llm(self, llm_settings: Any) -> "Resources":
+        """This Resources (model, unit embeddings: shared) with its own LLM settings and client.
+
+        For a shared Resources (the app's, one per model for every session): one session's
+        endpoint and API key must never be used for another session's requests.
+        """
+        return _LLMView(self, llm_settings)  # type: ignore[return-value]
+
     def span_embedder(self, doc: Document):
         key = (doc.sha256, self.mode)
         se = self._span_embedders.get(key)
@@ -164,6 +172,23 @@ class Resources:
                 self._span_embedders.pop(next(iter(self._span_embedders)))
             self._span_embedders[key] = se
         return se
+
+
+class _LLMView:
+    """A Resources that shares everything with ``base`` except the LLM settings and client."""
+
+    def __init__(self, base: Resources, llm_settings: Any):
+        self._base = base
+        self._llm_settings = llm_settings
+        self._llm = None
+
+    llm = Resources.llm
+
+    def with_llm(self, llm_settings: Any) -> "_LLMView":
+        return _LLMView(self._base, llm_settings)
+
+    def __getattr__(self, name: str) -> Any:  # embedder(), span_embedder(), mode, ...: the shared ones
+        return getattr(self._base, name)
 
 
 def default_chunker_ids() -> list[str]:

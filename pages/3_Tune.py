@@ -13,7 +13,7 @@ from core import tune, viz
 from core.chunkers import registry
 from core.report import METRICS, Report
 from ui import tune as T
-from ui.analysis import VARIANTS_KEY, get_resources, keep_state
+from ui.analysis import VARIANTS_KEY, keep_state, session_resources
 from ui.page import require_report
 
 st.set_page_config(page_title="Tune · ChunkScope", page_icon="🎛️", layout="wide")
@@ -25,7 +25,7 @@ st.caption("Edit one chunker's parameters and see its chunks and five metrics ag
 
 doc, report = require_report()
 settings = T.report_settings(report)
-res = get_resources(settings.embedder, settings.embedding_mode)
+res = session_resources(settings.embedder, settings.embedding_mode)
 T.show_message()
 
 ok_ids = [c.id for c in report.ranked]

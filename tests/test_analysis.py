@@ -245,3 +245,20 @@ def test_coreference_warnings_reach_the_report(doc, resources, tmp_path):
     r = analyze(doc, s, resources)
     assert any("duplicate pair" in w for w in r.warnings)
     assert r.coref.get("warnings")
+
+
+def test_shared_resources_keep_each_sessions_llm_settings_apart(monkeypatch):
+    from core.llm import LLMSettings
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+
+    shared = Resources()
+    sentinel = object()
+    shared._embedder = sentinel  # as if loaded: views must share it, never load their own
+    a = shared.with_llm(LLMSettings(base_url="http://a.example/v1", api_key="key-a"))
+    b = shared.with_llm(LLMSettings())
+    assert a.embedder() is sentinel and b.embedder() is sentinel and a.mode == shared.mode
+    assert a.llm() is not None and a.llm().settings.api_key == "key-a"
+    assert b.llm() is None  # session b configured nothing: it must not borrow a's endpoint or key
+    assert shared._llm_settings is None and shared._llm is None

@@ -79,6 +79,12 @@ def get_resources(embedder: str | None, mode: str) -> Resources:
     return Resources(embedder, mode)
 
 
+def session_resources(embedder: str | None, mode: str) -> Resources:
+    """The shared model and embeddings with this session's LLM endpoint and key (never another
+    session's: the shared Resources itself is not modified)."""
+    return get_resources(embedder, mode).with_llm(llm_settings())
+
+
 def all_chunker_ids() -> list[str]:
     from core.analysis import default_chunker_ids
     from core.chunkers import registry
@@ -273,8 +279,7 @@ def analysis_key(doc: Document, s: Settings) -> str:
 
 def run_analysis(doc: Document, s: Settings) -> Report | None:
     """Run with a progress display by stage; store the raw report; None (with st.error) on failure."""
-    res = get_resources(s.embedder, s.embedding_mode)
-    res._llm_settings, res._llm = llm_settings(), None
+    res = session_resources(s.embedder, s.embedding_mode)
     box = st.status("Analyzing…", expanded=True)
     bar = box.progress(0.0, text="starting")
     t0 = time.perf_counter()

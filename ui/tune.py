@@ -27,7 +27,7 @@ from ui.analysis import (
     all_chunker_ids,
     analysis_key,
     current_report,
-    get_resources,
+    session_resources,
 )
 
 SAVED = "cs_tune_saved"  # widget values, kept while other pages run (Streamlit drops unrendered widgets)
@@ -237,7 +237,7 @@ def promote(doc: Document, report_settings_: Settings) -> None:
     if before is not None:
         rep = current_report(doc, before)
         if rep is not None:
-            res = get_resources(report_settings_.embedder, report_settings_.embedding_mode)
+            res = session_resources(report_settings_.embedder, report_settings_.embedding_mode)
             c = tune.score_chunking(doc, p["chunker"], p["params"], report_settings_, res, name=name)
             if c.ok:
                 after = before.with_(variants=variants, candidates=tuple(cands))
