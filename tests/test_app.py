@@ -105,3 +105,24 @@ def test_analysis_key_changes_with_the_llm_api_key(monkeypatch):
         monkeypatch.setattr(ua, "llm_settings", lambda key=key: LLMSettings(base_url="http://h/v1", api_key=key))
         keys.append(ua.analysis_key(doc, s))
     assert keys[0] != keys[1]
+
+
+def test_analysis_key_ignores_candidates_that_add_no_chunking(monkeypatch):
+    """Changing which of the run chunkings may win only re-ranks (no re-analysis); a candidate
+    that adds a chunking to run is a different analysis."""
+    from core.analysis import Settings
+    from core.ingest import load_bytes
+
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent.parent))
+    import ui.analysis as ua
+    from core.llm import LLMSettings
+
+    monkeypatch.setattr(ua, "llm_settings", lambda: LLMSettings())
+    doc = load_bytes(b"# T\n\nSome text here.", "t.md")
+    base = Settings(chunkers=("fixed-512", "whole", "page+pp", "recursive-1100+pp", "recursive-600+pp",
+                              "llm-regex+pp"))
+    k = ua.analysis_key(doc, base)
+    assert ua.analysis_key(doc, base.with_(candidates=("fixed-512", "whole"))) == k
+    narrow = base.with_(chunkers=("fixed-512",))
+    assert ua.analysis_key(doc, narrow.with_(candidates=("fixed-512",))) != ua.analysis_key(
+        doc, narrow.with_(candidates=("fixed-512", "whole")))

@@ -270,9 +270,13 @@ def llm_panel() -> None:
 
 
 def analysis_key(doc: Document, s: Settings) -> str:
+    from core.analysis import chunking_plan
+
     d = s.to_dict()
     d.pop("weights", None)
-    d["candidates"] = sorted(d["candidates"])
+    # candidates only re-rank (rescore) unless they add a chunking to run: key on what is run
+    d.pop("candidates", None)
+    d["_plan"] = chunking_plan(s)
     llm = llm_settings().cache_identity()  # a changed API key re-runs llm-regex (public_dict only says "set")
     return hashlib.sha256(json.dumps([doc.sha256, d, llm], sort_keys=True, default=str).encode()).hexdigest()
 
