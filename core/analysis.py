@@ -91,12 +91,23 @@ class Settings:
         if unknown:
             raise ValueError(f"unknown setting(s): {', '.join(unknown)}")
         d = dict(d)
+        for k in ("chunkers", "candidates"):  # a config written by hand: "a, b" for ["a", "b"]
+            if isinstance(d.get(k), str):
+                d[k] = [x.strip() for x in d[k].split(",") if x.strip()]
         if d.get("chunkers") is not None:
             d["chunkers"] = tuple(d["chunkers"])
         if "candidates" in d:
             d["candidates"] = tuple(d["candidates"])
         if "weights" in d:
-            d["weights"] = {**{m: 1.0 for m in METRICS}, **{k: float(v) for k, v in d["weights"].items()}}
+            if not isinstance(d["weights"], dict):
+                raise ValueError("weights must be a table of METRIC = number")
+            weights = {m: 1.0 for m in METRICS}
+            for k, v in d["weights"].items():
+                try:
+                    weights[k] = float(v)
+                except (TypeError, ValueError):
+                    raise ValueError(f"weight {k} must be a number (got {v!r})") from None
+            d["weights"] = weights
         if d.get("variants") is not None:
             d["variants"] = {str(k): dict(v) if isinstance(v, dict) else v for k, v in d["variants"].items()}
         else:

@@ -129,11 +129,11 @@ def check_chunkings(settings: Settings, explicit_params: dict[str, dict[str, str
             raise SettingsError(f"{what}: unknown chunker {', '.join(repr(b) for b in bad)} ({hint})")
     for cid, overrides in settings.params.items():
         if not known(cid) or cid in settings.variants:
-            raise SettingsError(f"--param: unknown chunker {cid!r} ({hint})")
+            raise SettingsError(f"parameters (--param/params): unknown chunker {cid!r} ({hint})")
         try:
             registry.get(cid).resolve_params(overrides)
         except ParamError as exc:
-            raise SettingsError(f"--param: {exc}") from None
+            raise SettingsError(f"parameters (--param/params): {exc}") from None
     for name, v in settings.variants.items():
         try:
             registry.get(v["chunker"]).resolve_params(dict(v.get("params") or {}))

@@ -125,6 +125,10 @@ def test_settings_validation():
         Settings(weights={"XYZ": 1}).validate()
     with pytest.raises(ValueError, match="unknown setting"):
         Settings.from_dict({"chunk_size": 3})
+    # a hand-written config: one id as a string, a weight that is not a number
+    assert Settings.from_dict({"chunkers": "whole, fixed-512", "candidates": "whole"}).chunkers == ("whole", "fixed-512")
+    with pytest.raises(ValueError, match="weight RC must be a number"):
+        Settings.from_dict({"weights": {"RC": "x"}})
     s = Settings.from_dict({"weights": {"SC": 2}, "chunkers": ["whole"]})
     assert s.weights["SC"] == 2 and s.weights["RC"] == 1 and s.chunkers == ("whole",)
     assert Settings.from_dict(s.to_dict()) == s
@@ -199,7 +203,7 @@ def test_non_finite_weights_are_refused():
 @pytest.mark.parametrize("flags, needle", [
     (["--chunkers", "nope"], "--chunkers: unknown chunker 'nope'"),
     (["--candidates", "nope"], "--candidates: unknown chunker 'nope'"),
-    (["--param", "nope.x=1"], "--param: unknown chunker 'nope'"),
+    (["--param", "nope.x=1"], "params): unknown chunker 'nope'"),
     (["--param", "recursive-600.nope=1"], "unknown parameter 'nope'"),
     (["--param", "recursive-600+pp.chunk_size=abc"], "chunk_size: expected int"),
     (["--param", "fixed-512.size=300"], "'fixed-512' is not run"),
