@@ -237,7 +237,7 @@ def _llm_identity() -> dict[str, Any]:
     try:
         from core.llm import LLMSettings
 
-        return LLMSettings.from_env().public_dict()
+        return LLMSettings.from_env().cache_identity()  # a corrected key re-runs (llm-regex may have failed)
     except Exception:  # no LLM module / bad env: the key just does not depend on it
         return {}
 

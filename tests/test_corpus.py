@@ -301,3 +301,14 @@ def test_cli_corpus_on_a_folder_without_documents_is_a_usage_error(tmp_path, cap
     err = capsys.readouterr().err
     assert "no documents found" in err and len(err.strip().splitlines()) == 1
     assert not out.exists()  # nothing written for a run that found nothing
+
+
+def test_resume_key_changes_with_the_llm_api_key(monkeypatch):
+    from core.corpus import _llm_identity, resume_key
+
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://h/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "wrong-key")
+    k1 = resume_key("sha", "", {"coref": "none"}, _llm_identity())
+    monkeypatch.setenv("OPENAI_API_KEY", "right-key")
+    k2 = resume_key("sha", "", {"coref": "none"}, _llm_identity())
+    assert k1 != k2 and "right-key" not in json.dumps(_llm_identity())
