@@ -49,6 +49,12 @@ def load_input(path: str, max_bytes: int | None = None) -> Document:
     return load_document(path, max_bytes=max_bytes)
 
 
+def check_json_target(out: str | None) -> None:
+    """Refuse an output path whose directory is missing before any work (not after minutes of it)."""
+    if out and out != "-" and not Path(out).parent.is_dir():
+        raise CLIError(f"--json: directory {Path(out).parent} does not exist")
+
+
 def write_json(obj, out: str) -> None:
     """Write JSON to a path, or to stdout when ``out`` is ``-``."""
     text = json.dumps(obj, ensure_ascii=False, indent=1)

@@ -237,10 +237,9 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     from core.cli import load_input, write_json
 
     settings = settings_from_args(args)
-    if args.json and args.json != "-":
-        parent = Path(args.json).parent
-        if not parent.is_dir():  # say so now, not after minutes of analysis
-            raise SettingsError(f"--json: directory {parent} does not exist")
+    from core.cli import check_json_target
+
+    check_json_target(args.json)
     t0 = time.perf_counter()
     doc = load_input(args.file, args.max_bytes)
     if settings.mentions and settings.coref in ("precomputed", "heuristic"):

@@ -56,8 +56,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from core import tune
     from core.analysis import Resources
     from core.chunkers import registry
-    from core.cli import CLIError, load_input, write_json
+    from core.cli import CLIError, check_json_target, load_input, write_json
     from core.cli_analyze import settings_from_args
+
+    check_json_target(args.json)
 
     if "=" not in args.param:
         raise CLIError(f"--param: expected NAME=START:STOP:STEP, got {args.param!r}")

@@ -273,3 +273,14 @@ def test_tune_cache_is_keyed_by_the_llm_endpoint(doc, tmp_path, monkeypatch):
     assert (LLMSettings(base_url="http://h/v1", api_key="a").cache_identity()
             != LLMSettings(base_url="http://h/v1", api_key="b").cache_identity())
     assert "secret-a" not in json.dumps(LLMSettings(base_url="http://h/v1", api_key="secret-a").cache_identity())
+
+
+def test_cli_sweep_missing_json_directory_fails_before_the_sweep(capsys, monkeypatch):
+    def boom(*a, **k):
+        raise AssertionError("no sweep for a usage error")
+
+    monkeypatch.setattr(tune, "iter_sweep", boom)
+    rc = main(["sweep", str(POLICY), "--chunker", "recursive-1100", "--param", "chunk_size=100:300:100",
+               "--coref", "none", "--quiet", "--json", "/nonexistent-dir/sweep.json"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "--json: directory /nonexistent-dir does not exist" in err
