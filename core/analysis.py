@@ -402,6 +402,15 @@ def analyze(
         progress("metrics", i / max(1, len(ok)), r.id)
         dt = score_metrics(doc, r, settings, pairs, rc_reason, embed, emb_error)
         timings["metrics"] += dt
+    if embed is not None:
+        # spans are embedded while scoring: only now are the stats and warnings (exact mode:
+        # texts truncated by the model) complete
+        try:
+            se = resources.span_embedder(doc)
+            emb_info.update(_embedder_info(resources, se))
+            warnings.extend(w for w in (getattr(se, "warnings", None) or []) if w not in warnings)
+        except Exception:  # facts only: never fail an analysis for them
+            pass
     progress("metrics", 1.0, "done")
 
     # 5. adaptive selection

@@ -266,3 +266,11 @@ def test_shared_resources_keep_each_sessions_llm_settings_apart(monkeypatch):
     assert a.llm() is not None and a.llm().settings.api_key == "key-a"
     assert b.llm() is None  # session b configured nothing: it must not borrow a's endpoint or key
     assert shared._llm_settings is None and shared._llm is None
+
+
+def test_exact_mode_truncation_warning_reaches_the_report(doc):
+    """DESIGN 7: in exact mode the model truncates long texts; the report must say so."""
+    s = Settings(chunkers=("whole", "recursive-600"), candidates=("whole",), coref="none", embedding_mode="exact")
+    r = analyze(doc, s, Resources(mode="exact"))
+    assert any("truncated" in w for w in r.warnings)
+    assert r.embedder.get("warnings") and r.embedder["stats"]["spans"] > 0
