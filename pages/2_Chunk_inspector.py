@@ -101,7 +101,12 @@ def main() -> None:
         b3.button("▶", key="cs_insp_next", on_click=_step, args=(n, 1), disabled=n < 2, help="next chunk")
 
     with guard("The chunk table"):
-        key = hashlib.sha256(repr((doc.sha256, cid, [(x.start, x.end) for x in c.chunks])).encode()).hexdigest()
+        # the flags and cohesion come from the diagnostics: key on what they depend on too
+        # (same spans under another BI tolerance, mentions file or embedder flag differently)
+        scored_by = {k: report.settings.get(k) for k in ("bi_tolerance", "coref", "mentions", "embedder",
+                                                          "embedding_mode")}
+        key = hashlib.sha256(repr((doc.sha256, cid, [(x.start, x.end) for x in c.chunks], sorted(scored_by.items()),
+                                   sorted(c.metrics.items(), key=lambda kv: kv[0]))).encode()).hexdigest()
         df = chunk_table(key, doc, c, lo, hi)
         tkey = f"cs_insp_table_{key[:12]}"
         st.dataframe(df, hide_index=True, width="stretch", height=min(260, 38 + 35 * len(df)), key=tkey, on_select=lambda: _picked(tkey),

@@ -340,3 +340,25 @@ def test_bad_mentions_file_is_reported_under_its_uploader():
     errors = [e.value for e in at.sidebar.error]
     assert any(e.startswith("Mentions file pairs") and "valid JSON" in e and "92072" not in e for e in errors), errors
     assert any("needs a mentions file" in e.value for e in at.error)
+
+
+def test_inspector_table_follows_the_settings_not_only_the_spans():
+    """Same spans scored under other settings (coref off): the inspector's flags must not be stale."""
+    at = AppTest.from_file(APP, default_timeout=240).run()
+    at.sidebar.file_uploader(key="cs_upload").upload(NAME, sample_markdown().encode(), "text/markdown").run()
+    at.sidebar.multiselect(key="cs_chunkers").set_value(["sentence-5"])
+    at.sidebar.multiselect(key="cs_candidates").set_value(["sentence-5"])
+    at.sidebar.selectbox(key="cs_coref").set_value("heuristic")
+    at.run()
+    at.button(key="cs_analyze").click().run()
+    no_trouble(at)
+    at.switch_page("pages/2_Chunk_inspector.py").run()
+    no_trouble(at)
+    assert at.dataframe[0].value["flags"].str.contains("⛓").any()
+    at.switch_page("app.py").run()
+    at.sidebar.selectbox(key="cs_coref").set_value("none").run()
+    at.button(key="cs_analyze").click().run()
+    no_trouble(at)
+    at.switch_page("pages/2_Chunk_inspector.py").run()
+    no_trouble(at)
+    assert not at.dataframe[0].value["flags"].str.contains("⛓").any()
