@@ -238,8 +238,13 @@ def test_cli_end_to_end(corpus, tmp_path, capsys):
     assert main(["corpus", str(tmp_path / "missing"), "--out", str(out)]) == 2
 
 
-def test_jobs_2(corpus, tmp_path):
+def test_jobs_2(corpus, tmp_path, monkeypatch):
     """Two worker processes (spawned, one model each); the same reports as an in-process run."""
+    import sys
+    import types
+
+    # an AppTest run earlier in the session leaves app.py as __main__: spawned workers would re-run it
+    monkeypatch.setitem(sys.modules, "__main__", types.ModuleType("__main__"))
     out = tmp_path / "par"
     s = SETTINGS.with_(chunkers=("recursive-1100+pp", "recursive-600+pp"), candidates=("recursive-1100+pp", "recursive-600+pp"),
                        embedder=str(tmp_path / "no-model"))  # no model load: ICC/DCC None, keeps it fast
