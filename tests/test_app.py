@@ -126,3 +126,16 @@ def test_analysis_key_ignores_candidates_that_add_no_chunking(monkeypatch):
     narrow = base.with_(chunkers=("fixed-512",))
     assert ua.analysis_key(doc, narrow.with_(candidates=("fixed-512",))) != ua.analysis_key(
         doc, narrow.with_(candidates=("fixed-512", "whole")))
+
+
+def test_session_keeps_a_bounded_number_of_reports(monkeypatch):
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent.parent))
+    import ui.analysis as ua
+
+    fake_state: dict = {}
+    monkeypatch.setattr(ua.st, "session_state", fake_state)
+    for i in range(ua.MAX_REPORTS + 5):
+        ua.store_report(f"k{i}", f"report {i}")
+    ua.store_report("k6", "report 6 again")  # re-stored: becomes the most recent
+    reports = fake_state[ua.REPORTS_KEY]
+    assert len(reports) == ua.MAX_REPORTS and list(reports)[-1] == "k6" and "k0" not in reports

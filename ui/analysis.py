@@ -304,8 +304,20 @@ def run_analysis(doc: Document, s: Settings) -> Report | None:
     took = time.perf_counter() - t0
     st.session_state["cs_last_analysis_s"] = took
     box.update(label=f"Analyzed in {took:.1f} s", state="complete", expanded=False)
-    st.session_state.setdefault(REPORTS_KEY, {})[analysis_key(doc, s)] = report
+    store_report(analysis_key(doc, s), report)
     return report
+
+
+MAX_REPORTS = 8  # per session: a report with diagnostics can be tens of MB on a long document
+
+
+def store_report(key: str, report: Report) -> None:
+    """Keep ``report`` as the most recent one; only the latest ``MAX_REPORTS`` stay in the session."""
+    reports = st.session_state.setdefault(REPORTS_KEY, {})
+    reports.pop(key, None)  # re-inserted: the most recent for latest_report()
+    reports[key] = report
+    while len(reports) > MAX_REPORTS:
+        reports.pop(next(iter(reports)))
 
 
 def current_report(doc: Document | None, s: Settings | None) -> Report | None:

@@ -130,7 +130,7 @@ def zip_bytes(results_dir: str | Path) -> bytes:
 def open_in_inspector(entry: dict[str, Any], results_dir: str | Path) -> str:
     """Put the document and its corpus report where the inspector pages look; '' or an error line."""
     from core.ingest import IngestError, load_document
-    from ui.analysis import REPORTS_KEY, analysis_key
+    from ui.analysis import analysis_key, store_report
     from ui.common import SESSION_KEY
 
     if not entry.get("report"):
@@ -148,5 +148,5 @@ def open_in_inspector(entry: dict[str, Any], results_dir: str | Path) -> str:
         key = f"corpus:{doc.sha256}"
     st.session_state[SESSION_KEY] = doc
     st.session_state["cs_doc_source"] = "external"  # the document picker keeps a document another page chose
-    st.session_state.setdefault(REPORTS_KEY, {})[key] = report
+    store_report(key, report)
     return ""

@@ -21,13 +21,13 @@ from core.document import Document
 from core.metrics import score as metric_score
 from core.report import METRICS, ChunkingResult, Report
 from ui.analysis import (
-    REPORTS_KEY,
     SETTINGS_KEY,
     VARIANTS_KEY,
     all_chunker_ids,
     analysis_key,
     current_report,
     session_resources,
+    store_report,
 )
 
 SAVED = "cs_tune_saved"  # widget values, kept while other pages run (Streamlit drops unrendered widgets)
@@ -243,7 +243,7 @@ def promote(doc: Document, report_settings_: Settings) -> None:
                 after = before.with_(variants=variants, candidates=tuple(cands))
                 rep2 = copy.deepcopy(rep)
                 tune.add_variant(rep2, c)
-                st.session_state.setdefault(REPORTS_KEY, {})[analysis_key(doc, after)] = rep2
+                store_report(analysis_key(doc, after), rep2)
                 injected = True
     st.session_state[MSG] = ("success", f"Promoted “{name}” ({p['chunker']} {p['params'] or 'defaults'}): it is a "
                              "candidate on the leaderboard and in Compare"
