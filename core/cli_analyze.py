@@ -234,11 +234,9 @@ def add_analyze(sub) -> None:
 
 def cmd_analyze(args: argparse.Namespace) -> int:
     from core.analysis import analyze
-    from core.cli import load_input, write_json
+    from core.cli import check_json_target, load_input, write_json
 
     settings = settings_from_args(args)
-    from core.cli import check_json_target
-
     check_json_target(args.json)
     t0 = time.perf_counter()
     doc = load_input(args.file, args.max_bytes)
