@@ -519,6 +519,13 @@ def rescore(report: Report, weights: dict[str, float] | None = None,
         why = "; ".join(
             f"{cid}: {report.get(cid).reason if report.get(cid) else 'not run'}" for cid in missing
         )
+        scoreless = [c for c in report.chunkings if c.id in cands and c.ok]
+        if scoreless:  # they ran, but every metric with a positive weight is missing for them
+            used = [m for m in METRICS if weights.get(m, 0) > 0]
+            c0 = scoreless[0]
+            reasons = ", ".join(f"{m}: {c0.metric_reasons.get(m) or 'not computed'}" for m in used)
+            why = "; ".join(filter(None, [why, f"no metric with a positive weight ({', '.join(used)}) is "
+                                               f"available for the candidates ({reasons})"]))
         report.explanation = "No candidate chunking produced a score, so there is no adaptive winner" + (
             f" ({why})." if why else "."
         )

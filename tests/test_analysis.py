@@ -274,3 +274,12 @@ def test_exact_mode_truncation_warning_reaches_the_report(doc):
     r = analyze(doc, s, Resources(mode="exact"))
     assert any("truncated" in w for w in r.warnings)
     assert r.embedder.get("warnings") and r.embedder["stats"]["spans"] > 0
+
+
+def test_no_winner_says_which_weighted_metrics_are_missing():
+    c = _c("a", {"RC": None, "ICC": 0.5, "DCC": 0.5, "BI": 1.0, "SC": 1.0})
+    c.metric_reasons["RC"] = "coreference disabled (--coref none)"
+    r = _report([c], candidates=("a",))
+    rescore(r, {"RC": 1.0, "ICC": 0, "DCC": 0, "BI": 0, "SC": 0}, ("a",))
+    assert r.winner is None and "no-winner" in r.flags
+    assert "RC: coreference disabled" in r.explanation
