@@ -172,7 +172,7 @@ class Resources:
         return _LLMView(self, llm_settings)  # type: ignore[return-value]
 
     def span_embedder(self, doc: Document):
-        key = (doc.sha256, self.mode)
+        key = (doc.fingerprint, self.mode)
         se = self._span_embedders.get(key)
         if se is None:
             from core.embeddings import SpanEmbedder

@@ -74,6 +74,14 @@ class Document:
         return self._sha
 
     @property
+    def fingerprint(self) -> str:
+        """Identity of the text *and* its structure (pages, blocks): cache key for anything that
+        depends on the blocks (composed-mode units, BI, ICC). ``sha256`` covers the text only."""
+        parts = [self.sha256, repr([(p.start, p.end) for p in self.pages]),
+                 repr([(b.start, b.end) for b in self.blocks])]
+        return sha256_text("\n".join(parts))
+
+    @property
     def split_points(self) -> list[int]:
         """Gold block boundaries: the inner edges of the block tiling (0 and len excluded)."""
         return [b.start for b in self.blocks[1:]]

@@ -203,7 +203,7 @@ def score_chunking(doc: Document, chunker_id: str, params: Mapping[str, Any] | N
         resolved = resolve(chunker_id, params)
     except (ParamError, KeyError):
         return chunk_one(doc, cid, chunker_id, params, resources, candidate=candidate)
-    key = (doc.sha256, chunker_id, canonical_params(resolved), metric_key(settings), _llm_key(chunker_id, resources))
+    key = (doc.fingerprint, chunker_id, canonical_params(resolved), metric_key(settings), _llm_key(chunker_id, resources))
     hit = cache.get(key)
     if hit is None:
         if resources is None:

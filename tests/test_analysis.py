@@ -283,3 +283,21 @@ def test_no_winner_says_which_weighted_metrics_are_missing():
     rescore(r, {"RC": 1.0, "ICC": 0, "DCC": 0, "BI": 0, "SC": 0}, ("a",))
     assert r.winner is None and "no-winner" in r.flags
     assert "RC: coreference disabled" in r.explanation
+
+
+def test_same_text_with_other_blocks_is_not_served_from_the_cache(doc, resources):
+    """Composed units and cached results depend on the blocks, not only on the text."""
+    from dataclasses import replace as dc_replace
+
+    from core.document import Block
+
+    one_block = dc_replace(doc, blocks=[Block(0, len(doc.text), "paragraph")], _sha=None)
+    assert one_block.sha256 == doc.sha256 and one_block.fingerprint != doc.fingerprint
+    s = Settings(chunkers=("recursive-600",), candidates=("recursive-600",), coref="none")
+    a = analyze(doc, s, resources).get("recursive-600")
+    b = analyze(one_block, s, resources).get("recursive-600")
+    assert a.metrics["BI"] is not None and b.metrics["BI"] == 1.0  # one block cannot be broken
+    assert b.metrics["ICC"] is None  # no chunk spans two gold blocks any more
+    # the composed-mode units are built per structure: the other block tiling gets its own
+    se_doc, se_one = resources.span_embedder(doc), resources.span_embedder(one_block)
+    assert se_doc is not se_one and se_one.split_points == []

@@ -278,7 +278,7 @@ def analysis_key(doc: Document, s: Settings) -> str:
     d.pop("candidates", None)
     d["_plan"] = chunking_plan(s)
     llm = llm_settings().cache_identity()  # a changed API key re-runs llm-regex (public_dict only says "set")
-    return hashlib.sha256(json.dumps([doc.sha256, d, llm], sort_keys=True, default=str).encode()).hexdigest()
+    return hashlib.sha256(json.dumps([doc.fingerprint, d, llm], sort_keys=True, default=str).encode()).hexdigest()
 
 
 def run_analysis(doc: Document, s: Settings) -> Report | None:
