@@ -20,6 +20,8 @@ import sys
 import time
 from pathlib import Path
 
+from scipy.stats import spearmanr
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -53,27 +55,9 @@ def rc(spans: list[Span], pairs: list[Pair]) -> float | None:
 
 
 def spearman(x: list[float], y: list[float]) -> float:
-    def ranks(v):
-        order = sorted(range(len(v)), key=lambda i: v[i])
-        r = [0.0] * len(v)
-        i = 0
-        while i < len(v):
-            j = i
-            while j + 1 < len(v) and v[order[j + 1]] == v[order[i]]:
-                j += 1
-            for k in range(i, j + 1):
-                r[order[k]] = (i + j) / 2
-            i = j + 1
-        return r
-
-    rx, ry = ranks(x), ranks(y)
-    mx, my = sum(rx) / len(rx), sum(ry) / len(ry)
-    cov = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
-    vx = sum((a - mx) ** 2 for a in rx)
-    vy = sum((b - my) ** 2 for b in ry)
-    if vx == 0 or vy == 0:
+    if len(set(x)) < 2 or len(set(y)) < 2:
         return float("nan")  # a constant series has no ranking
-    return cov / math.sqrt(vx * vy)
+    return float(spearmanr(x, y).statistic)
 
 
 def pair_match(mine: list[Pair], ref: list[Pair], tol: int) -> tuple[float, float, float]:

@@ -24,6 +24,8 @@ import time
 from itertools import combinations
 from pathlib import Path
 
+from scipy.stats import spearmanr
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -34,30 +36,14 @@ CHUNKERS = ["page", "page+pp", "recursive-1100", "recursive-1100+pp", "recursive
 CANDIDATES = ["page+pp", "recursive-1100+pp", "recursive-600+pp"]
 
 
-def ranks(xs):
-    order = sorted(range(len(xs)), key=lambda i: xs[i])
-    r = [0.0] * len(xs)
-    i = 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and xs[order[j + 1]] == xs[order[i]]:
-            j += 1
-        for k in range(i, j + 1):
-            r[order[k]] = (i + j) / 2
-        i = j + 1
-    return r
-
-
 def spearman(a, b):
     pairs = [(x, y) for x, y in zip(a, b) if x is not None and y is not None]
     if len(pairs) < 3:
         return None
-    ra, rb = ranks([p[0] for p in pairs]), ranks([p[1] for p in pairs])
-    ma, mb = sum(ra) / len(ra), sum(rb) / len(rb)
-    cov = sum((x - ma) * (y - mb) for x, y in zip(ra, rb))
-    va = sum((x - ma) ** 2 for x in ra) ** 0.5
-    vb = sum((y - mb) ** 2 for y in rb) ** 0.5
-    return cov / (va * vb) if va > 0 and vb > 0 else None
+    xs, ys = zip(*pairs)
+    if len(set(xs)) < 2 or len(set(ys)) < 2:
+        return None  # a constant series has no ranking
+    return float(spearmanr(xs, ys).statistic)
 
 
 def pairwise_agreement(a, b, eps=1e-9):
