@@ -140,6 +140,21 @@ def size_compliance(token_counts: Sequence[int], *, min_tokens: int = 100, max_t
     )
 
 
+def _cut_inside(bounds: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each open interval (lo, hi): is some boundary strictly inside it, and which is the first?
+
+    Returns (indexes of the cut intervals, index into ``bounds`` of the first boundary inside each).
+    BI (blocks) and RC (entity-pronoun extents) are both this question.
+    """
+    if not len(bounds):
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty
+    idx = np.searchsorted(bounds, lo, side="right")  # first b > lo
+    cand = bounds[np.minimum(idx, len(bounds) - 1)]
+    js = np.flatnonzero((idx < len(bounds)) & (cand < hi))
+    return js, idx[js]
+
+
 # --------------------------------------------------------------------------- BI
 def block_integrity(
     spans: Sequence[SpanLike], split_points: Sequence[int], text_length: int, *, tolerance: int = 5
@@ -154,14 +169,11 @@ def block_integrity(
     nblocks = len(lo)
     bounds, owners = _boundary_table(pairs)
     broken: list[dict[str, Any]] = []
-    if len(bounds):
-        idx = np.searchsorted(bounds, lo, side="right")  # first b > lo
-        cand = bounds[np.minimum(idx, len(bounds) - 1)]
-        is_broken = (idx < len(bounds)) & (cand < hi)
-        js = np.flatnonzero(is_broken)
-        inside = (np.searchsorted(bounds, hi[js], side="left") - idx[js]).tolist()
+    js, first = _cut_inside(bounds, lo, hi)
+    if len(js):
+        inside = (np.searchsorted(bounds, hi[js], side="left") - first).tolist()
         ed, bl = edges.tolist(), bounds.tolist()
-        for j, i, n_inside in zip(js.tolist(), idx[js].tolist(), inside):
+        for j, i, n_inside in zip(js.tolist(), first.tolist(), inside):
             chunk, side = owners[i]
             broken.append({
                 "block": [ed[j], ed[j + 1]], "index": j, "boundary": bl[i],
@@ -208,13 +220,10 @@ def references_completeness(spans: Sequence[SpanLike], pairs: Any) -> MetricResu
     t = np.where(ent_first, pe, ee)
     bounds, owners = _boundary_table(chunks)
     split: list[dict[str, Any]] = []
-    if len(bounds):
-        idx = np.searchsorted(bounds, s, side="right")  # first b > s
-        cand = bounds[np.minimum(idx, len(bounds) - 1)]
-        missing = (idx < len(bounds)) & (cand < t)
-        js = np.flatnonzero(missing)
+    js, first = _cut_inside(bounds, s, t)
+    if len(js):
         bl = bounds.tolist()
-        for j, i, row in zip(js.tolist(), idx[js].tolist(), tab[js].tolist()):
+        for j, i, row in zip(js.tolist(), first.tolist(), tab[js].tolist()):
             chunk, side = owners[i]
             split.append({
                 "pair": j, "entity": row[:2], "pronoun": row[2:], "boundary": bl[i], "chunk": chunk, "side": side,
