@@ -151,13 +151,19 @@ class Resources:
         stats = getattr(self._embedder, "stats", None)
         return self.load_seconds + float(getattr(stats, "seconds", 0.0) or 0.0)
 
+    def llm_settings(self):
+        """The LLM settings this run uses: the ones given, else the environment's."""
+        from core.llm import LLMSettings
+
+        return self._llm_settings or LLMSettings.from_env()
+
     def llm(self):
         if self._llm is None:
             try:
-                from core.llm import LLMClient, LLMSettings
+                from core.llm import LLMClient
             except ImportError:
                 return None
-            settings = self._llm_settings or LLMSettings.from_env()
+            settings = self.llm_settings()
             if not settings.configured:
                 return None
             self._llm = LLMClient(settings)
@@ -194,6 +200,7 @@ class _LLMView:
         self._llm = None
 
     llm = Resources.llm
+    llm_settings = Resources.llm_settings
 
     def with_llm(self, llm_settings: Any) -> "_LLMView":
         return _LLMView(self._base, llm_settings)

@@ -178,7 +178,7 @@ def _llm_key(chunker_id: str, resources: Any) -> str:
             return ""
         from core.llm import LLMSettings
 
-        s = getattr(resources, "_llm_settings", None) or LLMSettings.from_env()
+        s = resources.llm_settings() if resources is not None else LLMSettings.from_env()
         return json.dumps(s.cache_identity(), sort_keys=True, default=str)
     except Exception:  # no LLM module: nothing to key on
         return ""
