@@ -43,6 +43,7 @@ def main() -> int:
 
     from core import metrics as M
     from core.analysis import Resources, Settings, analyze
+    from core.coref import get_pairs
     from core.embeddings import SpanEmbedder
     from core.ingest.reference import load_reference
 
@@ -81,16 +82,13 @@ def main() -> int:
         ok = [c for c in report.chunkings if c.ok]
         pairs = None
         if settings.mentions:
-            from core.coref import get_pairs
-
-            pr = get_pairs(doc, backend="precomputed", mentions=settings.mentions)
-            pairs = [((p.entity.start, p.entity.end), (p.pronoun.start, p.pronoun.end)) for p in pr.pairs]
+            pairs = M.pair_table(get_pairs(doc, backend="precomputed", mentions=settings.mentions).pairs)
         t0 = time.perf_counter()
         for c in ok:
             spans = [(ch.start, ch.end) for ch in c.chunks]
             M.size_compliance([ch.tokens for ch in c.chunks])
             M.block_integrity(spans, doc.split_points, len(doc.text))
-            if pairs:
+            if pairs is not None:
                 M.references_completeness(spans, pairs)
         token_ms = (time.perf_counter() - t0) * 1000
 
