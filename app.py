@@ -13,8 +13,8 @@ import html
 
 import streamlit as st
 
-from core.blocks import blocks_by_kind
-from core.document import Document
+from chunkscope.blocks import blocks_by_kind
+from chunkscope.document import Document
 from ui.analysis import keep_state, seed_from_query
 from ui.common import document_picker, guard, md_escape, render_summary, render_warnings
 from ui.render import blocks_html, legend_html, views

@@ -41,11 +41,11 @@ def main() -> int:
         print(f"dev corpus not found at {CORPUS}: skipping")
         return 0
 
-    from core import metrics as M
-    from core.analysis import Resources, Settings, analyze
-    from core.coref import get_pairs
-    from core.embeddings import SpanEmbedder
-    from core.ingest.reference import load_reference
+    from chunkscope import metrics as M
+    from chunkscope.analysis import Resources, Settings, analyze
+    from chunkscope.coref import get_pairs
+    from chunkscope.embeddings import SpanEmbedder
+    from chunkscope.ingest.reference import load_reference
 
     res = Resources(None, "composed")
     emb = res.embedder()

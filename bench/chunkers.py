@@ -25,7 +25,7 @@ IDS = ["page", "page+pp", "recursive-1100", "recursive-1100+pp", "recursive-600"
 
 
 def _cold() -> None:
-    from core import sentences, tokens
+    from chunkscope import sentences, tokens
 
     tokens._counts.clear()
     sentences._unit_cache.clear()
@@ -53,11 +53,11 @@ def main(argv: list[str] | None = None) -> int:
 
     from langchain_text_splitters import RecursiveCharacterTextSplitter
 
-    from core.chunkers import registry
-    from core.chunkers.recursive import PAPER_SEPARATORS, RecursiveSplitter
-    from core.ingest.reference import load_reference
-    from core.sentences import sentence_spans
-    from core.tokens import count_tokens, encoding
+    from chunkscope.chunkers import registry
+    from chunkscope.chunkers.recursive import PAPER_SEPARATORS, RecursiveSplitter
+    from chunkscope.ingest.reference import load_reference
+    from chunkscope.sentences import sentence_spans
+    from chunkscope.tokens import count_tokens, encoding
 
     doc = load_reference(path)
     enc = encoding()

@@ -25,12 +25,12 @@ from scipy.stats import spearmanr
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from core.chunkers.registry import run_chunker  # noqa: E402
-from core.coref import Pair, get_pairs  # noqa: E402
-from core.coref.heuristic import resolve  # noqa: E402
-from core.document import Span  # noqa: E402
-from core.ingest.reference import load_reference  # noqa: E402
-from core.metrics import references_completeness  # noqa: E402
+from chunkscope.chunkers.registry import run_chunker  # noqa: E402
+from chunkscope.coref import Pair, get_pairs  # noqa: E402
+from chunkscope.coref.heuristic import resolve  # noqa: E402
+from chunkscope.document import Span  # noqa: E402
+from chunkscope.ingest.reference import load_reference  # noqa: E402
+from chunkscope.metrics import references_completeness  # noqa: E402
 
 SIZES = (150, 300, 600, 1100)
 WINDOWS = (100, 200, 400, 800)

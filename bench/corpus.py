@@ -39,8 +39,8 @@ def main(argv: list[str] | None = None) -> int:
     if not parsed.is_dir():
         print(f"skip: no dev corpus at {parsed}")
         return 0
-    from core.analysis import DEFAULT_CANDIDATES, Settings
-    from core.corpus import run_corpus
+    from chunkscope.analysis import DEFAULT_CANDIDATES, Settings
+    from chunkscope.corpus import run_corpus
 
     settings = Settings() if args.all else Settings(chunkers=DEFAULT_CANDIDATES)
     base = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="cs-bench-corpus-"))

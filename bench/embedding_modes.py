@@ -90,16 +90,16 @@ def main() -> int:
         print(f"skipped: dev corpus not found at {CORPUS}")
         return 0
 
-    from core import metrics as M
-    from core.chunkers import registry
-    from core.document import Span
-    from core.embeddings import Embedder, SpanEmbedder
-    from core.ingest.reference import load_reference
-    from core.tokens import count_many
+    from chunkscope import metrics as M
+    from chunkscope.chunkers import registry
+    from chunkscope.document import Span
+    from chunkscope.embeddings import Embedder, SpanEmbedder
+    from chunkscope.ingest.reference import load_reference
+    from chunkscope.tokens import count_many
 
     emb = Embedder.load(cache_dir=None)
     # one-off loads (sentence segmenter, tokenizers) stay out of the timings
-    from core.embeddings import document_units
+    from chunkscope.embeddings import document_units
 
     document_units("Warm up. The segmenter loads once.\n\nSecond block.", [33], emb)
     emb.encode(["warm up the model"])

@@ -44,7 +44,7 @@ def fmt(v) -> str:
 
 
 def settings_for(path: Path, chunkers: list[str]):
-    from core.analysis import Settings
+    from chunkscope.analysis import Settings
 
     mentions = CORPUS / "mentions" / (path.stem + ".parquet")
     if mentions.exists():
@@ -66,10 +66,10 @@ def print_rows(report, ids) -> None:
 def part1(path: Path, out: dict) -> None:
     from llm_server import ScriptedLLMServer, reply
 
-    from core.analysis import Resources, analyze
-    from core.chunkers import llm_regex
-    from core.ingest.reference import load_reference
-    from core.llm import LLMSettings
+    from chunkscope.analysis import Resources, analyze
+    from chunkscope.chunkers import llm_regex
+    from chunkscope.ingest.reference import load_reference
+    from chunkscope.llm import LLMSettings
 
     doc = load_reference(path)
     print(f"== llm-regex on '{doc.name}' ({len(doc.text)} chars) via the local test server")
@@ -111,8 +111,8 @@ def part1(path: Path, out: dict) -> None:
 
 
 def part2(paths: list[Path], max_chars: int | None, out: dict) -> None:
-    from core.analysis import Resources, analyze
-    from core.ingest.reference import load_reference
+    from chunkscope.analysis import Resources, analyze
+    from chunkscope.ingest.reference import load_reference
 
     print("\n== semantic (gradient, 95th percentile, buffer 1) on the dev corpus")
     resources = Resources()

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/tune.py [--doc PATH] [--range 200:1500:100] [--coref precomputed|heuristic|none]
 
-Three timings of the same sweep (``core.tune.sweep``, the code path of the Tune page and
+Three timings of the same sweep (``chunkscope.tune.sweep``, the code path of the Tune page and
 ``chunkscope sweep``):
 
 1. cold: model load, the document's unit embeddings and coreference pairs, then 14 chunkings;
@@ -41,17 +41,17 @@ def main() -> int:
         print(f"skip: {path} not present (the dev corpus is not available here)")
         return 0
 
-    from core import tune
-    from core.analysis import Resources, Settings
-    from core.cli_sweep import header, row_line
-    from core.ingest.reference import load_reference
+    from chunkscope import tune
+    from chunkscope.analysis import Resources, Settings
+    from chunkscope.cli.sweep import header, row_line
+    from chunkscope.ingest.reference import load_reference
 
     doc = load_reference(path)
     mentions = CORPUS / "mentions" / (path.stem + ".parquet")
     coref = args.coref or ("precomputed" if mentions.is_file() else "heuristic")
     settings = Settings(coref=coref, mentions=str(mentions) if coref == "precomputed" else None)
     values = tune.parse_range(args.range)
-    from core.tokens import count_tokens
+    from chunkscope.tokens import count_tokens
 
     print(f"{doc.name}: {len(doc.text):,} chars, {count_tokens(doc.text):,} tokens, {len(doc.blocks)} blocks; "
           f"coref {coref}; sweep {args.chunker} chunk_size over {len(values)} values")

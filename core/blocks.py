@@ -28,8 +28,8 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from core.document import Block, Heading, Span, check_tiling
-from core.tokens import count_many
+from chunkscope.document import Block, Heading, Span, check_tiling
+from chunkscope.tokens import count_many
 
 SHORT_TOKENS = 100
 MAX_TABLE_TOKENS = 1000

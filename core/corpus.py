@@ -9,7 +9,7 @@ Pieces, each usable on its own::
     run_corpus(inputs, out_dir, settings, jobs=1, progress=None) -> summary dict
 
 **The per-document task** ``analyze_file`` is a pure function of (file, settings): it loads
-the document, runs :func:`core.analysis.analyze` and returns plain JSON-able data (the report
+the document, runs :func:`chunkscope.analysis.analyze` and returns plain JSON-able data (the report
 and the winning chunks). The only process state it touches is a cache of the embedding
 model (read-only once loaded; it never changes a result), so any engine that can call a
 Python function on (path, settings dict) -- a process pool here, Ray / Dask / Spark / a job
@@ -53,7 +53,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from core.report import METRICS
+from chunkscope.report import METRICS
 
 SCHEMA = "chunkscope.corpus/1"
 DOC_EXTENSIONS = (".pdf", ".md", ".markdown", ".txt", ".json")
@@ -235,7 +235,7 @@ def document_settings(settings_dict: dict[str, Any], mentions: str | os.PathLike
 
 def _llm_identity() -> dict[str, Any]:
     try:
-        from core.llm import LLMSettings
+        from chunkscope.llm import LLMSettings
 
         return LLMSettings.from_env().cache_identity()  # a corrected key re-runs (llm-regex may have failed)
     except Exception:  # no LLM module / bad env: the key just does not depend on it
@@ -259,7 +259,7 @@ _RESOURCES: dict[tuple[Any, str], Any] = {}  # per-process model cache (read-onl
 
 
 def _resources(embedder: str | None, mode: str):
-    from core.analysis import Resources
+    from chunkscope.analysis import Resources
 
     key = (embedder, mode)
     if key not in _RESOURCES:
@@ -283,7 +283,7 @@ def _release_document_memory(res) -> None:
     embedding vector cache is bounded by its own size limit and kept (re-runs reuse it)."""
     res._span_embedders.clear()
     try:
-        from core import sentences, tokens
+        from chunkscope import sentences, tokens
 
         tokens._counts.clear()
         sentences._unit_cache.clear()
@@ -294,14 +294,14 @@ def _release_document_memory(res) -> None:
 def analyze_file(path: str | os.PathLike, settings_dict: dict[str, Any], max_bytes: int | None = None) -> dict[str, Any]:
     """Analyze one file: ``{"status": "ok", "report": {...}, "winners": [...], ...}`` or
     ``{"status": "failed", "reason": one line}``. Never raises for a bad document."""
-    from core.analysis import Settings, analyze
-    from core.report import chunk_records
+    from chunkscope.analysis import Settings, analyze
+    from chunkscope.report import chunk_records
 
     t0 = time.perf_counter()
     out: dict[str, Any] = {"path": str(path), "status": "failed", "reason": "", "pid": os.getpid()}
     try:
         settings = Settings.from_dict(settings_dict)
-        from core.ingest import load_document
+        from chunkscope.ingest import load_document
 
         doc = load_document(path, max_bytes=max_bytes)
         parse_s = time.perf_counter() - t0
@@ -400,7 +400,7 @@ def run_corpus(inputs, out_dir: str | os.PathLike, settings=None, jobs: int = 1,
     ``settings``: a ``Settings`` or its dict. ``jobs`` > 1 runs documents in that many
     processes (spawned, one model each, one document at a time each).
     """
-    from core.analysis import Settings
+    from chunkscope.analysis import Settings
 
     t_start = time.perf_counter()
     if settings is None:

@@ -23,15 +23,14 @@ tables can be rebuilt any time without re-running the analysis. ``* `` marks a c
 
 from __future__ import annotations
 
-import html
 import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.corpus import load_summary
-from core.report import METRICS
+from chunkscope.corpus import load_summary
+from chunkscope.report import METRICS
 
 ADAPTIVE = "Adaptive Chunking"
 
@@ -40,7 +39,7 @@ ADAPTIVE = "Adaptive Chunking"
 class CorpusResults:
     dir: Path
     summary: dict[str, Any]
-    df: Any  # pandas DataFrame, tidy (core.corpus.TIDY_COLUMNS)
+    df: Any  # pandas DataFrame, tidy (chunkscope.corpus.TIDY_COLUMNS)
     tokens: dict[str, list[int]] = field(default_factory=dict)  # chunker -> every chunk's tokens
     seconds: dict[str, list[float]] = field(default_factory=dict)  # chunker -> seconds per document
     winner_tokens: list[int] = field(default_factory=list)
@@ -324,136 +323,3 @@ def text_report(res: CorpusResults) -> str:
 
 
 # ---------------------------------------------------------------------- figures
-def correlation_figure(corr):
-    import plotly.graph_objects as go
-
-    from core.viz import _layout
-
-    z = corr.values.tolist()
-    text = [[_f(v, 2) for v in row] for row in z]
-    fig = go.Figure(go.Heatmap(z=z, x=list(corr.columns), y=list(corr.index), zmin=-1, zmax=1,
-                               colorscale="RdBu", reversescale=True, text=text, texttemplate="%{text}",
-                               hovertemplate="%{y} vs %{x}: ρ=%{z:.2f}<extra></extra>"))
-    fig.update_yaxes(autorange="reversed")
-    return _layout(fig, "Spearman correlation between metrics", height=420)
-
-
-def selection_figure(rows: list[dict[str, Any]]):
-    import plotly.graph_objects as go
-
-    from core.viz import _layout, chunker_color
-
-    fig = go.Figure(go.Bar(x=[r["chunker"] for r in rows], y=[r["percent"] for r in rows],
-                           marker_color=[chunker_color(r["chunker"]) for r in rows],
-                           text=[f"{r['percent']:.0f}% ({r['documents']})" for r in rows], textposition="auto"))
-    fig.update_yaxes(title="% of documents", range=[0, 100])
-    return _layout(fig, "Chunker selected by the adaptive policy", height=360)
-
-
-def domain_figure(res: CorpusResults, rows: list[dict[str, Any]] | None = None):
-    import plotly.graph_objects as go
-
-    from core.viz import _layout, chunker_color
-
-    rows = rows if rows is not None else domain_breakdown(res)
-    fig = go.Figure()
-    doms = [r["domain"] for r in rows]
-    ids = [c for c in res.order if c in res.candidates] or res.order  # the chunkers the policy chooses from
-    vals = []
-    for cid in ids:
-        ys = [r["scores"].get(cid) for r in rows]
-        vals += [y for y in ys if y is not None and y == y]
-        fig.add_trace(go.Bar(name=cid, x=doms, y=ys, marker_color=chunker_color(cid)))
-    ad = [r["adaptive"] for r in rows]
-    vals += [y for y in ad if y == y]
-    fig.add_trace(go.Scatter(name=ADAPTIVE, x=doms, y=ad, mode="markers",
-                             marker=dict(symbol="diamond", size=14, color="black")))
-    fig.update_layout(barmode="group")
-    lo = max(0.0, min(vals) - 5) if vals else 0.0
-    fig.update_yaxes(title="mean score x100 (candidates)", range=[lo, 100])
-    return _layout(fig, "Mean score per domain", height=420)
-
-
-def score_figure(res: CorpusResults):
-    import plotly.graph_objects as go
-
-    from core.viz import _layout, chunker_color
-
-    w = res.wide()
-    fig = go.Figure()
-    for cid in res.order:
-        g = w[w["chunker"] == cid]
-        fig.add_trace(go.Box(y=(g["score"] * 100).tolist(), name=cid, text=g["document"].tolist(),
-                             boxpoints="all", marker_color=chunker_color(cid)))
-    g = w[w["winner"] == True]  # noqa: E712
-    fig.add_trace(go.Box(y=(g["score"] * 100).tolist(), name=ADAPTIVE, text=g["document"].tolist(),
-                         boxpoints="all", marker_color="black"))
-    fig.update_layout(showlegend=False)
-    fig.update_yaxes(title="score x100")
-    return _layout(fig, "Score per document", height=420)
-
-
-# ---------------------------------------------------------------------- HTML
-def _html_table(headers: list[str], rows: list[list[Any]], bold_last: bool = False) -> str:
-    out = ["<table><thead><tr>" + "".join(f"<th>{html.escape(str(h))}</th>" for h in headers) + "</tr></thead><tbody>"]
-    for i, r in enumerate(rows):
-        cls = ' class="adaptive"' if bold_last and i == len(rows) - 1 else ""
-        out.append(f"<tr{cls}>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>")
-    out.append("</tbody></table>")
-    return "".join(out)
-
-
-def html_report(res: CorpusResults) -> str:
-    """A self-contained HTML page: the tables, the heatmap and charts (plotly.js inlined once)."""
-    t2, t3, t4 = table2(res), table3(res), table4(res)
-    docs = res.documents()
-    dom = domain_breakdown(res)
-    best = global_best(res)
-    gaps = adaptive_gaps(res)
-    corr = spearman(res)
-    figs = [correlation_figure(corr), selection_figure(t4), score_figure(res)]
-    if len([d for d in dom if d["domain"] != "(none)"]) >= 1:
-        figs.append(domain_figure(res, dom))
-    fig_html = [f.to_html(full_html=False, include_plotlyjs=("inline" if i == 0 else False),
-                          config={"displaylogo": False}) for i, f in enumerate(figs)]
-    name = lambda r: ("* " if r.get("candidate") and r["chunker"] != ADAPTIVE else "") + r["chunker"]  # noqa: E731
-    t2h = _html_table(["Chunking method", "mean", "max", "min", "std. dev.", "# chunks", "time/doc [s]"],
-                      [[name(r), _f(r["mean"], 0), _f(r["max"], 0), _f(r["min"], 0), _f(r["std"], 0), r["chunks"],
-                        _f(r["time"], 2)] for r in t2], bold_last=True)
-    t3h = _html_table(["Chunking method", *METRICS, "mean", "score"],
-                      [[name(r)] + [f"{_f(r[m])} ± {_f(r[m + '_std'])}" if r[f"{m}_n"] else "–" for m in METRICS]
-                       + [_f(r["mean"], 2), _f(r["score"], 2)] for r in t3], bold_last=True)
-    t4h = _html_table(["Selected method", "% selection", "documents"],
-                      [[r["chunker"], f"{r['percent']:.0f}", r["documents"]] for r in t4])
-    domh = _html_table(["domain", "documents", "tokens", "adaptive score", "best candidate", "its score", "selected"],
-                       [[d["domain"], d["documents"], d["tokens"], _f(d["adaptive"], 2), d["best"],
-                         _f(d["best_score"], 2), ", ".join(f"{k} {v}" for k, v in d["selection"].items())] for d in dom])
-    gaph = _html_table(["document", "domain", "winner", "winner score", f"{best} score", "gap"],
-                       [[g["document"], g["domain"], g["winner"], _f(g["winner_score"] * 100, 2),
-                         _f(g["global_best_score"] * 100, 2), _f(g["gap"] * 100, 2)] for g in gaps])
-    doch = _html_table(["document", "domain", "language", "tokens", "status", "winner", "reason"],
-                       [[e.get("name", ""), e.get("domain", ""), e.get("language", ""), e.get("tokens", ""),
-                         e.get("status", ""), e.get("winner") or "", e.get("reason", "")]
-                        for e in res.summary.get("documents", [])])
-    c = res.summary.get("counts", {})
-    css = ("body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px}table{border-collapse:collapse;"
-           "margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}td:first-child,"
-           "th:first-child{text-align:left}tr.adaptive{font-weight:bold;background:#f3f3f3}caption{text-align:left}")
-    return (
-        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>ChunkScope corpus report</title>"
-        f"<style>{css}</style></head><body>"
-        "<h1>ChunkScope corpus report</h1>"
-        f"<p>{len(docs)} documents with a report ({c.get('failed', 0)} failed), "
-        f"{sum(int(e.get('tokens') or 0) for e in docs):,} tokens. Candidates of the adaptive policy are marked *.</p>"
-        + "".join(f"<p>Not in the tables: {html.escape(cid)} ({html.escape(v['status'])} on {v['documents']} "
-                  f"document(s): {html.escape(v['reason'][:150])})</p>" for cid, v in res.not_run.items())
-        + "<h2>Table 2: chunk sizes (o200k tokens) and runtime</h2>" + t2h
-        + "<h2>Table 3: metrics ×100, mean ± std. dev. over documents</h2>" + t3h
-        + "<h2>Table 4: selection by the adaptive policy</h2>" + t4h
-        + "<h2>Figure 1: metric correlations</h2>" + fig_html[0]
-        + "<h2>Selection and scores</h2>" + "".join(fig_html[1:3])
-        + "<h2>Per domain</h2>" + domh + ("".join(fig_html[3:]))
-        + f"<h2>Adaptive choice vs the global best ({html.escape(str(best))})</h2>" + gaph
-        + "<h2>Documents</h2>" + doch
-        + "</body></html>"
-    )

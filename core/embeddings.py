@@ -28,7 +28,7 @@ from typing import Any, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from core.document import Span
+from chunkscope.document import Span
 
 BUNDLED_NAME = "all-MiniLM-L6-v2"
 MODES = ("composed", "exact")
@@ -283,8 +283,8 @@ def _fallback_sentence_starts(text: str, start: int, end: int) -> list[int]:
 
 def _sentence_starts(text: str, start: int, end: int) -> list[int]:
     try:
-        from core.sentences import sentence_boundaries
-    except ImportError:  # pragma: no cover - only before core.sentences exists
+        from chunkscope.sentences import sentence_boundaries
+    except ImportError:  # pragma: no cover - only before chunkscope.sentences exists
         return _fallback_sentence_starts(text, start, end)
     return sentence_boundaries(text, start, end)
 

@@ -19,7 +19,7 @@ highlights. Definitions follow ``DESIGN.md`` section 6 exactly:
 SC, BI and RC use sorted boundaries and binary search (numpy ``searchsorted``), so
 scoring a chunking costs microseconds to a few milliseconds even on long documents.
 ICC and DCC take an ``embed(spans) -> ndarray`` callable returning L2-normalised rows
-(``core.embeddings.SpanEmbedder.embed`` in either mode), so the same code serves both
+(``chunkscope.embeddings.SpanEmbedder.embed`` in either mode), so the same code serves both
 embedding modes.
 """
 
@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from core.document import Span
+from chunkscope.document import Span
 
 METRIC_NAMES = ("RC", "ICC", "DCC", "BI", "SC")
 
@@ -311,7 +311,7 @@ def dcc_windows(
     if len(token_counts) != k:
         raise ValueError("token_counts and spans differ in length")
     if count_tokens is None:
-        from core.tokens import count_tokens as count_tokens  # noqa: PLW0127
+        from chunkscope.tokens import count_tokens as count_tokens  # noqa: PLW0127
 
     def tail_tokens(j: int, covered_end: int) -> int:
         a, b = chunks[j]

@@ -112,6 +112,7 @@ class Report:
     coref: dict[str, Any] = field(default_factory=dict)
     embedder: dict[str, Any] = field(default_factory=dict)
     flags: list[str] = field(default_factory=list)
+    provenance: dict[str, Any] = field(default_factory=dict)  # what produced the numbers (chunkscope.provenance)
 
     def get(self, chunking_id: str) -> ChunkingResult | None:
         for c in self.chunkings:
@@ -138,6 +139,7 @@ class Report:
             "warnings": self.warnings,
             "coref": _jsonable(self.coref),
             "embedder": _jsonable(self.embedder),
+            "provenance": _jsonable(self.provenance),
         }
 
     def to_json(self, indent: int | None = 1) -> str:
@@ -158,6 +160,7 @@ class Report:
             coref=d.get("coref", {}),
             embedder=d.get("embedder", {}),
             flags=d.get("flags", []),
+            provenance=d.get("provenance", {}),
         )
 
     @classmethod

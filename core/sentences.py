@@ -31,7 +31,7 @@ import re
 import threading
 from functools import lru_cache
 
-from core.document import Span
+from chunkscope.document import Span
 
 _lock = threading.Lock()
 

@@ -3,7 +3,7 @@
 No Streamlit here: the Tune page, ``chunkscope sweep`` and the benchmark call these.
 
 * ``score_chunking(doc, chunker_id, params, settings, resources)`` -> ChunkingResult: one
-  chunking through the same two functions ``analyze()`` uses (``core.analysis.chunk_one`` and
+  chunking through the same two functions ``analyze()`` uses (``chunkscope.analysis.chunk_one`` and
   ``score_metrics``), so a tuned configuration scores exactly what the leaderboard would show.
   Results are cached in memory by (document sha256, chunker id, canonical resolved params,
   metric settings): an unchanged configuration is never re-chunked or re-scored. Weights are
@@ -21,26 +21,24 @@ from __future__ import annotations
 import copy
 import json
 import math
-import re
 import threading
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from core.analysis import (
-    Resources,
+from chunkscope.analysis.coreference import coref_pairs
+from chunkscope.analysis.embedding import span_embedding
+from chunkscope.analysis.resources import Resources
+from chunkscope.analysis.run import score_metrics
+from chunkscope.analysis.selection import rescore
+from chunkscope.analysis.settings import (
     Settings,
-    _coref_pairs,
-    chunk_one,
-    score_metrics,
-    span_embedding,
-    variant_label,
 )
-from core.document import Document
-from core.metrics import score as metric_score
-from core.report import METRICS, ChunkingResult, Report
+from chunkscope.analysis.structure import chunk_one, variant_label
+from chunkscope.document import Document
+from chunkscope.metrics import score as metric_score
+from chunkscope.report import METRICS, ChunkingResult, Report
 
-CONFIG_SCHEMA = "chunkscope.config/1"
 MAX_SWEEP_POINTS = 1000
 # settings that change a chunking's metrics (weights only change the score: not part of the key)
 METRIC_KEYS = ("min_tokens", "max_tokens", "bi_tolerance", "window_tokens", "window_step", "coref", "mentions",
@@ -89,7 +87,7 @@ class TuneCache:
         key = (doc.sha256, settings.coref, settings.mentions)
         got = self._pairs.get(key)
         if got is None:
-            got = _coref_pairs(doc, settings)
+            got = coref_pairs(doc, settings)
             if len(self._pairs) >= 8:
                 self._pairs.pop(next(iter(self._pairs)))
             self._pairs[key] = got
@@ -116,15 +114,15 @@ DEFAULT_CACHE = TuneCache()
 
 def resolve(chunker_id: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Defaults + coerced params, cross-checked; ParamError (user-facing) when invalid."""
-    from core.chunkers import registry
+    from chunkscope.chunkers import registry
 
     return registry.get(chunker_id).resolve_params(dict(params or {}))
 
 
 def problems(chunker_id: str, params: Mapping[str, Any] | None = None) -> list[str]:
     """Every problem with these values (types, ranges, combinations); [] when valid. For widgets."""
-    from core.chunkers import registry
-    from core.chunkers.base import ParamError
+    from chunkscope.chunkers import registry
+    from chunkscope.chunkers.base import ParamError
 
     try:
         spec = registry.get(chunker_id)
@@ -145,7 +143,7 @@ def problems(chunker_id: str, params: Mapping[str, Any] | None = None) -> list[s
 
 def changed_params(chunker_id: str, params: Mapping[str, Any]) -> dict[str, Any]:
     """The resolved params that differ from the chunker's defaults (what makes a variant)."""
-    from core.chunkers import registry
+    from chunkscope.chunkers import registry
 
     spec = registry.get(chunker_id)
     resolved = spec.resolve_params(dict(params))
@@ -171,12 +169,12 @@ def variant_name(chunker_id: str, params: Mapping[str, Any]) -> str:
 def _llm_key(chunker_id: str, resources: Any) -> str:
     """The LLM endpoint a chunking depends on ("" for chunkers that use none): a changed
     endpoint, model or key must not return the result cached under the previous one."""
-    from core.chunkers import registry
+    from chunkscope.chunkers import registry
 
     try:
         if registry.get(chunker_id).family != "llm":
             return ""
-        from core.llm import LLMSettings
+        from chunkscope.llm import LLMSettings
 
         s = resources.llm_settings() if resources is not None else LLMSettings.from_env()
         return json.dumps(s.cache_identity(), sort_keys=True, default=str)
@@ -193,7 +191,7 @@ def score_chunking(doc: Document, chunker_id: str, params: Mapping[str, Any] | N
     ``name``: report it under this id (a named variant, label says base + params). A bad
     parameter gives a ``failed`` result with the user-facing reason (never an exception).
     """
-    from core.chunkers.base import ParamError
+    from chunkscope.chunkers.base import ParamError
 
     cache = DEFAULT_CACHE if cache is None else cache
     params = dict(params or {})
@@ -218,7 +216,7 @@ def score_chunking(doc: Document, chunker_id: str, params: Mapping[str, Any] | N
     out = copy.deepcopy(hit)
     out.candidate = candidate
     if name and name != chunker_id:
-        from core.chunkers import registry
+        from chunkscope.chunkers import registry
 
         out.id = name
         out.label = variant_label(registry.get(chunker_id).label, chunker_id, resolved,
@@ -295,7 +293,7 @@ def iter_sweep(doc: Document, chunker_id: str, param: str, values: Sequence[Any]
                resources: Resources | None = None, base_params: Mapping[str, Any] | None = None,
                cache: TuneCache | None = None) -> Iterator[tuple[dict[str, Any], ChunkingResult]]:
     """(row, result) for each value of ``param`` (other params: ``base_params``), in order."""
-    from core.chunkers import registry
+    from chunkscope.chunkers import registry
 
     spec = registry.get(chunker_id)
     names = {p.name: p for p in spec.params}
@@ -382,8 +380,6 @@ def add_variant(report: Report, result: ChunkingResult, candidate: bool = True) 
     The variant becomes a candidate unless ``candidate`` is False. Other chunkings are
     untouched, so this equals re-running analyze() with the variant added to the settings.
     """
-    from core.analysis import rescore
-
     cands = list(report.settings.get("candidates") or [])
     if candidate and result.id not in cands:
         cands.append(result.id)
@@ -396,117 +392,9 @@ def add_variant(report: Report, result: ChunkingResult, candidate: bool = True) 
 
 
 # ------------------------------------------------------------------ configuration files
-
-def config_dict(settings: Settings, tune: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """``{"schema", "settings": {...}, "tune": {...}}`` (None values dropped: TOML has no null).
-
-    ``chunkscope analyze --config`` reads the ``settings`` table; ``tune`` (the chunker shown on
-    the Tune page, its baseline) is for the app.
-    """
-    s = {k: v for k, v in settings.to_dict().items() if v is not None}
-    out: dict[str, Any] = {"schema": CONFIG_SCHEMA, "settings": s}
-    if tune:
-        out["tune"] = {k: v for k, v in tune.items() if v is not None}
-    return out
-
-
-def config_text(settings: Settings, fmt: str = "toml", tune: Mapping[str, Any] | None = None) -> str:
-    d = config_dict(settings, tune)
-    if fmt == "toml":
-        return to_toml(d)
-    if fmt == "json":
-        return json.dumps(d, ensure_ascii=False, indent=1) + "\n"
-    raise ValueError(f"config format must be toml or json (got {fmt!r})")
-
+# One reader/writer for settings files: chunkscope.analysis.settings (config_dict, config_text,
+# parse_config); tune's ``save_config`` adds the Tune table.
 
 def save_config(settings: Settings, path: str | Path, tune: Mapping[str, Any] | None = None) -> Path:
     """Write TOML when the path ends in ``.toml``, else JSON."""
-    p = Path(path)
-    p.write_text(config_text(settings, "toml" if p.suffix.lower() == ".toml" else "json", tune), encoding="utf-8")
-    return p
-
-
-def parse_config(text: str, fmt: str = "toml") -> tuple[Settings, dict[str, Any]]:
-    """(Settings, tune table) from a saved config (or a plain settings table written by hand)."""
-    try:
-        if fmt == "toml":
-            import tomllib
-
-            data = tomllib.loads(text)
-        else:
-            data = json.loads(text)
-    except Exception as exc:  # TOMLDecodeError / JSONDecodeError
-        raise ValueError(f"not valid {fmt.upper()}: {exc}") from None
-    if not isinstance(data, dict):
-        raise ValueError("expected a table/object of settings")
-    body = data["settings"] if isinstance(data.get("settings"), dict) else {
-        k: v for k, v in data.items() if k not in ("schema", "tune")}
-    tune = data.get("tune") if isinstance(data.get("tune"), dict) else {}
-    return Settings.from_dict(body), dict(tune)
-
-
-_BARE = re.compile(r"^[A-Za-z0-9_-]+$")
-
-
-def _toml_key(k: str) -> str:
-    return k if _BARE.match(k) else _toml_str(k)
-
-
-def _toml_str(s: str) -> str:
-    out = ['"']
-    for ch in s:
-        o = ord(ch)
-        if ch == '"':
-            out.append('\\"')
-        elif ch == "\\":
-            out.append("\\\\")
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ch == "\r":
-            out.append("\\r")
-        elif o < 0x20 or o == 0x7F:
-            out.append(f"\\u{o:04x}")
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
-
-
-def _toml_value(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        if math.isnan(v):
-            return "nan"
-        if math.isinf(v):
-            return "inf" if v > 0 else "-inf"
-        return repr(v)
-    if isinstance(v, str):
-        return _toml_str(v)
-    if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(_toml_value(x) for x in v if x is not None) + "]"
-    raise ValueError(f"cannot write {type(v).__name__} to TOML")
-
-
-def to_toml(d: Mapping[str, Any]) -> str:
-    """A small TOML writer for config files: nested tables of scalars and scalar arrays
-    (None values are skipped; arrays of tables are not needed and not supported)."""
-    lines: list[str] = []
-
-    def table(path: list[str], t: Mapping[str, Any]) -> None:
-        scalars = [(k, v) for k, v in t.items() if v is not None and not isinstance(v, Mapping)]
-        subs = [(k, v) for k, v in t.items() if isinstance(v, Mapping)]
-        if path and (scalars or not subs):
-            lines.append("")
-            lines.append("[" + ".".join(_toml_key(p) for p in path) + "]")
-        for k, v in scalars:
-            lines.append(f"{_toml_key(str(k))} = {_toml_value(v)}")
-        for k, v in subs:
-            table(path + [str(k)], v)
-
-    table([], d)
-    return "\n".join(lines).lstrip("\n") + "\n"
+    return settings.to_file(path, tune)

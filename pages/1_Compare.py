@@ -12,7 +12,7 @@ import html
 import pandas as pd
 import streamlit as st
 
-from core import viz
+from chunkscope.present import figures, highlight, paging
 from ui.analysis import keep_state
 from ui.common import guard, md_escape
 from ui.overview import radar_ids, swatch
@@ -62,9 +62,9 @@ def main() -> None:
         st.info("Pick at least one chunking.")
         return
     chunkings = {cid: report.get(cid) for cid in sel}
-    problems = {cid: viz.Problems.of(c) for cid, c in chunkings.items()}
+    problems = {cid: highlight.Problems.of(c) for cid, c in chunkings.items()}
     kinds = [b.kind for b in doc.blocks]
-    views = viz.document_views(doc)
+    views = paging.document_views(doc)
 
     c1, c2, c3, c4 = st.columns([1.5, 1.6, 0.8, 0.8])
     counts = {k: sum(len(problems[cid].positions(v, chunkings[cid])) for cid in sel) for k, v in KINDS.items()}
@@ -94,7 +94,7 @@ def main() -> None:
         a_view = None
         if current is not None and mode.startswith("around"):
             a_view = _focus_range(doc.text, current[0], current[1])
-        st.plotly_chart(viz.boundary_strip_figure(report, sel, len(doc.text), view=a_view,
+        st.plotly_chart(figures.boundary_strip_figure(report, sel, len(doc.text), view=a_view,
                                                   focus=current[0] if current else None),
                         width="stretch", key="cs_strip")
         st.caption("Ticks: chunk boundaries (one row per chunking, in its colour) · ✕ a boundary that breaks a block "
@@ -124,7 +124,7 @@ def main() -> None:
                     f"({o.get('kind', 'out of')}-size)")
         st.info(f"Problem {pi + 1} of {len(items)} ({where}chars {current[0]:,}–{current[1]:,}): {what}.", icon="🎯")
     else:
-        marks = {viz.view_index(views, it[0]) for it in items}
+        marks = {paging.view_index(views, it[0]) for it in items}
         labels = [v.label + ("  ⚠" if i in marks else "") for i, v in enumerate(views)]
         if st.session_state.get("cs_cmp_view", 0) >= len(views):
             st.session_state["cs_cmp_view"] = 0
@@ -145,7 +145,7 @@ def main() -> None:
                "is the one highlighted. Hover anything for details.")
 
 
-def column(doc, report, cid, c, p: viz.Problems, kinds, a: int, b: int, show, focus) -> None:
+def column(doc, report, cid, c, p: highlight.Problems, kinds, a: int, b: int, show, focus) -> None:
     score = f" · score {c.score:.3f}" if c.score is not None else ""
     win = " 🏆" if cid == report.winner else ""
     st.html(f'<div style="font-weight:700;font-size:1.05rem">{swatch(cid)}{win}'
@@ -156,8 +156,8 @@ def column(doc, report, cid, c, p: viz.Problems, kinds, a: int, b: int, show, fo
     if cov:
         (st.caption if c.audit.get("ok", True) else st.warning)(f"Coverage: {cov}")
     with st.container(height=600):
-        st.html(viz.highlight_html(doc.text, c, a, b, p, show=show, block_kinds=kinds, focus=focus,
-                                   color=viz.chunker_color(cid)))
+        st.html(highlight.highlight_html(doc.text, c, a, b, p, show=show, block_kinds=kinds, focus=focus,
+                                   color=figures.chunker_color(cid)))
     here_b = [(n, x) for n, x in enumerate(p.broken) if x["block"][0] < b and x["block"][1] > a]
     here_s = [(n, x) for n, x in enumerate(p.split)
               if a <= min(x["entity"][0], x["pronoun"][0]) < b or a <= max(x["entity"][0], x["pronoun"][0]) < b]

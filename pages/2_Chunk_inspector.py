@@ -13,7 +13,7 @@ import html
 import pandas as pd
 import streamlit as st
 
-from core import viz
+from chunkscope.present import figures, highlight
 from ui.analysis import keep_state
 from ui.common import guard, md_escape
 from ui.overview import swatch
@@ -29,7 +29,7 @@ CONTEXT = 400  # characters of dimmed context shown around the chunk
 @st.cache_data(show_spinner=False, max_entries=16)
 def chunk_table(key: str, _doc, _c, lo: int, hi: int) -> pd.DataFrame:
     """One row per chunk (cached per document, chunking and size bounds)."""
-    p = viz.Problems.of(_c)
+    p = highlight.Problems.of(_c)
     cuts = {}
     for x in p.broken:
         cuts.setdefault(x["boundary"], 0)
@@ -117,7 +117,7 @@ def main() -> None:
                    "bounds · ✂ a boundary of this chunk breaks a block · ⛓ it splits an entity–pronoun pair")
 
     ch = c.chunks[idx]
-    problems = viz.Problems.of(c)
+    problems = highlight.Problems.of(c)
     with guard("The chunk facts"):
         pages = sorted({p for p in (doc.page_of(ch.start), doc.page_of(max(ch.start, ch.end - 1))) if p})
         path = doc.heading_path(ch.start)
@@ -138,8 +138,8 @@ def main() -> None:
         st.subheader("Text", anchor=False)
         a, b = max(0, ch.start - CONTEXT), min(len(doc.text), ch.end + CONTEXT)
         with st.container(height=560):
-            st.html(viz.highlight_html(doc.text, c, a, b, problems, block_kinds=[bl.kind for bl in doc.blocks],
-                                       color=viz.chunker_color(cid), dim_outside=(ch.start, ch.end)))
+            st.html(highlight.highlight_html(doc.text, c, a, b, problems, block_kinds=[bl.kind for bl in doc.blocks],
+                                       color=figures.chunker_color(cid), dim_outside=(ch.start, ch.end)))
         st.caption("The chunk with a little dimmed context on both sides; marks as on the Compare page.")
     with right:
         with guard("The blocks table"):

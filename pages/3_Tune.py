@@ -9,9 +9,11 @@ import time
 import pandas as pd
 import streamlit as st
 
-from core import tune, viz
-from core.chunkers import registry
-from core.report import METRICS, Report
+from chunkscope import tune
+from chunkscope.analysis.settings import config_text
+from chunkscope.present import figures, highlight, paging
+from chunkscope.chunkers import registry
+from chunkscope.report import METRICS, Report
 from ui import tune as T
 from ui.analysis import VARIANTS_KEY, keep_state, session_resources
 from ui.page import require_report
@@ -99,26 +101,26 @@ if current is not None:
     left, right = st.columns([1, 1.4])
     pair = [x for x in (shown, baseline) if x is not None]
     with left:
-        st.plotly_chart(viz.radar_results_figure(pair), width="stretch", key="cs_tune_radar")
+        st.plotly_chart(figures.radar_results_figure(pair), width="stretch", key="cs_tune_radar")
     with right:
         mini = Report(document=report.document, settings=report.settings, chunkings=pair, winner=None,
                       explanation="", timings={})
-        st.plotly_chart(viz.boundary_strip_figure(mini, [x.id for x in pair], len(doc.text)), width="stretch",
+        st.plotly_chart(figures.boundary_strip_figure(mini, [x.id for x in pair], len(doc.text)), width="stretch",
                         key="cs_tune_strip")
         if spec.family == "semantic" and current.info.get("distances"):
-            st.plotly_chart(viz.semantic_curve_figure(current.info, len(doc.text)), width="stretch",
+            st.plotly_chart(figures.semantic_curve_figure(current.info, len(doc.text)), width="stretch",
                             key="cs_tune_semantic")
             st.caption("Each point is a candidate cut between neighbouring sentences; a cut is made where the "
                        "compared value rises above the threshold. Change threshold_type / threshold_amount "
                        "above to re-cut.")
 
-    views = viz.windows(len(doc.text), [[p.start, p.end] for p in doc.pages], cuts=[c.start for c in current.chunks])
+    views = paging.windows(len(doc.text), [[p.start, p.end] for p in doc.pages], cuts=[c.start for c in current.chunks])
     labels = [f"page {i + 1}" if doc.pages else f"part {i + 1} (chars {a:,}–{b:,})" for i, (a, b) in enumerate(views)]
     st.session_state["cs_tune_view"] = min(st.session_state.get("cs_tune_view", 0), len(views) - 1)
     view = st.selectbox("Chunk boundaries in", range(len(views)), format_func=lambda i: labels[i], key="cs_tune_view")
     a, b = views[view]
     with st.container(height=420):
-        st.html(viz.highlight_html(doc.text, current, a, b))
+        st.html(highlight.highlight_html(doc.text, current, a, b))
 
 # ---------------------------------------------------------------- sweep
 st.subheader("Sweep")
@@ -168,7 +170,7 @@ else:
             st.warning(f"Sweep stopped after {len(rows)} of {sw['n']} values (cancelled).")
         second = st.radio("Second axis", ["tokens", "chunks"], horizontal=True, key="cs_tune_sw_axis",
                           format_func=lambda x: "total tokens embedded" if x == "tokens" else "chunks")
-        st.plotly_chart(viz.sweep_cost_figure(rows, f"{sw['chunker']} {sw['param']}", second), width="stretch",
+        st.plotly_chart(figures.sweep_cost_figure(rows, f"{sw['chunker']} {sw['param']}", second), width="stretch",
                         key="cs_tune_sweep_fig")
         stop_row = tune.gain_stops(rows)
         best = max((r for r in rows if r.get("score") is not None), key=lambda r: r["score"], default=None)
@@ -186,7 +188,7 @@ points = T.frontier_points(doc, settings, report)
 front = tune.pareto_front(points)
 st.session_state[T.FRONTIER_NOW] = points
 cur_name = tune.variant_name(cid, values) if current is not None else None
-st.plotly_chart(viz.frontier_figure(points, front, highlight=cur_name), width="stretch", key="cs_tune_frontier")
+st.plotly_chart(figures.frontier_figure(points, front, highlight=cur_name), width="stretch", key="cs_tune_frontier")
 st.caption("Every configuration of this session for this document (analysis ● · tuned ◆ · sweep ■ · "
            "promoted ★). Ringed points are Pareto-optimal: nothing else scores higher for fewer tokens embedded.")
 if points:
@@ -218,12 +220,12 @@ if problems:
 else:
     to_save = T.save_settings(base_settings, cid, values)
     meta = {"chunker": cid, "baseline": baseline_id}
-    toml_text = tune.config_text(to_save, "toml", meta)
+    toml_text = config_text(to_save, "toml", meta)
     stem = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in doc.name)[:60] or "document"
     d1, d2, _ = st.columns([1, 1, 2])
     d1.download_button("Save configuration (TOML)", toml_text, file_name=f"{stem}.chunkscope.toml",
                        mime="application/toml", key="cs_tune_save_toml")
-    d2.download_button("Save configuration (JSON)", tune.config_text(to_save, "json", meta),
+    d2.download_button("Save configuration (JSON)", config_text(to_save, "json", meta),
                        file_name=f"{stem}.chunkscope.json", mime="application/json", key="cs_tune_save_json")
     with st.expander("Configuration file"):
         st.code(toml_text, language="toml")

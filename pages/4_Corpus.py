@@ -60,7 +60,8 @@ if not results_dir:
     st.info("Choose a folder or upload files, then press Run corpus.")
     st.stop()
 
-from core import corpus_report as CR  # noqa: E402
+from chunkscope import corpus_report as CR  # noqa: E402
+from chunkscope.present import figures, html_report  # noqa: E402
 
 try:
     res = CR.CorpusResults.load(results_dir)
@@ -92,12 +93,12 @@ with tab_tables:
     st.subheader("Table 4: chunker selected by the adaptive policy")
     st.dataframe(f["table4"].round(1), hide_index=True)
 with tab_charts:
-    st.plotly_chart(CR.correlation_figure(CR.spearman(res)), key="cs_corpus_heat")
-    st.plotly_chart(CR.selection_figure(CR.table4(res)), key="cs_corpus_sel")
-    st.plotly_chart(CR.score_figure(res), key="cs_corpus_scores")
+    st.plotly_chart(figures.corpus_correlation_figure(CR.spearman(res)), key="cs_corpus_heat")
+    st.plotly_chart(figures.corpus_selection_figure(CR.table4(res)), key="cs_corpus_sel")
+    st.plotly_chart(figures.corpus_score_figure(res), key="cs_corpus_scores")
 with tab_domains:
     st.dataframe(f["domains"], hide_index=True)
-    st.plotly_chart(CR.domain_figure(res), key="cs_corpus_dom")
+    st.plotly_chart(figures.corpus_domain_figure(res), key="cs_corpus_dom")
     st.subheader(f"Where the adaptive choice differs most from {CR.global_best(res) or 'the global best'}")
     if f["gaps"].empty:
         st.caption("The adaptive policy picked the global best chunker for every document.")
@@ -133,7 +134,7 @@ with tab_dl:
         st.download_button("Tidy metrics (CSV)", csv.read_bytes(), file_name="metrics.csv", mime="text/csv",
                            key="cs_corpus_csv")
     if st.button("Build the HTML report", key="cs_corpus_html_btn"):
-        st.session_state["cs_corpus_html_data"] = (results_dir, CR.html_report(res))
+        st.session_state["cs_corpus_html_data"] = (results_dir, html_report.corpus_html_report(res))
     if st.session_state.get("cs_corpus_html_data", ("",))[0] == results_dir:
         st.download_button("HTML report (self-contained)", st.session_state["cs_corpus_html_data"][1],
                            file_name="chunkscope-corpus-report.html", mime="text/html", key="cs_corpus_html")

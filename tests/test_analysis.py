@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from core.analysis import Resources, Settings, analyze, rescore
-from core.ingest import load_bytes
-from core.report import METRICS, SCHEMA, ChunkingResult, ChunkRow, Report
+from chunkscope.analysis import STAGES, Resources, Settings, analyze, rescore
+from chunkscope.ingest import load_bytes
+from chunkscope.report import METRICS, SCHEMA, ChunkingResult, ChunkRow, Report
 
 DOC_MD = "\n\n".join(
     [
@@ -69,7 +69,7 @@ def test_scores_are_weighted_means_and_winner_is_best_candidate(report):
 
 
 def test_progress_covers_all_stages(report):
-    assert {"chunking", "coreference", "embedding", "metrics", "selection"} <= set(report.settings["_stages_seen"])
+    assert set(STAGES) <= set(report.settings["_stages_seen"])
 
 
 def test_metrics_are_computed_with_diagnostics(report):
@@ -212,13 +212,13 @@ def test_non_finite_weights_are_refused():
     (["--json", "/nonexistent-dir/report.json"], "--json: directory /nonexistent-dir does not exist"),
 ])
 def test_cli_analyze_usage_errors_exit_2_before_any_work(flags, needle, tmp_path, capsys, monkeypatch):
-    import core.analysis
-    from core.cli import main
+    import chunkscope.analysis
+    from chunkscope.cli import main
 
     def boom(*a, **k):
         raise AssertionError("analyze() must not run for a usage error")
 
-    monkeypatch.setattr(core.analysis, "analyze", boom)
+    monkeypatch.setattr(chunkscope.analysis, "analyze", boom)
     md = tmp_path / "p.md"
     md.write_text(DOC_MD, encoding="utf-8")
     rc = main(["analyze", str(md), "--quiet", "--coref", "heuristic", "--chunkers", "whole", *flags])
@@ -228,7 +228,7 @@ def test_cli_analyze_usage_errors_exit_2_before_any_work(flags, needle, tmp_path
 
 
 def test_cli_analyze_refuses_unusable_mentions_file(tmp_path, capsys):
-    from core.cli import main
+    from chunkscope.cli import main
 
     md = tmp_path / "p.md"
     md.write_text(DOC_MD, encoding="utf-8")
@@ -239,9 +239,9 @@ def test_cli_analyze_refuses_unusable_mentions_file(tmp_path, capsys):
 
 
 def test_coreference_warnings_reach_the_report(doc, resources, tmp_path):
-    from core.coref.precomputed import write_pairs_json
-    from core.coref import Pair
-    from core.document import Span
+    from chunkscope.coref.precomputed import write_pairs_json
+    from chunkscope.coref import Pair
+    from chunkscope.document import Span
 
     m = tmp_path / "m.json"
     write_pairs_json([Pair(Span(0, 5), Span(10, 12)), Pair(Span(0, 5), Span(10, 12))], m)
@@ -252,7 +252,7 @@ def test_coreference_warnings_reach_the_report(doc, resources, tmp_path):
 
 
 def test_shared_resources_keep_each_sessions_llm_settings_apart(monkeypatch):
-    from core.llm import LLMSettings
+    from chunkscope.llm import LLMSettings
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
@@ -289,7 +289,7 @@ def test_same_text_with_other_blocks_is_not_served_from_the_cache(doc, resources
     """Composed units and cached results depend on the blocks, not only on the text."""
     from dataclasses import replace as dc_replace
 
-    from core.document import Block
+    from chunkscope.document import Block
 
     one_block = dc_replace(doc, blocks=[Block(0, len(doc.text), "paragraph")], _sha=None)
     assert one_block.sha256 == doc.sha256 and one_block.fingerprint != doc.fingerprint

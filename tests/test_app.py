@@ -71,7 +71,7 @@ def test_upload_pdf_shows_pages(app):
 
 
 def test_render_views_and_escaping():
-    from core.ingest import load_bytes
+    from chunkscope.ingest import load_bytes
     from ui.render import MAX_BLOCK_CHARS, blocks_html, views
 
     long_text = "\n\n".join(f"Paragraph {i} " + "<b>x</b> & y. " * 60 for i in range(60))
@@ -91,9 +91,9 @@ def test_render_views_and_escaping():
 
 def test_analysis_key_changes_with_the_llm_api_key(monkeypatch):
     """A corrected API key must re-run the analysis (llm-regex), not return the cached failure."""
-    from core.analysis import Settings
-    from core.ingest import load_bytes
-    from core.llm import LLMSettings
+    from chunkscope.analysis import Settings
+    from chunkscope.ingest import load_bytes
+    from chunkscope.llm import LLMSettings
 
     monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent.parent))
     import ui.analysis as ua
@@ -110,12 +110,12 @@ def test_analysis_key_changes_with_the_llm_api_key(monkeypatch):
 def test_analysis_key_ignores_candidates_that_add_no_chunking(monkeypatch):
     """Changing which of the run chunkings may win only re-ranks (no re-analysis); a candidate
     that adds a chunking to run is a different analysis."""
-    from core.analysis import Settings
-    from core.ingest import load_bytes
+    from chunkscope.analysis import Settings
+    from chunkscope.ingest import load_bytes
 
     monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent.parent))
     import ui.analysis as ua
-    from core.llm import LLMSettings
+    from chunkscope.llm import LLMSettings
 
     monkeypatch.setattr(ua, "llm_settings", lambda: LLMSettings())
     doc = load_bytes(b"# T\n\nSome text here.", "t.md")

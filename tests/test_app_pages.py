@@ -178,7 +178,7 @@ def test_pages_without_a_document_or_report():
         at = AppTest.from_file(str(ROOT / page), default_timeout=60).run()
         no_trouble(at)
         assert "No document yet" in at.info[0].value
-        from core.ingest import load_bytes
+        from chunkscope.ingest import load_bytes
 
         at.session_state["document"] = load_bytes(b"# T\n\nSome text.\n", "t.md")
         at.run()
@@ -188,8 +188,8 @@ def test_pages_without_a_document_or_report():
 
 def test_a_broken_report_is_a_message_not_a_traceback():
     """Damaged diagnostics (e.g. a report from another version) fail one section, not the page."""
-    from core.analysis import Settings, analyze
-    from core.ingest import load_bytes
+    from chunkscope.analysis import Settings, analyze
+    from chunkscope.ingest import load_bytes
 
     doc = load_bytes(b"# T\n\n" + b"A sentence about the gateway. It works. " * 60 + b"\n", "t.md")
     report = analyze(doc, Settings(chunkers=("fixed-512", "sentence-5"), candidates=("fixed-512", "sentence-5"),
@@ -209,32 +209,32 @@ def test_a_broken_report_is_a_message_not_a_traceback():
         assert at.title and len(at.error) < 6  # the page is still there, the failures are local
 
 
-# ---------------------------------------------------------------- pure view helpers (core.viz)
+# ---------------------------------------------------------------- pure view helpers (chunkscope.viz)
 
 def test_windows_tile_the_document_and_views_carry_blocks():
-    from core import viz
-    from core.ingest import load_bytes
+    from chunkscope.present import paging
+    from chunkscope.ingest import load_bytes
 
-    assert viz.windows(0, []) == []
-    w = viz.windows(50_000, [], max_chars=12_000, cuts=range(0, 50_000, 1000))
+    assert paging.windows(0, []) == []
+    w = paging.windows(50_000, [], max_chars=12_000, cuts=range(0, 50_000, 1000))
     assert w[0][0] == 0 and w[-1][1] == 50_000 and all(a[1] == b[0] for a, b in zip(w, w[1:]))
     assert all(b - a <= 12_000 for a, b in w) and all(b % 1000 == 0 for _, b in w[:-1])  # ends on cuts
-    paged = viz.windows(100, [[10, 40], [40, 100]])
+    paged = paging.windows(100, [[10, 40], [40, 100]])
     assert paged == [(0, 40), (40, 100)]  # text before the first page joins it
-    long_page = viz.windows(60_000, [[0, 60_000]], max_chars=10_000)
+    long_page = paging.windows(60_000, [[0, 60_000]], max_chars=10_000)
     assert len(long_page) == 6  # a page over twice max_chars is split
 
     doc = load_bytes(sample_markdown().encode(), "s.md")
-    vs = viz.document_views(doc, max_chars=1500)
+    vs = paging.document_views(doc, max_chars=1500)
     assert len(vs) > 2 and vs[0].start == 0 and vs[-1].end == len(doc.text)
     covered = [i for v in vs for i in range(v.first, v.last + 1)]
     assert covered == list(range(len(doc.blocks)))  # every block in exactly one view, in order
-    assert viz.view_index(vs, 0) == 0 and viz.view_index(vs, len(doc.text) + 5) == len(vs) - 1
+    assert paging.view_index(vs, 0) == 0 and paging.view_index(vs, len(doc.text) + 5) == len(vs) - 1
 
 
 def test_highlight_escapes_and_marks_problems():
-    from core import viz
-    from core.report import ChunkingResult, ChunkRow
+    from chunkscope.present import highlight
+    from chunkscope.report import ChunkingResult, ChunkRow
 
     text = 'A <script>x()</script> table. <img src=x onerror="y()"> It works.'
     c = ChunkingResult("fixed-512", "f", {}, True, "ok", chunks=[ChunkRow(0, 20, 5), ChunkRow(20, len(text), 900)],
@@ -243,23 +243,23 @@ def test_highlight_escapes_and_marks_problems():
                                     "RC": {"split": [{"entity": [0, 1], "pronoun": [56, 58], "boundary": 20,
                                                       "chunk": 1, "side": "start"}]},
                                     "SC": {"out_of_size": [{"chunk": 1, "kind": "over"}]}})
-    out = viz.highlight_html(text, c, block_kinds=["table"], focus=(2, 40), color="#E69F00")
+    out = highlight.highlight_html(text, c, block_kinds=["table"], focus=(2, 40), color="#E69F00")
     assert "<script>" not in out and "<img" not in out and "&lt;script&gt;" in out
     assert "✂ broken table" in out and 'class="cs-cut"' in out and "#1 ✂ ⛓ ⚠" in out
     assert out.count(">P1</span>") == 2 and 'id="cs-here"' in out
-    only_pairs = viz.highlight_html(text, c, show=("split",))
+    only_pairs = highlight.highlight_html(text, c, show=("split",))
     assert "✂ broken" not in only_pairs and "cs-ent" in only_pairs
-    assert 'style="--cs-bc:' not in viz.highlight_html(text, c, color="red;background:url(x)")  # colours checked
+    assert 'style="--cs-bc:' not in highlight.highlight_html(text, c, color="red;background:url(x)")  # colours checked
     damaged = ChunkingResult("x", "x", {}, True, "ok", chunks=[ChunkRow(0, 5, 1)],
                              diagnostics={"BI": {"broken": [{"block": "?"}, 3]}, "RC": "junk"})
-    p = viz.Problems.of(damaged)
+    p = highlight.Problems.of(damaged)
     assert p.broken == [] and p.split == [] and p.positions("size", damaged) == []
 
 
 def test_winner_summary_warns_on_degenerate_wins():
-    from core import viz
-    from core.analysis import rescore
-    from core.report import ChunkingResult, ChunkRow, Report
+    from chunkscope.analysis import selection
+    from chunkscope.analysis import rescore
+    from chunkscope.report import ChunkingResult, ChunkRow, Report
 
     def res(cid, n, m):
         return ChunkingResult(cid, cid, {}, True, "ok", chunks=[ChunkRow(i, i + 1, 10) for i in range(n)],
@@ -268,12 +268,12 @@ def test_winner_summary_warns_on_degenerate_wins():
     r = Report({"sha256": "x"}, {}, [res("whole", 1, (1, 0.5, None, 1, 0.2)), res("page+pp", 9, (0.9, 0.6, 0.7, 0.8, 1))],
                None, "", {})
     rescore(r, None, ("whole", "page+pp"))
-    ws = viz.winner_summary(r)
+    ws = selection.winner_summary(r)
     assert ws["winner"] == r.winner and ws["runner"] in ("whole", "page+pp") and ws["margin"] >= 0
     assert {x["metric"] for x in ws["leads"]} | {x["metric"] for x in ws["trails"]} <= {"RC", "ICC", "BI", "SC"}
     r2 = Report({"sha256": "x"}, {}, [res("whole", 1, (1, 1, 1, 1, 1))], None, "", {})
     rescore(r2, None, ("whole",))
-    warns = " ".join(viz.winner_summary(r2)["warnings"])
+    warns = " ".join(selection.winner_summary(r2)["warnings"])
     assert "single chunk" in warns and "Only one candidate" in warns
 
 

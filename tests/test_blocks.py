@@ -9,9 +9,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import corpus_files
-from core.blocks import build_blocks, blocks_by_kind
-from core.document import Span, check_tiling
-from core.tokens import count_tokens
+from chunkscope.blocks import build_blocks, blocks_by_kind
+from chunkscope.document import Span, check_tiling
+from chunkscope.tokens import count_tokens
 
 
 def kinds_and_texts(text, **kw):

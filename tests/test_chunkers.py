@@ -8,15 +8,15 @@ import re
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from core.chunkers import registry
-from core.chunkers.audit import audit
-from core.chunkers.base import ParamError
-from core.chunkers.fixed import fixed_windows
-from core.chunkers.langchain import map_chunks
-from core.chunkers.postprocess import merge_tiny, postprocess
-from core.chunkers.recursive import PAPER_SEPARATORS, RecursiveSplitter, split_keep_start
-from core.document import Document, Heading, Span
-from core.tokens import count_tokens
+from chunkscope.chunkers import registry
+from chunkscope.chunkers.audit import audit
+from chunkscope.chunkers.base import ParamError
+from chunkscope.chunkers.fixed import fixed_windows
+from chunkscope.chunkers.langchain import map_chunks
+from chunkscope.chunkers.postprocess import merge_tiny, postprocess
+from chunkscope.chunkers.recursive import RecursiveSplitter, split_keep_start
+from chunkscope.document import Document, Heading, Span
+from chunkscope.tokens import count_tokens
 
 BUILTIN = ["page", "recursive-1100", "recursive-600", "langchain-default", "langchain-1100",
            "sentence-5", "fixed-512", "structure", "whole"]
@@ -198,7 +198,7 @@ def test_registry_api():
 
 
 def test_register_custom_chunker():
-    from core.chunkers.base import ChunkResult, ChunkerSpec
+    from chunkscope.chunkers.base import ChunkResult, ChunkerSpec
 
     spec = ChunkerSpec("test-halves", "Halves", "two halves", (),
                        lambda d, p, c: ChunkResult(spans=[Span(0, len(d.text) // 2), Span(len(d.text) // 2, len(d.text))]))
@@ -206,9 +206,14 @@ def test_register_custom_chunker():
     try:
         res = registry.run_chunker(md_doc("abcdef " * 20), "test-halves+pp", {"pp_min_tokens": 0})
         assert res.status == "ok" and len(res.spans) == 2
+        registry.register(spec)  # the same spec again: a no-op
+        clash = ChunkerSpec("test-halves", "Other", "another chunker under a taken id", (), spec.fn)
+        with pytest.raises(ValueError, match="already registered"):
+            registry.register(clash)
+        assert registry.get("test-halves") is spec  # never silently replaced
     finally:
-        registry._SPECS.pop("test-halves", None)
-        registry._refresh_defaults()
+        registry.unregister("test-halves")
+    assert not registry.is_registered("test-halves")
 
 
 def test_page_skipped_without_pages():
@@ -227,7 +232,7 @@ def test_whole_and_blank():
 def test_fixed_windows_token_counts():
     text = " ".join(f"token{i}" for i in range(3000))
     spans = fixed_windows(text, 512, 64)
-    from core.tokens import token_char_offsets
+    from chunkscope.tokens import token_char_offsets
 
     _ids, offs = token_char_offsets(text)
     starts = [offs.index(s.start) if s.start else 0 for s in spans]

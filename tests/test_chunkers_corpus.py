@@ -2,7 +2,7 @@
 expected.json (skipped when ../shared/corpus is absent).
 
 SC and BI are computed by small local helpers following DESIGN section 6, so this
-test does not depend on core.metrics.
+test does not depend on chunkscope.metrics.
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import bisect
 
 import pytest
 
-from core.chunkers import registry
-from core.chunkers.audit import audit
-from core.ingest.reference import load_reference
-from core.tokens import count_many
+from chunkscope.chunkers import registry
+from chunkscope.chunkers.audit import audit
+from chunkscope.ingest.reference import load_reference
+from chunkscope.tokens import count_many
 
 from conftest import corpus_files
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from core.cli import main
+from chunkscope.cli import main
 
 
 def test_chunkers_lists_ids_and_params(capsys):

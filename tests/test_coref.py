@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from core.coref import CorefError, CorefResult, Pair, get_pairs
-from core.coref.heuristic import resolve
-from core.coref.maverick import MISSING_EXTRA, clusters_to_pairs, filter_clusters, load_model, merge_clusters
-from core.coref.precomputed import load_pairs, pairs_from_raw, write_pairs_json
-from core.document import Document, Span
+from chunkscope.coref import CorefError, CorefResult, Pair, get_pairs
+from chunkscope.coref.heuristic import resolve
+from chunkscope.coref.maverick import MISSING_EXTRA, clusters_to_pairs, filter_clusters, load_model, merge_clusters
+from chunkscope.coref.precomputed import load_pairs, pairs_from_raw, write_pairs_json
+from chunkscope.document import Document, Span
 from conftest import FIXTURES, corpus_files, mentions_file
 
 FIXTURE_TEXT = "The Commission shall publish the list. It shall keep it up to date."
@@ -142,7 +141,7 @@ def test_write_pairs_json_round_trip(tmp_path):
 
 @pytest.mark.corpus
 def test_precomputed_parquet_dev_corpus(corpus_dir):
-    from core.ingest.reference import load_reference
+    from chunkscope.ingest.reference import load_reference
 
     for parsed in corpus_files():
         doc = load_reference(parsed)
@@ -237,7 +236,7 @@ class _FakeMaverick:
 
 
 def test_maverick_pairs_with_a_stand_in_model(monkeypatch):
-    import core.coref.maverick as mv
+    import chunkscope.coref.maverick as mv
 
     monkeypatch.setattr(mv, "load_model", lambda name=None, device=None: _FakeMaverick())
     monkeypatch.setattr(mv, "WINDOW_WORDS", 12)  # several overlapping windows

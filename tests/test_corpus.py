@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from core.analysis import Settings
-from core.corpus import discover, domain_of, find_mentions, run_corpus
-from core.report import METRICS
+from chunkscope.analysis import Settings
+from chunkscope.corpus import discover, domain_of, find_mentions, run_corpus
+from chunkscope.report import METRICS
 
 CHUNKERS = ("page+pp", "recursive-1100+pp", "recursive-600+pp", "sentence-5")
 CANDIDATES = ("page+pp", "recursive-1100+pp", "recursive-600+pp")
@@ -149,7 +149,8 @@ def test_end_to_end_outputs(results, corpus):
 
 
 def test_tables_match_reports(results):
-    from core import corpus_report as CR
+    from chunkscope import corpus_report as CR
+    from chunkscope.present import html_report
 
     out, summary = results
     res = CR.CorpusResults.load(out)
@@ -186,7 +187,7 @@ def test_tables_match_reports(results):
     assert list(corr.columns) == list(METRICS)
     text = CR.text_report(res)
     assert "Table 2" in text and "Table 3" in text and "Table 4" in text and CR.ADAPTIVE in text
-    page = CR.html_report(res)
+    page = html_report.corpus_html_report(res)
     assert page.count("<script") >= 1 and page.count("plotly.js v") <= 2 and "Table 3" in page
     assert "<script>alert" not in page
 
@@ -217,7 +218,7 @@ def test_resume_and_changed_settings(results, corpus):
 
 
 def test_cli_end_to_end(corpus, tmp_path, capsys):
-    from core.cli import main
+    from chunkscope.cli import main
 
     out = tmp_path / "res"
     rc = main(["corpus", str(corpus / "legal"), str(corpus / "reglement.md"), str(corpus / "broken.pdf"),
@@ -296,7 +297,7 @@ def test_corpus_page(corpus, tmp_path, monkeypatch):
 
 
 def test_cli_corpus_on_a_folder_without_documents_is_a_usage_error(tmp_path, capsys):
-    from core.cli import main
+    from chunkscope.cli import main
 
     empty = tmp_path / "empty"
     empty.mkdir()
@@ -309,7 +310,7 @@ def test_cli_corpus_on_a_folder_without_documents_is_a_usage_error(tmp_path, cap
 
 
 def test_resume_key_changes_with_the_llm_api_key(monkeypatch):
-    from core.corpus import _llm_identity, resume_key
+    from chunkscope.corpus import _llm_identity, resume_key
 
     monkeypatch.setenv("OPENAI_BASE_URL", "http://h/v1")
     monkeypatch.setenv("OPENAI_API_KEY", "wrong-key")

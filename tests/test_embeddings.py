@@ -9,9 +9,9 @@ import hashlib
 import numpy as np
 import pytest
 
-from core import metrics as M
-from core.document import Span
-from core.embeddings import (
+from chunkscope import metrics as M
+from chunkscope.document import Span
+from chunkscope.embeddings import (
     EmbedStats,
     Embedder,
     EmbedderUnavailable,
@@ -160,7 +160,7 @@ def test_bundled_model_facts(minilm):
 
 
 def test_local_path_loads_same_model(minilm):
-    from core.embeddings import bundled_model_path
+    from chunkscope.embeddings import bundled_model_path
 
     e = Embedder.load(str(bundled_model_path()), cache_dir=None)
     assert e.name != minilm.name and e.model is not None
@@ -197,7 +197,7 @@ def _straight_metrics(model, text, chunks, split, toks):
 
 
 def test_exact_mode_equals_direct_encoding(minilm):
-    from core.tokens import count_many
+    from chunkscope.tokens import count_many
 
     long_tail = " ".join(["The authority may also impose fines on the processor."] * 28)
     text = TEXT + "\n\n" + long_tail  # one block longer than 256 model tokens

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from core.document import Document
-from core.ingest import IngestError, load_bytes, load_document
+from chunkscope.document import Document
+from chunkscope.ingest import IngestError, load_bytes, load_document
 from pdf_factory import make_pdf
 
 
@@ -51,7 +51,7 @@ def test_pdf_running_header_and_footer_become_layout(pdf_doc):
 
 
 def test_mark_running_lines_rules():
-    from core.ingest.pdf import mark_running_lines
+    from chunkscope.ingest.pdf import mark_running_lines
 
     pages = [f"Running title\n\nBody {k}.\n\n{k}" for k in range(1, 5)] + ["", "Other start\n\nText\n\nend"]
     out = mark_running_lines(pages)

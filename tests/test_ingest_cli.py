@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from core.cli import SUBCOMMANDS, build_parser, main
-from core.document import Document
+from chunkscope.cli import SUBCOMMANDS, build_parser, main
+from chunkscope.document import Document
 from pdf_factory import make_pdf
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -69,7 +69,7 @@ def test_console_script_subprocess(tmp_path):
     src = tmp_path / "t.txt"
     src.write_text("Plain text paragraph.\n\nAnother one.\n", encoding="utf-8")
     exe = Path(sys.executable).with_name("chunkscope")
-    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "core.cli"]
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "chunkscope.cli"]
     r = subprocess.run([*cmd, "ingest", str(src)], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert r.returncode == 0, r.stderr
     assert "format      text" in r.stdout

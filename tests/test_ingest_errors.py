@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from core.ingest import DEFAULT_MAX_BYTES, IngestError, load_bytes, load_document, resolve_max_bytes
+from chunkscope.ingest import DEFAULT_MAX_BYTES, IngestError, load_bytes, load_document, resolve_max_bytes
 from pdf_factory import ZERO_PAGE_PDF, make_encrypted_pdf, make_pdf
 
 

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from conftest import corpus_files
-from core.document import Document
-from core.ingest import load_bytes, load_document
+from chunkscope.document import Document
+from chunkscope.ingest import load_bytes, load_document
 
 FILES = corpus_files()
 GDPR = next((p for p in FILES if "GDPR" in p.name), FILES[0] if FILES else None)

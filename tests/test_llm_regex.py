@@ -17,8 +17,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from llm_server import ScriptedLLMServer, empty_choices, error, malformed, reply, slow  # noqa: E402
 
-from core.chunkers import llm_regex  # noqa: E402
-from core.chunkers.llm_regex import (  # noqa: E402
+from chunkscope.chunkers import llm_regex  # noqa: E402
+from chunkscope.chunkers.llm_regex import (  # noqa: E402
     PROMPT_VERSION,
     build_prompt,
     chunk_llm_regex,
@@ -27,8 +27,8 @@ from core.chunkers.llm_regex import (  # noqa: E402
     split_spans,
     RegexRejected,
 )
-from core.document import Document  # noqa: E402
-from core.llm import LLMClient, LLMError, LLMSettings  # noqa: E402
+from chunkscope.document import Document  # noqa: E402
+from chunkscope.llm import LLMClient, LLMError, LLMSettings  # noqa: E402
 
 KEY = "sk-test-SECRET-0123456789abcdef"
 
@@ -72,7 +72,7 @@ GOOD = "<regex>\\n\\n(?=#{2,3} )</regex>"
 
 
 class Ctx:
-    """A RunContext with a fixed LLM client (what core.analysis.Resources provides)."""
+    """A RunContext with a fixed LLM client (what chunkscope.analysis.Resources provides)."""
 
     def __init__(self, client):
         self._client = client

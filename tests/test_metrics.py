@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core import metrics as M
-from core.document import Span
+from chunkscope import metrics as M
+from chunkscope.document import Span
 from conftest import corpus_files, mentions_file
 
 # --------------------------------------------------------------------------- reference
@@ -254,7 +254,7 @@ def _simple_chunkings(doc):
     out["chars-1000-overlap-150"] = [(max(0, a - 150), min(n, a + 1000)) for a in range(0, n, 1000)]
     out["blocks"] = [(b.start, b.end) for b in doc.blocks]
     try:
-        from core.chunkers import registry
+        from chunkscope.chunkers import registry
     except Exception:  # chunkers not available: the simple chunkings above still run
         return out
     for cid in ("recursive-1100", "recursive-600", "fixed-512", "sentence-5", "page+pp"):
@@ -284,8 +284,8 @@ def _reference_pairs(parsed):
 @pytest.mark.corpus
 @pytest.mark.parametrize("parsed", corpus_files(), ids=lambda p: p.stem[:30])
 def test_sc_bi_rc_equal_reference_on_dev_documents(parsed, corpus_dir, expected_values):
-    from core.ingest.reference import load_reference
-    from core.tokens import count_many
+    from chunkscope.ingest.reference import load_reference
+    from chunkscope.tokens import count_many
 
     doc = load_reference(parsed)
     pairs = _reference_pairs(parsed)
@@ -309,7 +309,7 @@ def test_sc_bi_rc_equal_reference_on_dev_documents(parsed, corpus_dir, expected_
 
 @pytest.mark.corpus
 def test_sc_bi_rc_fast_on_gdpr(corpus_dir):
-    from core.ingest.reference import load_reference
+    from chunkscope.ingest.reference import load_reference
 
     parsed = [p for p in corpus_files() if "GDPR" in p.name]
     if not parsed:

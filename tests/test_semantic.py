@@ -8,14 +8,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.chunkers.base import ParamError
-from core.chunkers.semantic import breakpoint_threshold, chunk_semantic, cosine_distances
-from core.document import Document
+from chunkscope.chunkers.base import ParamError
+from chunkscope.chunkers.semantic import breakpoint_threshold, chunk_semantic, cosine_distances
+from chunkscope.document import Document
 
 
 @pytest.fixture(scope="module")
 def embedder():
-    from core.embeddings import Embedder
+    from chunkscope.embeddings import Embedder
 
     return Embedder.load()
 
@@ -128,7 +128,7 @@ def test_bad_params_are_param_errors(embedder):
 
 
 def test_registered_with_pp_variant():
-    from core.chunkers import registry
+    from chunkscope.chunkers import registry
 
     assert registry.get("semantic").params
     assert registry.get("semantic+pp").id == "semantic+pp"
@@ -136,7 +136,7 @@ def test_registered_with_pp_variant():
 
 @pytest.mark.corpus
 def test_small_dev_document(corpus_dir, embedder):
-    from core.ingest.reference import load_reference
+    from chunkscope.ingest.reference import load_reference
 
     path = next(p for p in sorted((corpus_dir / "parsed").glob("*.json")) if "EDPS" in p.name)
     doc = load_reference(path)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
 
-from core.sentences import sentence_spans
+from chunkscope.sentences import sentence_spans
 
 
 def _check_tiling(text, spans, start=0, end=None):

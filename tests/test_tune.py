@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from core import tune
-from core.analysis import Resources, Settings, analyze
-from core.chunkers import registry
-from core.chunkers.base import ParamError
-from core.cli import main
-from core.ingest import load_document
+from chunkscope import tune
+from chunkscope.analysis import Resources, Settings, analyze
+from chunkscope.analysis.settings import parse_config
+from chunkscope.chunkers import registry
+from chunkscope.chunkers.base import ParamError
+from chunkscope.cli import main
+from chunkscope.ingest import load_document
 
 ROOT = Path(__file__).resolve().parent.parent
 POLICY = ROOT / "assets" / "sample_policy.md"
@@ -193,7 +194,7 @@ def test_config_round_trip_reproduces_chunks_and_metrics(tmp_path, res, suffix):
         weights={"RC": 1.0, "ICC": 2.0, "DCC": 1.0, "BI": 1.0, "SC": 0.5}, max_tokens=900,
     )
     cfg = tune.save_config(settings, tmp_path / f"cfg{suffix}", tune={"chunker": "recursive-1100"})
-    assert tune.parse_config(cfg.read_text(), suffix[1:]) == (settings, {"chunker": "recursive-1100"})
+    assert parse_config(cfg.read_text(), suffix[1:]) == (settings, {"chunker": "recursive-1100"})
     out = tmp_path / "report.json"
     assert main(["analyze", str(POLICY), "--config", str(cfg), "--json", str(out), "--quiet"]) == 0
     rep = json.loads(out.read_text())
@@ -209,13 +210,15 @@ def test_config_round_trip_reproduces_chunks_and_metrics(tmp_path, res, suffix):
         assert got[c.id]["score"] == pytest.approx(c.score, abs=1e-12)
 
 
-def test_toml_writer_round_trips_awkward_values():
-    d = {"schema": "x", "settings": {"a": 'quote " back \\ \\n tab\t nl\n ctl\x01 del\x7f é 🙂', "n": 3,
-                                     "f": 0.1, "e": 1e-05, "b": True, "lst": ["\\s+", ""], "none": None,
-                                     "sub": {"k-1": {"x+y": 1}}, "empty": {}}}
-    back = tomllib.loads(tune.to_toml(d))
-    d["settings"].pop("none")
-    assert back == d
+def test_settings_file_round_trips_awkward_values(tmp_path):
+    awkward = 'quote " back \\ \\n tab\t nl\n ctl\x01 del\x7f é 🙂'
+    s = Settings(params={"recursive-1100": {"separators": [awkward, "\\s+", ""], "chunk_size": 900}},
+                 variants={"k-1 x+y": {"chunker": "fixed-512", "params": {"overlap": 0}}},
+                 weights={"RC": 0.1, "ICC": 1e-05, "DCC": 1.0, "BI": 2.0, "SC": 0.0})
+    for suffix in (".toml", ".json"):
+        path = s.to_file(tmp_path / f"s{suffix}")
+        assert Settings.from_file(path) == s
+    assert tomllib.loads((tmp_path / "s.toml").read_text())["settings"]["params"]["recursive-1100"]["separators"][0] == awkward
 
 
 def test_named_variant_appears_in_report_and_can_win(doc, res):
@@ -258,7 +261,7 @@ def test_variant_name():
 
 
 def test_tune_cache_is_keyed_by_the_llm_endpoint(doc, tmp_path, monkeypatch):
-    from core.llm import LLMSettings
+    from chunkscope.llm import LLMSettings
 
     monkeypatch.setenv("CHUNKSCOPE_CACHE_DIR", str(tmp_path))
     cache = tune.TuneCache()

@@ -9,7 +9,6 @@ import pytest
 pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from core import tune  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 FAST_CHUNKERS = ["recursive-1100", "recursive-600", "recursive-600+pp", "fixed-512", "whole"]
@@ -97,7 +96,8 @@ def test_save_and_reload_config(tuned):
     at.selectbox(key="cs_tune_chunker").select("recursive-600")
     _run(at)
     code = next(c.value for c in at.code if "chunkscope.config/1" in c.value)
-    settings, meta = tune.parse_config(code, "toml")
+    from chunkscope.analysis.settings import parse_config
+    settings, meta = parse_config(code, "toml")
     assert meta["chunker"] == "recursive-600"
     assert settings.params["recursive-600"] == {"chunk_size": 200}
     assert "my-250" in settings.variants and settings.coref == "none"

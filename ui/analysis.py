@@ -17,9 +17,9 @@ from typing import Any
 
 import streamlit as st
 
-from core.analysis import DEFAULT_CANDIDATES, STAGES, Resources, Settings, analyze, rescore
-from core.document import Document
-from core.report import METRICS, Report
+from chunkscope.analysis import DEFAULT_CANDIDATES, STAGES, Resources, Settings, analyze, rescore
+from chunkscope.document import Document
+from chunkscope.report import METRICS, Report
 
 REPORTS_KEY = "cs_reports"
 VARIANTS_KEY = "cs_variants"  # {name: {"chunker": id, "params": {...}}} promoted on the Tune page
@@ -86,8 +86,8 @@ def session_resources(embedder: str | None, mode: str) -> Resources:
 
 
 def all_chunker_ids() -> list[str]:
-    from core.analysis import default_chunker_ids
-    from core.chunkers import registry
+    from chunkscope.analysis import default_chunker_ids
+    from chunkscope.chunkers import registry
 
     ids = default_chunker_ids()
     ids = ids + [i for i in registry.ids() if i not in ids]
@@ -137,7 +137,7 @@ def mentions_input() -> str | None:
         if held.get("path") != path or held.get("doc") != sha:
             # read it once now, so a bad file is reported here and not as a failed analysis
             try:
-                from core.coref.precomputed import load_pairs
+                from chunkscope.coref.precomputed import load_pairs
 
                 pairs, warns = load_pairs(path, len(doc.text)) if doc is not None else ([], [])
             except Exception as exc:  # CorefError and anything a damaged file raises
@@ -228,14 +228,14 @@ def settings_sidebar() -> tuple[Settings | None, str]:
 
 
 def _default_ids() -> list[str]:
-    from core.analysis import default_chunker_ids
+    from chunkscope.analysis import default_chunker_ids
 
     return default_chunker_ids()
 
 
 def llm_settings():
     """LLM settings from the panel (the key stays in this browser session only), else the environment."""
-    from core.llm import LLMSettings
+    from chunkscope.llm import LLMSettings
 
     url = (st.session_state.get("cs_llm_url") or "").strip()
     model = (st.session_state.get("cs_llm_model") or "").strip()
@@ -251,7 +251,7 @@ def llm_settings():
 
 
 def llm_panel() -> None:
-    from core.llm import test_connection
+    from chunkscope.llm import test_connection
 
     with st.sidebar.expander("LLM endpoint (llm-regex)", expanded=False):
         st.text_input("Base URL (OpenAI, Ollama, vLLM, LM Studio…)", "", key="cs_llm_url",
@@ -270,7 +270,7 @@ def llm_panel() -> None:
 
 
 def analysis_key(doc: Document, s: Settings) -> str:
-    from core.analysis import chunking_plan
+    from chunkscope.analysis import chunking_plan
 
     d = s.to_dict()
     d.pop("weights", None)

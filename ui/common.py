@@ -14,9 +14,9 @@ from pathlib import Path
 
 import streamlit as st
 
-from core.document import Document
-from core.ingest import IngestError, load_bytes
-from core.ingest.summary import document_summary
+from chunkscope.document import Document
+from chunkscope.ingest import IngestError, load_bytes
+from chunkscope.ingest.summary import document_summary
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSETS = ROOT / "assets"

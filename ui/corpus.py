@@ -1,6 +1,6 @@
 """Streamlit side of corpus mode: inputs, running with progress, tables, downloads, open a document.
 
-The engine is ``core.corpus`` (running) and ``core.corpus_report`` (tables and figures); this
+The engine is ``chunkscope.corpus`` (running) and ``chunkscope.corpus_report`` (tables and figures); this
 module only turns them into widgets. Nothing here computes a metric.
 """
 
@@ -16,8 +16,8 @@ from typing import Any
 
 import streamlit as st
 
-from core.analysis import Settings
-from core.report import METRICS, Report
+from chunkscope.analysis import Settings
+from chunkscope.report import METRICS, Report
 
 RESULTS_KEY = "cs_corpus_results"  # the results directory shown on the page
 UPLOAD_TYPES = ["pdf", "md", "markdown", "txt", "json", "parquet"]
@@ -50,7 +50,7 @@ def save_uploads(uploads) -> Path:
 
 def run_with_progress(inputs: str, out_dir: str, settings: Settings) -> dict[str, Any] | None:
     """run_corpus with st.progress and one status line per document; None (with st.error) on failure."""
-    from core.corpus import run_corpus
+    from chunkscope.corpus import run_corpus
 
     box = st.status("Analyzing the corpus…", expanded=True)
     bar = box.progress(0.0, text="discovering documents")
@@ -92,7 +92,7 @@ def frames(res) -> dict[str, Any]:
     """The corpus tables as pandas DataFrames (same numbers as `chunkscope corpus-report`)."""
     import pandas as pd
 
-    from core import corpus_report as CR
+    from chunkscope import corpus_report as CR
 
     t2 = pd.DataFrame([{"chunker": ("* " if r["candidate"] and r["chunker"] != CR.ADAPTIVE else "") + r["chunker"],
                         "mean": _r(r["mean"], 0), "max": r["max"], "min": r["min"], "std. dev.": _r(r["std"], 0),
@@ -129,7 +129,7 @@ def zip_bytes(results_dir: str | Path) -> bytes:
 
 def open_in_inspector(entry: dict[str, Any], results_dir: str | Path) -> str:
     """Put the document and its corpus report where the inspector pages look; '' or an error line."""
-    from core.ingest import IngestError, load_document
+    from chunkscope.ingest import IngestError, load_document
     from ui.analysis import analysis_key, store_report
     from ui.common import SESSION_KEY
 

@@ -12,9 +12,10 @@ import json
 import pandas as pd
 import streamlit as st
 
-from core import viz
-from core.document import Document
-from core.report import METRICS, Report, chunk_records
+from chunkscope.present import figures, highlight, html_report
+from chunkscope.analysis import selection
+from chunkscope.document import Document
+from chunkscope.report import METRICS, Report, chunk_records
 from ui.common import guard, md_escape
 
 
@@ -30,7 +31,7 @@ def _shade(v) -> str:
 def swatch(cid: str) -> str:
     """A small square in the chunker's colour followed by its (escaped) id, as HTML."""
     return (f'<span style="display:inline-block;width:.8em;height:.8em;border-radius:2px;margin-right:.35em;'
-            f'background:{viz.chunker_color(cid)}"></span>{html.escape(cid)}')
+            f'background:{figures.chunker_color(cid)}"></span>{html.escape(cid)}')
 
 
 def _chips(items: list[dict], sign: str) -> str:
@@ -49,7 +50,7 @@ def winner_card(report: Report) -> None:
         st.warning(md_escape(report.explanation))
         return
     best = report.get(report.winner)
-    ws = viz.winner_summary(report)
+    ws = selection.winner_summary(report)
     with st.container(border=True, key="cs_winner_card"):
         c1, c2, c3, c4 = st.columns([2.2, 1, 1, 1])
         c1.html(f'<div style="font-size:1.6rem;font-weight:700">🏆 {swatch(best.id)}</div>'
@@ -69,17 +70,17 @@ def winner_card(report: Report) -> None:
 
 
 def leaderboard(report: Report) -> None:
-    rows = viz.leaderboard_rows(report)
+    rows = html_report.leaderboard_rows(report)
     order = report.ranked + [c for c in report.chunkings if c not in report.ranked]
     for row, c in zip(rows, order):
-        row.update(viz.problem_counts(c))
+        row.update(highlight.problem_counts(c))
     df = pd.DataFrame(rows)
     df.insert(0, "", ["🏆" if w else ("◆" if c else "") for w, c in zip(df["winner"], df["candidate"])])
     df.insert(1, "●", "●")
     df = df.drop(columns=["winner"])
 
     def colours(row):
-        return [f"color: {viz.chunker_color(row['chunking'])}" if col == "●" else "" for col in row.index]
+        return [f"color: {figures.chunker_color(row['chunking'])}" if col == "●" else "" for col in row.index]
 
     styled = (df.style.apply(colours, axis=1).map(_shade, subset=[*METRICS, "score"])
               .format({**{m: (lambda v: "–" if v is None or v != v else f"{v:.3f}") for m in (*METRICS, "score")},
@@ -95,7 +96,7 @@ def leaderboard(report: Report) -> None:
 def radar_ids(report: Report) -> list[str]:
     """Default radar selection: the winner and the runner-up candidate (else the next ranked)."""
     ok_ids = [c.id for c in report.ranked]
-    ws = viz.winner_summary(report)
+    ws = selection.winner_summary(report)
     out = [i for i in (ws["winner"], ws["runner"]) if i]
     for i in ok_ids:
         if len(out) >= 2:
@@ -120,13 +121,13 @@ def charts(report: Report) -> None:
             st.session_state.pop("cs_radar_sel", None)
         sel = st.multiselect("Chunkings on the radar (winner and runner-up first)", ok_ids, default=default,
                              key="cs_radar_sel")
-        st.plotly_chart(viz.radar_figure(report, sel or default), width="stretch", key="cs_radar")
+        st.plotly_chart(figures.radar_figure(report, sel or default), width="stretch", key="cs_radar")
     with right, guard("The chunk-size chart"):
-        st.plotly_chart(viz.size_figure(report, ok_ids), width="stretch", key="cs_sizes")
+        st.plotly_chart(figures.size_figure(report, ok_ids), width="stretch", key="cs_sizes")
         lo, hi = report.settings.get("min_tokens", 100), report.settings.get("max_tokens", 1100)
         st.caption(f"Every chunk is a dot; dashed lines: the size bounds {lo} and {hi} tokens (log scale).")
     with guard("The runtime chart"):
-        st.plotly_chart(viz.runtime_figure(report, [c.id for c in report.chunkings]), width="stretch",
+        st.plotly_chart(figures.runtime_figure(report, [c.id for c in report.chunkings]), width="stretch",
                         key="cs_runtime")
         t = report.timings
         st.caption("Whole analysis: " + " · ".join(f"{k} {t[k]:.2f} s" for k in ("chunk", "coref", "embed", "metrics",
@@ -136,7 +137,7 @@ def charts(report: Report) -> None:
 
 @st.cache_data(show_spinner="Building the HTML report…", max_entries=8)
 def _html(key: str, _report: Report) -> str:
-    return viz.html_report(_report)
+    return html_report.html_report(_report)
 
 
 def _jsonl_text(report: Report, doc: Document) -> str:

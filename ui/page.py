@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.document import Document
-from core.report import Report
+from chunkscope.document import Document
+from chunkscope.report import Report
 from ui.analysis import current_report, latest_report, settings_sidebar
 
 

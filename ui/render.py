@@ -6,8 +6,8 @@ All document text goes through ``html.escape`` before it is placed in HTML.
 from __future__ import annotations
 
 import html
-from core.document import Block, Document
-from core.viz import View, document_views
+from chunkscope.document import Block, Document
+from chunkscope.present.paging import View, document_views
 
 KIND_COLORS = {
     "heading": "#1f77b4",
@@ -37,7 +37,7 @@ CSS = """<style>
 
 
 def views(doc: Document, window_chars: int = WINDOW_CHARS) -> list[View]:
-    """The block view's pieces: ``core.viz.document_views`` (pages, or windows of about
+    """The block view's pieces: ``chunkscope.paging.document_views`` (pages, or windows of about
     ``window_chars`` ending on a block boundary) that hold at least one block start."""
     return [v for v in document_views(doc, window_chars) if v.has_blocks]
 
@@ -60,7 +60,7 @@ def block_html(doc: Document, index: int, block: Block, tokens: int | None = Non
 
 def blocks_html(doc: Document, view: View, with_tokens: bool = True) -> str:
     """HTML for the blocks of one view, each outlined and labelled with its kind."""
-    from core.tokens import count_many
+    from chunkscope.tokens import count_many
 
     blocks = doc.blocks[view.first:view.last + 1]
     counts = count_many([doc.text[b.start:b.end] for b in blocks]) if with_tokens else [None] * len(blocks)

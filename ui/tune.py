@@ -1,7 +1,7 @@
 """Streamlit helpers of the Tune page: parameter widgets generated from ParamSpecs, the session's
 tried configurations (frontier points), promotion of a point to a named candidate, config load.
 
-Computation lives in ``core.tune``; this module only keeps widget and session state.
+Computation lives in ``chunkscope.tune``; this module only keeps widget and session state.
 """
 
 from __future__ import annotations
@@ -14,12 +14,13 @@ from typing import Any
 
 import streamlit as st
 
-from core import tune
-from core.analysis import Settings
-from core.chunkers.base import ChunkerSpec, ParamSpec
-from core.document import Document
-from core.metrics import score as metric_score
-from core.report import METRICS, ChunkingResult, Report
+from chunkscope import tune
+from chunkscope.analysis import Settings
+from chunkscope.analysis.settings import parse_config
+from chunkscope.chunkers.base import ChunkerSpec, ParamSpec
+from chunkscope.document import Document
+from chunkscope.metrics import score as metric_score
+from chunkscope.report import METRICS, ChunkingResult, Report
 from ui.analysis import (
     SETTINGS_KEY,
     VARIANTS_KEY,
@@ -219,9 +220,9 @@ def promote(doc: Document, report_settings_: Settings) -> None:
         return
     p = points[i]
     name = (st.session_state.get("cs_tune_promote_name") or "").strip() or p["name"]
-    from core.analysis import _registered
+    from chunkscope.chunkers.registry import is_registered
 
-    if _registered(name):
+    if is_registered(name):
         st.session_state[MSG] = ("error", f"“{name}” is a built-in chunker id: choose another name.")
         return
     variants = dict(st.session_state.get(VARIANTS_KEY, {}))
@@ -277,14 +278,14 @@ def save_settings(base: Settings, chunker_id: str, values: dict[str, Any]) -> Se
 
 def apply_config() -> None:
     """Callback of the config uploader: restore the sidebar settings and the tuned chunker's widgets."""
-    from core.chunkers import registry
+    from chunkscope.chunkers import registry
 
     up = st.session_state.get("cs_tune_load")
     if up is None:
         return
     fmt = "toml" if up.name.lower().endswith(".toml") else "json"
     try:
-        s, meta = tune.parse_config(up.getvalue().decode("utf-8"), fmt)
+        s, meta = parse_config(up.getvalue().decode("utf-8"), fmt)
         cid = meta.get("chunker") or next(iter(s.params), None)
         spec = registry.get(cid) if cid else None
         resolved = spec.resolve_params(s.params.get(cid, {})) if spec else {}
@@ -302,7 +303,7 @@ def apply_config() -> None:
     ss["cs_bi_tol"], ss["cs_win_tokens"], ss["cs_win_step"] = int(s.bi_tolerance), int(s.window_tokens), int(s.window_step)
     ss["cs_mode"], ss["cs_coref"], ss["cs_embedder"] = s.embedding_mode, s.coref, s.embedder or ""
     options = all_chunker_ids()
-    from core.analysis import default_chunker_ids
+    from chunkscope.analysis import default_chunker_ids
 
     run = list(s.chunkers) if s.chunkers is not None else default_chunker_ids()
     ss["cs_chunkers"] = [c for c in run if c in options]

@@ -13,8 +13,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from core.document import Document, Span
-from core.tokens import count_many
+from chunkscope.document import Document, Span
+from chunkscope.tokens import count_many
 
 _NONWS = re.compile(r"\S+")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
-from core.document import Document, Span
+from chunkscope.document import Document, Span
 
 
 class ParamError(ValueError):
@@ -97,10 +97,10 @@ class ChunkResult:
 
 
 class RunContext(Protocol):
-    """Shared resources a chunker may use (all optional). See core.analysis.Resources."""
+    """Shared resources a chunker may use (all optional). See chunkscope.analysis.Resources."""
 
-    def embedder(self) -> Any: ...  # core.embeddings.Embedder (semantic chunker)
-    def llm(self) -> Any: ...  # core.llm.LLMClient or None (llm-regex chunker)
+    def embedder(self) -> Any: ...  # chunkscope.embeddings.Embedder (semantic chunker)
+    def llm(self) -> Any: ...  # chunkscope.llm.LLMClient or None (llm-regex chunker)
 
 
 ChunkFn = Callable[[Document, dict[str, Any], "RunContext | None"], ChunkResult]
@@ -140,6 +140,7 @@ class ChunkerSpec:
     fn: ChunkFn
     family: str = ""
     validate: ValidateFn | None = None  # combinations (overlap >= size, min > max, ...), next to the params
+    needs: str = ""  # "" (text and structure only), "embedder" or "llm": the analysis stage that runs it
 
     def problems(self, params: dict[str, Any]) -> list[str]:
         """User-facing problems with a combination of (resolved) values; [] when it is valid.

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.chunkers.base import ChunkResult, ChunkerSpec, ParamError, ParamSpec, overlap_below
-from core.document import Document, Span
-from core.tokens import token_char_offsets
+from chunkscope.chunkers.base import ChunkResult, ChunkerSpec, ParamError, ParamSpec, overlap_below
+from chunkscope.document import Document, Span
+from chunkscope.tokens import token_char_offsets
 
 
 def fixed_windows(text: str, size: int, overlap: int) -> list[Span]:

@@ -16,10 +16,10 @@ import logging
 import re
 from typing import Any, Sequence
 
-from core.chunkers.base import ChunkResult, ChunkerSpec, ParamError, ParamSpec, overlap_below
-from core.chunkers.recursive import MAX_TOKEN_CHARS, PAPER_SEPARATORS
-from core.document import Document, Span
-from core.tokens import count_tokens
+from chunkscope.chunkers.base import ChunkResult, ChunkerSpec, ParamError, ParamSpec, overlap_below
+from chunkscope.chunkers.recursive import MAX_TOKEN_CHARS, PAPER_SEPARATORS
+from chunkscope.document import Document, Span
+from chunkscope.tokens import count_tokens
 
 
 class MappingError(RuntimeError):

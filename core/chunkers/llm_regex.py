@@ -26,10 +26,10 @@ from typing import Any
 
 import regex
 
-from core.chunkers.base import ChunkerSpec, ChunkResult, ParamSpec, RunContext
-from core.document import Document, Span
-from core.llm import NOT_CONFIGURED, LLMClient, LLMError, cache_dir
-from core.tokens import count_many, encoding
+from chunkscope.chunkers.base import ChunkerSpec, ChunkResult, ParamSpec, RunContext
+from chunkscope.document import Document, Span
+from chunkscope.llm import NOT_CONFIGURED, LLMClient, LLMError, cache_dir
+from chunkscope.tokens import count_many, encoding
 
 PROMPT_VERSION = "llm_regex_v1"
 PROMPT_FILE = "llm_regex_v1.txt"
@@ -346,15 +346,9 @@ SPEC = ChunkerSpec(
     params=PARAMS,
     fn=chunk_llm_regex,
     family="llm",
+    needs="llm",
 )
 
 
-def _register() -> None:
-    try:
-        from core.chunkers.registry import register
-    except ImportError:  # registry not available: the spec can still be used directly
-        return
-    register(SPEC)
-
-
-_register()
+def specs() -> list[ChunkerSpec]:
+    return [SPEC]

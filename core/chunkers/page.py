@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.chunkers.base import ChunkResult, ChunkerSpec, ParamSpec
-from core.document import Document
+from chunkscope.chunkers.base import ChunkResult, ChunkerSpec, ParamSpec
+from chunkscope.document import Document
 
 
 def chunk_page(doc: Document, params: dict[str, Any], ctx: Any = None) -> ChunkResult:

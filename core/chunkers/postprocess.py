@@ -17,10 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from core.chunkers.base import ParamError, ParamSpec
-from core.chunkers.recursive import PAPER_SEPARATORS, RecursiveSplitter
-from core.document import Span
-from core.tokens import count_many, count_tokens
+from chunkscope.chunkers.base import ParamError, ParamSpec
+from chunkscope.chunkers.recursive import PAPER_SEPARATORS, RecursiveSplitter
+from chunkscope.document import Span
+from chunkscope.tokens import count_many, count_tokens
 
 PP_PARAMS: tuple[ParamSpec, ...] = (
     ParamSpec("pp_max_tokens", int, 1100, "post-processing: chunks above this are re-split", min=1, max=1_000_000),

@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Callable, Sequence
 
-from core.chunkers.base import ChunkResult, ChunkerSpec, ParamError, ParamSpec, overlap_below
-from core.document import Document, Span
-from core.tokens import count_tokens
+from chunkscope.chunkers.base import ChunkResult, ChunkerSpec, ParamError, ParamSpec, overlap_below
+from chunkscope.document import Document, Span
+from chunkscope.tokens import count_tokens
 
 # DESIGN section 4 / paper appendix G, highest priority first. "" = hard character split.
 PAPER_SEPARATORS: tuple[str, ...] = (

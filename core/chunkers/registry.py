@@ -7,9 +7,11 @@
 * ``DEFAULT_IDS`` -> what an analysis runs by default: every DESIGN section 4 id that
   is registered, plus the paper's candidates (``page+pp``, ``recursive-1100+pp``,
   ``recursive-600+pp``, and ``llm-regex+pp``/``semantic+pp`` once registered).
-* ``register(spec)`` adds a chunker (optional modules such as
-  ``core.chunkers.semantic`` and ``core.chunkers.llm_regex`` register themselves when
-  imported; they are imported here if present, and their absence is tolerated).
+* ``is_registered(chunker_id)``: the one "is this id known" check (``+pp`` ids included).
+* ``register(spec)`` adds a chunker; an id that is already taken is an error, never a silent
+  replacement (registering the very same spec again is a no-op). Modules never register
+  themselves: each family module exposes ``specs()`` and this module registers them, the
+  optional ones (semantic, llm-regex) only when their dependencies import.
 * ``run_chunker(doc, id, params, ctx)`` validates params (ParamError with a user
   message) and runs the chunker; it times nothing.
 """
@@ -21,9 +23,9 @@ import logging
 import traceback
 from typing import Any
 
-from core.chunkers.base import ChunkResult, ChunkerSpec, ParamError, all_of
-from core.chunkers.postprocess import PP_PARAMS, PostprocessStats, postprocess, validate_pp
-from core.document import Document, Span
+from chunkscope.chunkers.base import ChunkResult, ChunkerSpec, ParamError, all_of
+from chunkscope.chunkers.postprocess import PP_PARAMS, PostprocessStats, postprocess, validate_pp
+from chunkscope.document import Document, Span
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +40,7 @@ _DESIGN_ORDER = (
 
 _SPECS: dict[str, ChunkerSpec] = {}
 DEFAULT_IDS: list[str] = []
-OPTIONAL_MODULES = ("core.chunkers.semantic", "core.chunkers.llm_regex")
+OPTIONAL_MODULES = ("chunkscope.chunkers.semantic", "chunkscope.chunkers.llm_regex")
 OPTIONAL_ERRORS: dict[str, str] = {}  # module -> why it could not be imported
 
 
@@ -55,16 +57,24 @@ def _base_id(chunker_id: str) -> str:
     return chunker_id[: -len(PP_SUFFIX)] if chunker_id.endswith(PP_SUFFIX) else chunker_id
 
 
-def register(spec: ChunkerSpec, replace: bool = True) -> None:
+def register(spec: ChunkerSpec) -> None:
     if spec.id.endswith(PP_SUFFIX):
         raise ValueError(f"register the base chunker, not '{spec.id}': '+pp' variants are derived")
-    if spec.id in _SPECS and not replace:
+    if spec.id in _SPECS:
+        if _SPECS[spec.id] is spec:
+            return
         raise ValueError(f"chunker '{spec.id}' is already registered")
     names = [p.name for p in spec.params]
     clash = set(names) & {p.name for p in PP_PARAMS}
     if clash or len(set(names)) != len(names):
         raise ValueError(f"chunker '{spec.id}': duplicate or reserved parameter names {sorted(clash) or names}")
     _SPECS[spec.id] = spec
+    _refresh_defaults()
+
+
+def unregister(chunker_id: str) -> None:
+    """Remove a chunker registered with ``register`` (plugins, tests); unknown ids are ignored."""
+    _SPECS.pop(_base_id(chunker_id), None)
     _refresh_defaults()
 
 
@@ -99,7 +109,12 @@ def _pp_spec(base: ChunkerSpec) -> ChunkerSpec:
         fn=run,
         family=base.family,
         validate=all_of(base.validate, validate_pp),
+        needs=base.needs,
     )
+
+
+def is_registered(chunker_id: str) -> bool:
+    return _base_id(chunker_id) in _SPECS
 
 
 def get(chunker_id: str) -> ChunkerSpec:
@@ -145,7 +160,7 @@ def run_chunker(doc: Document, chunker_id: str, params: dict[str, Any] | None = 
 
 
 def _load_builtin() -> None:
-    from core.chunkers import fixed, langchain, page, recursive, sentence, structure, whole
+    from chunkscope.chunkers import fixed, langchain, page, recursive, sentence, structure, whole
 
     for mod in (page, recursive, langchain, sentence, fixed, structure, whole):
         for spec in mod.specs():
@@ -155,7 +170,9 @@ def _load_builtin() -> None:
 def _load_optional() -> None:
     for name in OPTIONAL_MODULES:
         try:
-            importlib.import_module(name)
+            mod = importlib.import_module(name)
+            for spec in mod.specs():
+                register(spec)
         except ModuleNotFoundError as exc:
             if exc.name != name:  # the module exists but a dependency is missing
                 OPTIONAL_ERRORS[name] = str(exc)

@@ -1,6 +1,6 @@
 """``semantic``: embedding-breakpoint chunker in the manner of LangChain's SemanticChunker.
 
-1. Sentences come from ``core.sentences.sentence_spans`` (spans, whitespace attached).
+1. Sentences come from ``chunkscope.sentences.sentence_spans`` (spans, whitespace attached).
 2. Each sentence is embedded together with ``buffer_size`` sentences on each side.
 3. Cosine distance between each buffered sentence and the next one.
 4. A breakpoint follows sentence ``i`` when its distance (or, for ``gradient``, the
@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from core.chunkers.base import ChunkerSpec, ChunkResult, ParamError, ParamSpec, RunContext
-from core.document import Document, Span
+from chunkscope.chunkers.base import ChunkerSpec, ChunkResult, ParamError, ParamSpec, RunContext
+from chunkscope.document import Document, Span
 
 THRESHOLD_TYPES = ("gradient", "percentile", "standard_deviation", "interquartile")
 DEFAULT_AMOUNTS = {"gradient": 95.0, "percentile": 95.0, "standard_deviation": 3.0, "interquartile": 1.5}
@@ -80,7 +80,7 @@ def _embed_windows(doc: Document, sents: list[Span], windows: list[tuple[int, in
     if ctx is not None and hasattr(ctx, "embedder"):
         embedder = ctx.embedder()
     else:
-        from core.embeddings import Embedder
+        from chunkscope.embeddings import Embedder
 
         embedder = Embedder.load()
     # the window text: its sentences' visible text joined by one space (as LangChain does)
@@ -89,7 +89,7 @@ def _embed_windows(doc: Document, sents: list[Span], windows: list[tuple[int, in
 
 
 def chunk_semantic(doc: Document, params: dict[str, Any], ctx: RunContext | None = None) -> ChunkResult:
-    from core.sentences import sentence_spans
+    from chunkscope.sentences import sentence_spans
 
     text = doc.text
     ttype = str(params.get("threshold_type", "gradient"))
@@ -167,16 +167,10 @@ SPEC = ChunkerSpec(
     params=PARAMS,
     fn=chunk_semantic,
     family="semantic",
+    needs="embedder",
     validate=validate_semantic,
 )
 
 
-def _register() -> None:
-    try:
-        from core.chunkers.registry import register
-    except ImportError:
-        return
-    register(SPEC)
-
-
-_register()
+def specs() -> list[ChunkerSpec]:
+    return [SPEC]

@@ -1,12 +1,12 @@
-"""``sentence-5``: groups of N consecutive sentences (see core.sentences for the segmenter)."""
+"""``sentence-5``: groups of N consecutive sentences (see chunkscope.sentences for the segmenter)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from core.chunkers.base import ChunkResult, ChunkerSpec, ParamSpec
-from core.document import Document, Span
-from core.sentences import segmenter_name, sentence_spans
+from chunkscope.chunkers.base import ChunkResult, ChunkerSpec, ParamSpec
+from chunkscope.document import Document, Span
+from chunkscope.sentences import segmenter_name, sentence_spans
 
 
 def chunk_sentences(doc: Document, params: dict[str, Any], ctx: Any = None) -> ChunkResult:

@@ -16,10 +16,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from core.chunkers.base import ChunkResult, ChunkerSpec, ParamSpec
-from core.chunkers.recursive import PAPER_SEPARATORS, RecursiveSplitter
-from core.document import Document, Span
-from core.tokens import count_tokens
+from chunkscope.chunkers.base import ChunkResult, ChunkerSpec, ParamSpec
+from chunkscope.chunkers.recursive import PAPER_SEPARATORS, RecursiveSplitter
+from chunkscope.document import Document, Span
+from chunkscope.tokens import count_tokens
 
 _HEADING_LINE = re.compile(r"^#+[ \t]+\S.*$", re.MULTILINE)
 _PIPE_ROWS = re.compile(r"(?:^[ \t]*\|[^\n]*(?:\n|$))+", re.MULTILINE)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.chunkers.base import ChunkResult, ChunkerSpec
-from core.document import Document, Span
+from chunkscope.chunkers.base import ChunkResult, ChunkerSpec
+from chunkscope.document import Document, Span
 
 
 def chunk_whole(doc: Document, params: dict[str, Any], ctx: Any = None) -> ChunkResult:

@@ -6,11 +6,11 @@ Public API (used by ``core/analysis.py``, the CLI and the app)::
 
 Backends:
 
-* ``heuristic`` (default; offline, English): spaCy rules, see ``core.coref.heuristic``;
+* ``heuristic`` (default; offline, English): spaCy rules, see ``chunkscope.coref.heuristic``;
 * ``maverick`` (optional extra ``chunkscope[maverick]``, non-commercial licence): the model the
-  paper used, see ``core.coref.maverick``;
+  paper used, see ``chunkscope.coref.maverick``;
 * ``precomputed``: pairs read from the reference mentions parquet or a JSON of pairs
-  (``mentions=PATH``), see ``core.coref.precomputed``;
+  (``mentions=PATH``), see ``chunkscope.coref.precomputed``;
 * ``none``: no coreference; RC is not computed.
 
 Every span is half-open ``[start, end)`` into ``Document.text`` (inclusive ends of the
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.document import Document, Span
+from chunkscope.document import Document, Span
 
 BACKENDS = ("heuristic", "maverick", "precomputed", "none")
 
@@ -95,7 +95,7 @@ def document_language(doc: Document) -> str:
     lang = (doc.language or "und").lower()
     if lang != "und":
         return lang
-    from core.language import language_code
+    from chunkscope.language import language_code
 
     return language_code(doc.text)
 
@@ -136,7 +136,7 @@ def get_pairs(
     if backend == "precomputed":
         if mentions is None:
             raise CorefError("precomputed coreference needs a mentions file (reference parquet or JSON of pairs)")
-        from core.coref.precomputed import load_pairs
+        from chunkscope.coref.precomputed import load_pairs
 
         pairs, load_warnings = load_pairs(mentions, len(doc.text))
         res = CorefResult(pairs, "precomputed", warnings=warnings + load_warnings,
@@ -151,11 +151,11 @@ def get_pairs(
                            warnings=warnings, info={"language": lang})
 
     if backend == "heuristic":
-        from core.coref.heuristic import heuristic_pairs
+        from chunkscope.coref.heuristic import heuristic_pairs
 
         res = heuristic_pairs(doc)
     else:
-        from core.coref.maverick import maverick_pairs
+        from chunkscope.coref.maverick import maverick_pairs
 
         res = maverick_pairs(doc, model=model)
     res.warnings = warnings + res.warnings

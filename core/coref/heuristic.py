@@ -47,8 +47,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from core.coref import CorefResult, Pair, cache_dir
-from core.document import Document, Span
+from chunkscope.coref import CorefResult, Pair, cache_dir
+from chunkscope.document import Document, Span
 
 VERSION = "heuristic-2"
 MAX_SENTENCES_BACK = 3
@@ -235,7 +235,7 @@ def _agree(c: _Cand, number: str, kind: str) -> float | None:
 def resolve(text: str, nlp: Any = None) -> list[Pair]:
     """Heuristic entity–pronoun pairs (half-open spans) for English ``text``."""
     if nlp is None:
-        from core.coref._nlp import english
+        from chunkscope.coref._nlp import english
 
         nlp = english(("ner", "lemmatizer"))
     work = [b for b in _blocks(text) if b[2] != "skip"]

@@ -30,8 +30,8 @@ import re
 import time
 from typing import Any, Iterable, Sequence
 
-from core.coref import CorefError, CorefResult, Pair, cache_dir
-from core.document import Document, Span
+from chunkscope.coref import CorefError, CorefResult, Pair, cache_dir
+from chunkscope.document import Document, Span
 
 DEFAULT_MODEL = "sapienzanlp/maverick-mes-ontonotes"
 VERSION = "maverick-pairs-1"
@@ -56,7 +56,7 @@ def model_name(model: str | None = None) -> str:
 # --------------------------------------------------------------------------- clusters -> pairs
 
 def _tagged_lower(text: str) -> Any:
-    from core.coref._nlp import english
+    from chunkscope.coref._nlp import english
 
     nlp = english(("ner", "lemmatizer", "parser"))  # POS comes from tagger + attribute_ruler
     nlp.max_length = max(nlp.max_length, len(text) + 1)
@@ -195,7 +195,7 @@ def _windows(text: str, tokenizer: Any) -> list[tuple[int, list[str]]]:
 
 def find_clusters(text: str, mav: Any) -> list[list[tuple[int, int]]]:
     """Maverick clusters over the whole text, character spans with inclusive ends."""
-    from core.coref._nlp import english
+    from chunkscope.coref._nlp import english
 
     tokenizer = english(("ner", "lemmatizer", "parser", "tagger", "attribute_ruler", "tok2vec")).tokenizer
     found: list[list[tuple[int, int]]] = []

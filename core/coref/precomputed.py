@@ -23,8 +23,8 @@ import json
 from pathlib import Path
 from typing import Any, Iterable
 
-from core.coref import CorefError, Pair
-from core.document import Span
+from chunkscope.coref import CorefError, Pair
+from chunkscope.document import Span
 
 
 def _as_span(raw: Any, inclusive: bool, what: str) -> tuple[int, int]:

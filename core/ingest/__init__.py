@@ -21,9 +21,9 @@ import os
 import time
 from pathlib import Path
 
-from core.document import Document
-from core.ingest.errors import IngestError
-from core.language import detect_language
+from chunkscope.document import Document
+from chunkscope.ingest.errors import IngestError
+from chunkscope.language import detect_language
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -93,8 +93,8 @@ def _format_of(filename: str, data: bytes | None = None) -> str:
 
 
 def _load_json(data: bytes, filename: str, name: str | None) -> Document:
-    from core.ingest.reference import ReferenceFormatError, document_from_reference, is_reference_json
-    from core.ingest.text import decode_text
+    from chunkscope.ingest.reference import ReferenceFormatError, document_from_reference, is_reference_json
+    from chunkscope.ingest.text import decode_text
 
     text, _ = decode_text(data, filename)
     try:
@@ -125,11 +125,11 @@ def _load_json(data: bytes, filename: str, name: str | None) -> Document:
 def _label_gold_blocks(doc: Document) -> None:
     """Give a reference document's gold blocks their kinds (heading, table, layout...).
 
-    The gold boundaries are never changed: kinds are copied from ``core.blocks`` only when
+    The gold boundaries are never changed: kinds are copied from ``chunkscope.blocks`` only when
     its boundaries are exactly the gold ones (true for all seven dev-corpus documents);
     otherwise the blocks keep the kind ``gold``.
     """
-    from core.blocks import build_blocks
+    from chunkscope.blocks import build_blocks
 
     try:
         built, _ = build_blocks(doc.text, doc.pages)
@@ -137,9 +137,9 @@ def _label_gold_blocks(doc: Document) -> None:
         return
     if [(b.start, b.end) for b in built] == [(b.start, b.end) for b in doc.blocks]:
         doc.blocks = built
-        doc.meta["block_kinds"] = "core.blocks (boundaries identical to split_points)"
+        doc.meta["block_kinds"] = "chunkscope.blocks (boundaries identical to split_points)"
     else:
-        doc.meta["block_kinds"] = "gold (core.blocks disagrees with split_points)"
+        doc.meta["block_kinds"] = "gold (chunkscope.blocks disagrees with split_points)"
 
 
 def load_bytes(data: bytes, filename: str, max_bytes: int | None = None, *, name: str | None = None) -> Document:
@@ -153,15 +153,15 @@ def load_bytes(data: bytes, filename: str, max_bytes: int | None = None, *, name
     stem = name or Path(filename).stem or filename
     t0 = time.perf_counter()
     if fmt == "pdf":
-        from core.ingest.pdf import load_pdf_bytes
+        from chunkscope.ingest.pdf import load_pdf_bytes
 
         doc = load_pdf_bytes(data, filename, stem)
     elif fmt == "markdown":
-        from core.ingest.markdown import load_markdown_bytes
+        from chunkscope.ingest.markdown import load_markdown_bytes
 
         doc = load_markdown_bytes(data, filename, stem)
     elif fmt == "text":
-        from core.ingest.text import load_text_bytes
+        from chunkscope.ingest.text import load_text_bytes
 
         doc = load_text_bytes(data, filename, stem)
     else:

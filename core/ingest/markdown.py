@@ -2,15 +2,15 @@
 
 Pages come from ``<!-- PageBreak -->`` markers (the convention of the paper's parsed
 corpus: each page ends just after its marker and the blank lines that follow) or, if
-there are none, from form feeds. Blocks and headings come from ``core.blocks``.
+there are none, from form feeds. Blocks and headings come from ``chunkscope.blocks``.
 """
 
 from __future__ import annotations
 
 import re
 
-from core.document import Document, Span
-from core.ingest.text import decode_text, document_from_decoded, form_feed_pages
+from chunkscope.document import Document, Span
+from chunkscope.ingest.text import decode_text, document_from_decoded, form_feed_pages
 
 _PAGEBREAK = re.compile(r"<!--\s*PageBreak\s*-->[ \t]*(?:\n[ \t]*)*", re.IGNORECASE)
 

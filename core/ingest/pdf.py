@@ -16,9 +16,9 @@ import re
 import threading
 from functools import lru_cache
 
-from core.blocks import build_blocks
-from core.document import Document, Span
-from core.ingest.errors import IngestError
+from chunkscope.blocks import build_blocks
+from chunkscope.document import Document, Span
+from chunkscope.ingest.errors import IngestError
 
 PAGE_BREAK = "<!-- PageBreak -->"
 _PLACEHOLDER = re.compile(r"\*{0,2}==>.*?<==\*{0,2}|!\[[^\]]*\]\([^)]*\)")

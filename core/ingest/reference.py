@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from core.document import Block, Document, Heading, Span
+from chunkscope.document import Block, Document, Heading, Span
 
 
 class ReferenceFormatError(ValueError):

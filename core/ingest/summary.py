@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.blocks import blocks_by_kind
-from core.document import Document
-from core.tokens import count_tokens
+from chunkscope.blocks import blocks_by_kind
+from chunkscope.document import Document
+from chunkscope.tokens import count_tokens
 
 
 def document_summary(doc: Document) -> dict[str, Any]:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import codecs
 
-from core.blocks import build_blocks
-from core.document import Document, Span
-from core.ingest.errors import IngestError
+from chunkscope.blocks import build_blocks
+from chunkscope.document import Document, Span
+from chunkscope.ingest.errors import IngestError
 
 # C0 control characters other than tab, newline, carriage return, form feed and ESC (ANSI colours)
 _CONTROL = {chr(c) for c in range(32)} - {"\t", "\n", "\r", "\f", "\x1b"}

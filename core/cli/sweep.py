@@ -6,12 +6,12 @@ import argparse
 import sys
 import time
 
-from core.report import METRICS
+from chunkscope.report import METRICS
 
 
 def add_sweep(sub) -> None:
-    from core.cli import add_input_arguments
-    from core.cli_analyze import add_analysis_options
+    from chunkscope.cli.common import add_input_arguments
+    from chunkscope.cli.analyze import add_analysis_options
 
     p = sub.add_parser(
         "sweep",
@@ -53,11 +53,11 @@ def header(param: str) -> str:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from core import tune
-    from core.analysis import Resources
-    from core.chunkers import registry
-    from core.cli import CLIError, check_json_target, load_input, write_json
-    from core.cli_analyze import settings_from_args
+    from chunkscope import tune
+    from chunkscope.analysis import Resources
+    from chunkscope.chunkers import registry
+    from chunkscope.cli.common import CLIError, check_json_target, load_input, write_json
+    from chunkscope.cli.analyze import settings_from_args
 
     check_json_target(args.json)
 

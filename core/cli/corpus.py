@@ -7,7 +7,7 @@ import sys
 import time
 from typing import Any
 
-from core.cli_analyze import add_analysis_options, settings_from_args
+from chunkscope.cli.analyze import add_analysis_options, settings_from_args
 
 
 class CorpusProgress:
@@ -75,7 +75,7 @@ def add_corpus(sub) -> None:
 
 
 def cmd_corpus(args: argparse.Namespace) -> int:
-    from core.corpus import run_corpus
+    from chunkscope.corpus import run_corpus
 
     if args.jobs < 1:
         raise ValueError("--jobs must be >= 1")
@@ -115,7 +115,8 @@ def add_corpus_report(sub) -> None:
 def cmd_corpus_report(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from core.corpus_report import CorpusResults, html_report, text_report
+    from chunkscope.corpus_report import CorpusResults, text_report
+    from chunkscope.present.html_report import corpus_html_report as html_report
 
     res = CorpusResults.load(args.results)
     print(text_report(res))

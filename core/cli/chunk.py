@@ -1,4 +1,4 @@
-"""``chunkscope chunkers`` and ``chunkscope chunk`` (registered in core.cli.SUBCOMMANDS)."""
+"""``chunkscope chunkers`` and ``chunkscope chunk`` (registered in chunkscope.cli.SUBCOMMANDS)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 def parse_kv(items: list[str] | None) -> dict[str, str]:
     """``["k=v", ...]`` -> dict; values stay strings (the ParamSpec coerces them)."""
-    from core.cli import CLIError
+    from chunkscope.cli.common import CLIError
 
     out: dict[str, str] = {}
     for item in items or []:
@@ -37,7 +37,7 @@ def add_chunkers(sub) -> None:
 
 
 def cmd_chunkers(args: argparse.Namespace) -> int:
-    from core.chunkers import registry
+    from chunkscope.chunkers import registry
 
     specs = [registry.get(i) for i in registry.ids(include_pp=args.pp)]
     if args.json:
@@ -59,7 +59,7 @@ def cmd_chunkers(args: argparse.Namespace) -> int:
 
 
 def add_chunk(sub) -> None:
-    from core.cli import add_input_arguments
+    from chunkscope.cli.common import add_input_arguments
 
     p = sub.add_parser("chunk", help="chunk a document with one chunker and show the chunks",
                        description="Chunk FILE with one chunker: prints index, start, end, tokens and the first "
@@ -86,10 +86,10 @@ def chunk_payload(doc, chunker_id: str, params: dict[str, Any], spans, tokens, a
 
 
 def cmd_chunk(args: argparse.Namespace) -> int:
-    from core.chunkers import registry
-    from core.chunkers.audit import audit
-    from core.cli import CLIError, load_input, write_json
-    from core.tokens import count_many
+    from chunkscope.chunkers import registry
+    from chunkscope.chunkers.audit import audit
+    from chunkscope.cli.common import CLIError, load_input, write_json
+    from chunkscope.tokens import count_many
 
     spec = registry.get(args.chunker)  # UnknownChunker is a ValueError: one-line error
     overrides = parse_kv(args.param)

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
-from core.analysis import Settings
-from core.report import METRICS, Report
+from chunkscope.analysis import Settings
+from chunkscope.report import METRICS, Report
 
 
 class SettingsError(ValueError):
@@ -56,24 +54,15 @@ def parse_params(items: list[str]) -> dict[str, dict[str, str]]:
 
 
 def load_config(path: str) -> dict[str, Any]:
-    """A settings file: JSON or TOML with the keys of ``Settings`` (what the app's 'save' writes)."""
-    p = Path(path)
+    """A settings file: TOML or JSON with the keys of ``Settings`` (what the app's 'save' writes)."""
+    from chunkscope.analysis.settings import read_config
+
     try:
-        raw = p.read_text(encoding="utf-8")
+        return read_config(path)[0]
     except OSError as exc:
         raise SettingsError(f"--config: cannot read {path}: {exc.strerror or exc}") from None
-    try:
-        if p.suffix.lower() == ".toml":
-            import tomllib
-
-            data = tomllib.loads(raw)
-        else:
-            data = json.loads(raw)
-    except Exception as exc:  # tomllib.TOMLDecodeError / json.JSONDecodeError
-        raise SettingsError(f"--config: {p.name} is not valid {p.suffix.lstrip('.').upper() or 'JSON'}: {exc}") from None
-    if not isinstance(data, dict):
-        raise SettingsError("--config: expected a table/object of settings")
-    return data.get("settings", data) if isinstance(data.get("settings"), dict) else data
+    except ValueError as exc:
+        raise SettingsError(f"--config: {exc}") from None
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
@@ -109,9 +98,9 @@ def check_chunkings(settings: Settings, explicit_params: dict[str, dict[str, str
     """Refuse, before any work, chunking ids that name no chunker or variant and parameters
     that a chunker rejects (the analysis would otherwise report them only as failed rows).
     ``explicit_params`` (from ``--param``) must also name a chunking that actually runs."""
-    from core.analysis import DEFAULT_CANDIDATES, chunking_plan
-    from core.chunkers import registry
-    from core.chunkers.base import ParamError
+    from chunkscope.analysis import DEFAULT_CANDIDATES, chunking_plan
+    from chunkscope.chunkers import registry
+    from chunkscope.chunkers.base import ParamError
 
     def known(cid: str) -> bool:
         if cid in settings.variants:
@@ -187,7 +176,7 @@ class StderrProgress:
             self.stream.write("\r" + line[:110].ljust(110))
             if stage == "selection":
                 self.stream.write("\n")
-        elif fraction in (0.0, 1.0) or stage == "chunking":
+        elif fraction in (0.0, 1.0) or stage == "structure":
             self.stream.write(line + "\n")
         self.stream.flush()
 
@@ -223,7 +212,7 @@ def add_analyze(sub) -> None:
         description="Run the chunkers on one document, score each chunking with the five intrinsic metrics, "
         "print a leaderboard and the adaptive winner with the reason it won.",
     )
-    from core.cli import add_input_arguments
+    from chunkscope.cli.common import add_input_arguments
 
     add_input_arguments(p)
     p.add_argument("--json", metavar="OUT", help="write the report (schema chunkscope.report/1) to OUT")
@@ -233,8 +222,8 @@ def add_analyze(sub) -> None:
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
-    from core.analysis import analyze
-    from core.cli import check_json_target, load_input, write_json
+    from chunkscope.analysis import analyze
+    from chunkscope.cli.common import check_json_target, load_input, write_json
 
     settings = settings_from_args(args)
     check_json_target(args.json)
@@ -242,8 +231,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     doc = load_input(args.file, args.max_bytes)
     if settings.mentions and settings.coref in ("precomputed", "heuristic"):
         # an explicit mentions file that cannot be used is a usage error, not a silently missing RC
-        from core.coref import CorefError
-        from core.coref.precomputed import load_pairs
+        from chunkscope.coref import CorefError
+        from chunkscope.coref.precomputed import load_pairs
 
         try:
             load_pairs(settings.mentions, len(doc.text))

@@ -1,0 +1,41 @@
+"""Stage 3, coreference: entity–pronoun pairs (DESIGN section 8) and References Completeness."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chunkscope import metrics as M
+from chunkscope.analysis.settings import Settings
+from chunkscope.document import Document, Span
+from chunkscope.report import ChunkingResult
+
+Pairs = list[tuple[tuple[int, int], tuple[int, int]]]
+
+
+def coref_pairs(doc: Document, settings: Settings) -> tuple[Pairs | None, str, dict[str, Any]]:
+    """(pairs as ((s, e), (s, e)) half-open spans, "", facts) or (None, the reason, facts)."""
+    if settings.coref == "none":
+        return None, "coreference disabled (--coref none)", {"backend": "none"}
+    from chunkscope.coref import CorefError, get_pairs
+
+    backend = settings.coref
+    if settings.mentions and backend == "heuristic":
+        backend = "precomputed"  # giving a mentions file means: use it
+    try:
+        res = get_pairs(doc, backend=backend, mentions=settings.mentions)
+    except CorefError as exc:
+        return None, str(exc), {"backend": backend, "error": str(exc)}
+    pairs = [((p.entity.start, p.entity.end), (p.pronoun.start, p.pronoun.end)) for p in res.pairs]
+    info: dict[str, Any] = {"backend": res.backend, "pairs": len(pairs), "reason": res.reason}
+    if res.warnings:
+        info["warnings"] = list(res.warnings)
+    if not pairs:
+        return None, res.reason or "no entity-pronoun pairs found", info
+    return pairs, "", info
+
+
+def reference_metrics(r: ChunkingResult, pairs: Pairs | None) -> dict[str, M.MetricResult | None]:
+    """RC of one OK chunking; None (with the stage's reason) when there are no pairs."""
+    if pairs is None:
+        return {"RC": None}
+    return {"RC": M.references_completeness([Span(c.start, c.end) for c in r.chunks], pairs)}

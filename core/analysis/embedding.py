@@ -1,0 +1,54 @@
+"""Stage 4, embeddings: the document's units embedded once; ICC and DCC (DESIGN section 7)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from chunkscope import metrics as M
+from chunkscope.analysis.settings import Settings
+from chunkscope.document import Document, Span
+from chunkscope.report import ChunkingResult
+
+Embed = Callable[[list[Span]], Any]
+
+
+def span_embedding(doc: Document, resources: Any) -> tuple[Embed | None, dict[str, Any], str]:
+    """(embed(spans), embedder facts, "") with the document's units embedded once, or
+    (None, {}, reason) when the model is unavailable (ICC/DCC then become None with the reason)."""
+    try:
+        se = resources.span_embedder(doc)
+        se.prepare()  # embed the document's units once (composed mode); a no-op for exact
+        return se.embed, embedder_info(resources, se), ""
+    except Exception as exc:  # model missing etc.
+        return None, {}, f"embeddings unavailable: {exc}"
+
+
+def embedder_info(resources: Any, se: Any) -> dict[str, Any]:
+    """Facts about the embedding run: model, its input limit, unit/span statistics, warnings."""
+    info: dict[str, Any] = {}
+    emb = resources.embedder()
+    for attr in ("name", "max_tokens"):
+        if hasattr(emb, attr):
+            info[attr if attr != "name" else "model"] = getattr(emb, attr)
+    stats = getattr(se, "stats", None)
+    if stats:
+        info["stats"] = stats() if callable(stats) else stats
+    w = getattr(se, "warnings", None)
+    if w:
+        info["warnings"] = list(w)
+    return info
+
+
+def embedding_metrics(doc: Document, r: ChunkingResult, settings: Settings,
+                      embed: Embed | None) -> dict[str, M.MetricResult | None]:
+    """ICC and DCC of one OK chunking; None (with the stage's reason) without an embedder."""
+    if embed is None:
+        return {"ICC": None, "DCC": None}
+    spans = [Span(c.start, c.end) for c in r.chunks]
+    return {
+        "ICC": M.intrachunk_cohesion(spans, doc.split_points, embed, text=doc.text),
+        "DCC": M.document_contextual_coherence(
+            spans, [c.tokens for c in r.chunks], embed, window_tokens=settings.window_tokens,
+            window_step=settings.window_step, text=doc.text,
+        ),
+    }

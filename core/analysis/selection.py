@@ -1,0 +1,154 @@
+"""Stage 7, selection: scores, the adaptive winner, and the one explanation of why it won.
+
+``explain(report)`` is the only place the winner's story is computed (runner-up, margin, the
+metrics where it leads and trails, degenerate and fragile wins as flags and warnings). The CLI
+text, the app's winner card, the JSON report's ``flags`` and the HTML report all read it, so they
+can never disagree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from chunkscope.analysis.settings import DEFAULT_CANDIDATES
+from chunkscope.metrics import score as metric_score
+from chunkscope.report import METRICS, ChunkingResult, Report
+
+NEAR = 0.01  # a margin below this is a "narrow win"
+SAME = 0.0005  # metric differences below this are "the same"
+
+
+@dataclass
+class Explanation:
+    winner: str | None
+    runner: str | None = None
+    margin: float | None = None
+    leads: list[dict[str, Any]] = field(default_factory=list)  # {"metric", "winner", "runner", "delta"}
+    trails: list[dict[str, Any]] = field(default_factory=list)
+    flags: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # what the winner card and reports warn about
+    text: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"winner": self.winner, "runner": self.runner, "margin": self.margin, "leads": self.leads,
+                "trails": self.trails, "flags": self.flags, "warnings": self.warnings, "text": self.text}
+
+
+def rescore(report: Report, weights: dict[str, float] | None = None,
+            candidates: Sequence[str] | None = None) -> Report:
+    """Recompute scores, candidate flags, winner and explanation in place (no re-embedding)."""
+    weights = {m: 1.0 for m in METRICS} | dict(weights or report.settings.get("weights") or {})
+    cands = tuple(candidates if candidates is not None else report.settings.get("candidates", DEFAULT_CANDIDATES))
+    report.settings["weights"] = weights
+    report.settings["candidates"] = list(cands)
+    for c in report.chunkings:
+        c.candidate = c.id in cands
+        c.score = metric_score(c.metrics, weights) if c.ok else None
+    pool = [c for c in report.ranked if c.candidate]
+    report.winner = pool[0].id if pool else None
+    ex = explain(report)
+    report.explanation, report.flags = ex.text, list(ex.flags)
+    return report
+
+
+def explain(report: Report) -> Explanation:
+    """Why the report's winner won (or why there is none), from the report alone."""
+    weights = {m: 1.0 for m in METRICS} | dict(report.settings.get("weights") or {})
+    if report.winner is None:
+        return _no_winner(report, weights)
+    best = report.get(report.winner)
+    assert best is not None and best.score is not None
+    pool = [c for c in report.ranked if c.candidate and c.id != best.id]
+    runner = pool[0] if pool else None
+    ex = Explanation(winner=best.id)
+    parts = [f"{best.id} wins with a score of {best.score:.3f}"]
+    if runner is None:
+        parts[0] += " as the only candidate with a score."
+        ex.flags.append("single-candidate")
+        ex.warnings.append("Only one candidate produced a score, so there was nothing to compare it with.")
+    else:
+        ex.runner, ex.margin = runner.id, best.score - (runner.score or 0.0)
+        parts[0] += f", {ex.margin:.3f} ahead of {runner.id} ({runner.score:.3f})."
+        if ex.margin == 0:
+            ex.flags.append("tie")
+            parts.append(f"It ties on score and wins the tie-break ({len(best.chunks)} vs "
+                         f"{len(runner.chunks)} chunks, then id).")
+            ex.warnings.append("Tie on score with the runner-up: decided by fewer chunks, then id.")
+        elif ex.margin < NEAR:
+            ex.flags.append("narrow-win")
+            ex.warnings.append(f"Narrow win: {ex.margin:.3f} ahead of {runner.id}, within what a small settings "
+                               "change can flip. Compare the two before deciding.")
+        one_sided = _compare(best, runner, weights, ex)
+        if ex.leads:
+            parts.append("It leads on " + ", ".join(_fmt(x) for x in ex.leads) + ".")
+        if ex.trails:
+            parts.append("It trails on " + ", ".join(_fmt(x) for x in ex.trails) + ".")
+        if one_sided:
+            parts.append("; ".join(one_sided) + ".")
+        if not ex.leads and not ex.trails and not one_sided:
+            parts.append("Both score the same on every metric.")
+    missing = [m for m in METRICS if best.metrics.get(m) is None and weights.get(m, 0) > 0]
+    if missing:
+        ex.flags.append("metrics-missing")
+        reasons = "; ".join(f"{m}: {best.metric_reasons.get(m, 'not computed')}" for m in missing)
+        parts.append(f"Scored without {', '.join(missing)} ({reasons}), so the mean covers fewer metrics.")
+        ex.warnings.append(f"The winner's score averages fewer than five metrics (missing: {', '.join(missing)}).")
+    if len(best.chunks) == 1:
+        ex.flags.append("single-chunk")
+        parts.append("Warning: the winner is a single chunk (the whole document); BI and RC are trivially "
+                     "perfect and ICC/DCC may be undefined, so check that this is what you want.")
+        ex.warnings.append("Degenerate win: the winner is a single chunk (the whole document). BI and RC are "
+                           "trivially perfect; check that this is what you want.")
+    sc = best.metrics.get("SC")
+    if sc is not None and sc < 0.5:
+        ex.warnings.append(f"Most of the winner's chunks are out of the size bounds (SC {sc:.2f}).")
+    others = [c for c in report.chunkings if c.ok and not c.candidate and c.score is not None and c.score > best.score]
+    if others:
+        top = max(others, key=lambda c: c.score or 0.0)
+        parts.append(f"(Non-candidate {top.id} scores higher, {top.score:.3f}; add it to the candidates to let it win.)")
+    ex.text = " ".join(parts)
+    return ex
+
+
+def _compare(best: ChunkingResult, runner: ChunkingResult, weights: dict[str, float], ex: Explanation) -> list[str]:
+    """Fill leads/trails (weighted metrics that differ); return the metrics scored for one side only."""
+    one_sided = []
+    for m in METRICS:
+        a, b = best.metrics.get(m), runner.metrics.get(m)
+        if weights.get(m, 0) <= 0 or (a is None and b is None):
+            continue
+        if a is None or b is None:
+            who, other = (runner, best) if a is None else (best, runner)
+            one_sided.append(f"{m} is scored for {who.id} ({who.metrics[m]:.3f}) but not for {other.id} "
+                             f"({other.metric_reasons.get(m, 'not computed')})")
+            continue
+        if abs(a - b) > SAME:
+            (ex.leads if a > b else ex.trails).append({"metric": m, "winner": a, "runner": b, "delta": a - b})
+    ex.leads.sort(key=lambda x: -x["delta"])
+    ex.trails.sort(key=lambda x: x["delta"])
+    return one_sided
+
+
+def _fmt(x: dict[str, Any]) -> str:
+    return f"{x['metric']} {x['winner']:.3f} vs {x['runner']:.3f}"
+
+
+def _no_winner(report: Report, weights: dict[str, float]) -> Explanation:
+    cands = list(report.settings.get("candidates") or [])
+    missing = [c for c in cands if report.get(c) is None or not report.get(c).ok]
+    why = "; ".join(f"{cid}: {report.get(cid).reason if report.get(cid) else 'not run'}" for cid in missing)
+    scoreless = [c for c in report.chunkings if c.id in cands and c.ok]
+    if scoreless:  # they ran, but every metric with a positive weight is missing for them
+        used = [m for m in METRICS if weights.get(m, 0) > 0]
+        c0 = scoreless[0]
+        reasons = ", ".join(f"{m}: {c0.metric_reasons.get(m) or 'not computed'}" for m in used)
+        why = "; ".join(filter(None, [why, f"no metric with a positive weight ({', '.join(used)}) is "
+                                           f"available for the candidates ({reasons})"]))
+    text = "No candidate chunking produced a score, so there is no adaptive winner" + (f" ({why})." if why else ".")
+    return Explanation(winner=None, flags=["no-winner"], text=text)
+
+
+def winner_summary(report: Report) -> dict[str, Any]:
+    """What the winner card shows: ``explain(report)`` as a dict."""
+    return explain(report).to_dict()

@@ -1,0 +1,80 @@
+"""The public API a pipeline calls: ``load``, ``chunk``, ``analyze`` (re-exported by ``chunkscope``).
+
+Each is a thin, documented entry over the same engine the CLI and the app use, so a pipeline
+gets the very chunks and numbers the app shows.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from chunkscope.analysis.resources import Resources
+from chunkscope.analysis.run import Progress
+from chunkscope.analysis.run import analyze as _run_analysis
+from chunkscope.analysis.settings import Settings
+from chunkscope.analysis.structure import chunk_one
+from chunkscope.document import Document
+from chunkscope.report import Report
+
+_RESOURCES: dict[tuple[str | None, str], Resources] = {}
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One chunk: ``text == document.text[start:end]``; o200k ``tokens``; 1-based ``pages``
+    (empty without pages); ``heading_path``: the titles of the headings that contain its start."""
+
+    start: int
+    end: int
+    text: str
+    tokens: int
+    pages: tuple[int, ...]
+    heading_path: tuple[str, ...]
+
+
+def load(source: str | os.PathLike | bytes, name: str | None = None, max_bytes: int | None = None) -> Document:
+    """A Document from a path, or from bytes (then ``name`` is the file name, e.g. ``"a.pdf"``,
+    and decides the format). Raises ``chunkscope.ingest.IngestError`` (a ValueError) with one
+    clear line on bad input."""
+    from chunkscope.ingest import load_bytes, load_document
+
+    if isinstance(source, (bytes, bytearray)):
+        if not name:
+            raise ValueError("chunkscope.load(bytes): give name= with the file name (it decides the format)")
+        return load_bytes(bytes(source), name, max_bytes)
+    return load_document(source, name=name, max_bytes=max_bytes)
+
+
+def _resources(settings: Settings) -> Resources:
+    key = (settings.embedder, settings.embedding_mode)
+    if key not in _RESOURCES:
+        _RESOURCES.clear()  # one model at a time in a pipeline process
+        _RESOURCES[key] = Resources(*key)
+    return _RESOURCES[key]
+
+
+def chunk(doc: Document, chunker: str, resources: Any = None, **params: Any) -> list[Chunk]:
+    """Chunk ``doc`` with one chunker id (``chunkscope chunkers`` lists them) and parameters.
+
+    Raises ValueError with the reason when the chunker fails, skips or rejects a parameter.
+    """
+    res = resources if resources is not None else _resources(Settings())
+    cr = chunk_one(doc, chunker, chunker, params, res)
+    if not cr.ok:
+        raise ValueError(f"{chunker}: {cr.status}: {cr.reason}")
+    out = []
+    for c in cr.chunks:
+        first, last = doc.page_of(c.start), doc.page_of(max(c.start, c.end - 1))
+        pages = tuple(range(first, (last or first) + 1)) if first is not None else ()
+        out.append(Chunk(c.start, c.end, doc.text[c.start:c.end], c.tokens, pages,
+                         tuple(h.title for h in doc.heading_path(c.start))))
+    return out
+
+
+def analyze(doc: Document, settings: Settings | None = None, progress: Progress | None = None,
+            resources: Resources | None = None) -> Report:
+    """Run every chunking, score it, pick the adaptive winner (``chunkscope analyze``'s report)."""
+    settings = settings or Settings()
+    return _run_analysis(doc, settings, resources or _resources(settings), progress)

@@ -1,0 +1,5 @@
+import sys
+
+from chunkscope.cli import main
+
+sys.exit(main())

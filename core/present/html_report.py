@@ -1,0 +1,176 @@
+"""Self-contained HTML reports a stakeholder opens offline: one document, or a corpus run."""
+
+from __future__ import annotations
+
+import html
+import json
+from typing import Any
+
+from chunkscope.corpus_report import (
+    ADAPTIVE,
+    CorpusResults,
+    _f,
+    adaptive_gaps,
+    domain_breakdown,
+    global_best,
+    spearman,
+    table2,
+    table3,
+    table4,
+)
+from chunkscope.present.figures import (
+    corpus_correlation_figure,
+    corpus_domain_figure,
+    corpus_score_figure,
+    corpus_selection_figure,
+    radar_figure,
+    size_figure,
+)
+from chunkscope.present.highlight import problem_counts
+from chunkscope.report import METRICS, Report
+
+# ------------------------------------------------------------------ HTML report
+
+def _cell_shade(v: float | None) -> str:
+    if v is None:
+        return ""
+    # red (low) -> green (high), light alpha so both themes stay readable
+    r, g = int(213 + (0 - 213) * v), int(94 + (158 - 94) * v)
+    return f' style="background:rgba({r},{g},{115 if v > .5 else 0},{0.15 + 0.25 * abs(v - .5) * 2:.2f})"'
+
+
+def leaderboard_rows(report: Report) -> list[dict[str, Any]]:
+    """One row per chunking (ranked first, then the rest), as shown in the app and the HTML report."""
+    order = report.ranked + [c for c in report.chunkings if c not in report.ranked]
+    rows = []
+    for c in order:
+        st = c.token_stats()
+        row: dict[str, Any] = {
+            "chunking": c.id, "winner": c.id == report.winner, "candidate": c.candidate, "status": c.status,
+            "chunks": st["chunks"], "mean tokens": round(st["mean"]), "min": st["min"], "max": st["max"],
+        }
+        row.update({m: c.metrics.get(m) for m in METRICS})
+        row.update({"score": c.score, "seconds": round(c.seconds, 3), "note": c.reason})
+        rows.append(row)
+    return rows
+
+
+def html_report(report: Report) -> str:
+    """A self-contained HTML page (plotly.js inlined once) a stakeholder can open offline."""
+    d = report.document
+    e = html.escape
+    ok_ids = [c.id for c in report.ranked]
+    radar_ids = ok_ids[:2] if report.winner is None else [report.winner] + [i for i in ok_ids if i != report.winner][:1]
+    radar = radar_figure(report, radar_ids or ok_ids).to_html(full_html=False, include_plotlyjs=True)
+    radar_all = radar_figure(report, ok_ids).to_html(full_html=False, include_plotlyjs=False)
+    sizes = size_figure(report, ok_ids).to_html(full_html=False, include_plotlyjs=False)
+    head = "".join(f"<th>{e(h)}</th>" for h in ["chunking", "status", "chunks", "mean tok", *METRICS, "score",
+                                                   "broken blocks", "split pairs", "out-of-size", "seconds"])
+    body = []
+    for row, c in zip(leaderboard_rows(report), report.ranked + [c for c in report.chunkings if c not in report.ranked]):
+        pc = problem_counts(c)
+        name = e(c.id) + (" 🏆" if row["winner"] else "") + (" <small>(candidate)</small>" if c.candidate else "")
+        cells = [f"<td>{name}</td>", f"<td>{e(c.status)}{(': ' + e(c.reason)) if c.reason else ''}</td>",
+                 f"<td>{row['chunks']}</td>", f"<td>{row['mean tokens']}</td>"]
+        cells += [f"<td{_cell_shade(c.metrics.get(m))}>{'–' if c.metrics.get(m) is None else f'{c.metrics[m]:.3f}'}</td>"
+                  for m in METRICS]
+        cells += [f"<td><b>{'–' if c.score is None else f'{c.score:.3f}'}</b></td>",
+                  f"<td>{pc['broken blocks']}</td>", f"<td>{pc['split pairs']}</td>",
+                  f"<td>{pc['out-of-size chunks']}</td>", f"<td>{c.seconds:.2f}</td>"]
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    settings = e(json.dumps({k: v for k, v in report.settings.items() if not k.startswith("_")}, indent=1,
+                            ensure_ascii=False))
+    warn = "".join(f"<li>{e(w)}</li>" for w in report.warnings)
+    flags = ", ".join(e(f) for f in report.flags) or "none"
+    return f"""<!doctype html><html lang="en"><head><meta charset="utf-8">
+<title>ChunkScope report: {e(d.get('name', ''))}</title>
+<style>
+body{{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;
+  color:#222;background:#fff}}
+@media (prefers-color-scheme: dark){{body{{color:#ddd;background:#111}} th{{background:#222!important}}}}
+table{{border-collapse:collapse;width:100%;font-size:13px}} th,td{{border:1px solid rgba(128,128,128,.4);padding:4px 6px;text-align:right}}
+th{{background:#f2f2f2}} td:first-child,td:nth-child(2){{text-align:left}}
+.card{{border:2px solid #009E73;border-radius:10px;padding:1em 1.4em;margin:1em 0}}
+.muted{{color:#888;font-size:13px}} pre{{font-size:12px;overflow:auto}}
+</style></head><body>
+<h1>ChunkScope report</h1>
+<p class="muted">{e(d.get('name', ''))} · {d.get('chars', 0):,} characters · {d.get('tokens', 0):,} o200k tokens ·
+{len(d.get('pages', []))} pages · {len(d.get('blocks', []))} blocks · language {e(str(d.get('language')))} ·
+sha256 {e(str(d.get('sha256', ''))[:16])}…</p>
+<div class="card"><h2>Adaptive winner: {e(report.winner or 'none')}</h2><p>{e(report.explanation)}</p>
+<p class="muted">flags: {flags}</p></div>
+{('<h3>Warnings</h3><ul>' + warn + '</ul>') if warn else ''}
+<h2>Leaderboard</h2><table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>
+<h2>Winner vs runner-up</h2>{radar}
+<h2>All chunkings</h2>{radar_all}
+<h2>Chunk sizes</h2>{sizes}
+<h2>Settings</h2><pre>{settings}</pre>
+<p class="muted">Coreference: {e(json.dumps(report.coref, ensure_ascii=False))} · Embeddings: {e(json.dumps(report.embedder, ensure_ascii=False, default=str))}</p>
+</body></html>"""
+
+
+# ------------------------------------------------------------------ corpus run
+
+def _html_table(headers: list[str], rows: list[list[Any]], bold_last: bool = False) -> str:
+    out = ["<table><thead><tr>" + "".join(f"<th>{html.escape(str(h))}</th>" for h in headers) + "</tr></thead><tbody>"]
+    for i, r in enumerate(rows):
+        cls = ' class="adaptive"' if bold_last and i == len(rows) - 1 else ""
+        out.append(f"<tr{cls}>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>")
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def corpus_html_report(res: CorpusResults) -> str:
+    """A self-contained HTML page: the tables, the heatmap and charts (plotly.js inlined once)."""
+    t2, t3, t4 = table2(res), table3(res), table4(res)
+    docs = res.documents()
+    dom = domain_breakdown(res)
+    best = global_best(res)
+    gaps = adaptive_gaps(res)
+    corr = spearman(res)
+    figs = [corpus_correlation_figure(corr), corpus_selection_figure(t4), corpus_score_figure(res)]
+    if len([d for d in dom if d["domain"] != "(none)"]) >= 1:
+        figs.append(corpus_domain_figure(res, dom))
+    fig_html = [f.to_html(full_html=False, include_plotlyjs=("inline" if i == 0 else False),
+                          config={"displaylogo": False}) for i, f in enumerate(figs)]
+    name = lambda r: ("* " if r.get("candidate") and r["chunker"] != ADAPTIVE else "") + r["chunker"]  # noqa: E731
+    t2h = _html_table(["Chunking method", "mean", "max", "min", "std. dev.", "# chunks", "time/doc [s]"],
+                      [[name(r), _f(r["mean"], 0), _f(r["max"], 0), _f(r["min"], 0), _f(r["std"], 0), r["chunks"],
+                        _f(r["time"], 2)] for r in t2], bold_last=True)
+    t3h = _html_table(["Chunking method", *METRICS, "mean", "score"],
+                      [[name(r)] + [f"{_f(r[m])} ± {_f(r[m + '_std'])}" if r[f"{m}_n"] else "–" for m in METRICS]
+                       + [_f(r["mean"], 2), _f(r["score"], 2)] for r in t3], bold_last=True)
+    t4h = _html_table(["Selected method", "% selection", "documents"],
+                      [[r["chunker"], f"{r['percent']:.0f}", r["documents"]] for r in t4])
+    domh = _html_table(["domain", "documents", "tokens", "adaptive score", "best candidate", "its score", "selected"],
+                       [[d["domain"], d["documents"], d["tokens"], _f(d["adaptive"], 2), d["best"],
+                         _f(d["best_score"], 2), ", ".join(f"{k} {v}" for k, v in d["selection"].items())] for d in dom])
+    gaph = _html_table(["document", "domain", "winner", "winner score", f"{best} score", "gap"],
+                       [[g["document"], g["domain"], g["winner"], _f(g["winner_score"] * 100, 2),
+                         _f(g["global_best_score"] * 100, 2), _f(g["gap"] * 100, 2)] for g in gaps])
+    doch = _html_table(["document", "domain", "language", "tokens", "status", "winner", "reason"],
+                       [[e.get("name", ""), e.get("domain", ""), e.get("language", ""), e.get("tokens", ""),
+                         e.get("status", ""), e.get("winner") or "", e.get("reason", "")]
+                        for e in res.summary.get("documents", [])])
+    c = res.summary.get("counts", {})
+    css = ("body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px}table{border-collapse:collapse;"
+           "margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}td:first-child,"
+           "th:first-child{text-align:left}tr.adaptive{font-weight:bold;background:#f3f3f3}caption{text-align:left}")
+    return (
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>ChunkScope corpus report</title>"
+        f"<style>{css}</style></head><body>"
+        "<h1>ChunkScope corpus report</h1>"
+        f"<p>{len(docs)} documents with a report ({c.get('failed', 0)} failed), "
+        f"{sum(int(e.get('tokens') or 0) for e in docs):,} tokens. Candidates of the adaptive policy are marked *.</p>"
+        + "".join(f"<p>Not in the tables: {html.escape(cid)} ({html.escape(v['status'])} on {v['documents']} "
+                  f"document(s): {html.escape(v['reason'][:150])})</p>" for cid, v in res.not_run.items())
+        + "<h2>Table 2: chunk sizes (o200k tokens) and runtime</h2>" + t2h
+        + "<h2>Table 3: metrics ×100, mean ± std. dev. over documents</h2>" + t3h
+        + "<h2>Table 4: selection by the adaptive policy</h2>" + t4h
+        + "<h2>Figure 1: metric correlations</h2>" + fig_html[0]
+        + "<h2>Selection and scores</h2>" + "".join(fig_html[1:3])
+        + "<h2>Per domain</h2>" + domh + ("".join(fig_html[3:]))
+        + f"<h2>Adaptive choice vs the global best ({html.escape(str(best))})</h2>" + gaph
+        + "<h2>Documents</h2>" + doch
+        + "</body></html>"
+    )
