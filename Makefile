@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 TORCH_SPEC ?= torch==2.13.0
 STAMP  := $(VENV)/.chunkscope-installed
 
-.PHONY: setup run test bench clean
+.PHONY: setup run test lint bench clean
 
 setup: $(STAMP)
 
@@ -22,6 +22,12 @@ run: setup
 
 test: setup
 	$(VENV)/bin/pytest -q
+
+# ruff (lint + import order) and mypy over the engine; tools/import_cycles.py: no import cycles
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
+	$(PY) tools/import_cycles.py core chunkscope
 
 bench: setup
 	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

@@ -102,7 +102,7 @@ def main() -> int:
                 se.prepare()
                 for c in ok:
                     spans = [(ch.start, ch.end) for ch in c.chunks]
-                    M.intrachunk_cohesion(spans, doc.split_points, se.embed, text=doc.text)
+                    M.intrachunk_cohesion(spans, doc.split_points, se.embed)
                     M.document_contextual_coherence(spans, [ch.tokens for ch in c.chunks], se.embed, text=doc.text)
                 return time.perf_counter() - t
 

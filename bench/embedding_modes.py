@@ -148,7 +148,7 @@ def main() -> int:
             vals, per = {}, {}
             for cid, (spans, toks) in chunkings.items():
                 t1 = time.perf_counter()
-                icc = M.intrachunk_cohesion(spans, doc.split_points, fn, text=doc.text).value
+                icc = M.intrachunk_cohesion(spans, doc.split_points, fn).value
                 dcc = M.document_contextual_coherence(spans, toks, fn, text=doc.text).value
                 per[cid] = time.perf_counter() - t1
                 m = {**base[cid], "ICC": icc, "DCC": dcc}

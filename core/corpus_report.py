@@ -119,7 +119,7 @@ def _stats(values: list[float]) -> dict[str, float]:
 
 
 def table2(res: CorpusResults) -> list[dict[str, Any]]:
-    rows = []
+    rows: list[dict[str, Any]] = []
     n_docs = len(res.documents()) or 1
     for cid in res.order:
         toks = res.tokens.get(cid, [])
@@ -129,7 +129,7 @@ def table2(res: CorpusResults) -> list[dict[str, Any]]:
                      "min": st["min"], "std": st["std"], "chunks": len(toks),
                      "time": sum(secs) / len(secs) if secs else math.nan})
     st = _stats([float(t) for t in res.winner_tokens])
-    cand_time = sum(r["time"] for r in rows if r["candidate"] and not math.isnan(r["time"]))
+    cand_time = sum(float(r["time"]) for r in rows if r["candidate"] and not math.isnan(float(r["time"])))
     rows.append({"chunker": ADAPTIVE, "candidate": True, "mean": st["mean"], "max": st["max"], "min": st["min"],
                  "std": st["std"], "chunks": len(res.winner_tokens), "time": cand_time if n_docs else math.nan})
     return rows
@@ -223,7 +223,7 @@ def domain_breakdown(res: CorpusResults) -> list[dict[str, Any]]:
         rows.append({"domain": dom or "(none)", "documents": len(dd),
                      "tokens": sum(int(e.get("tokens") or 0) for e in dd),
                      "adaptive": float(win.mean()) * 100 if len(win) else math.nan,
-                     "best": max(cands, key=cands.get) if cands else "",
+                     "best": max(cands, key=lambda k: cands[k]) if cands else "",
                      "best_score": max(cands.values()) if cands else math.nan,
                      "selection": sel, "scores": per})
     return rows

@@ -212,7 +212,7 @@ class Embedder:
         tok = getattr(self.model, "tokenizer", None)
         if tok is None:
             return [len(t.split()) + self._special for t in texts]
-        out = []
+        out: list[int] = []
         for i in range(0, len(texts), 256):
             enc = tok(list(texts[i:i + 256]), add_special_tokens=True, truncation=False, verbose=False)["input_ids"]
             out.extend(len(e) for e in enc)

@@ -32,8 +32,6 @@ import numpy as np
 
 from chunkscope.document import Span
 
-METRIC_NAMES = ("RC", "ICC", "DCC", "BI", "SC")
-
 SpanLike = Any  # Span or (start, end)
 EmbedFn = Callable[[list[Span]], np.ndarray]
 
@@ -44,20 +42,6 @@ class MetricResult:
     value: float | None
     reason: str = ""  # why value is None ("" otherwise)
     details: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class MetricSettings:
-    """All metric parameters, defaults from the paper."""
-
-    min_tokens: int = 100
-    max_tokens: int = 1100
-    bi_tolerance: int = 5
-    window_tokens: int = 3000
-    window_step: int = 1
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -104,15 +88,6 @@ class _Owners:
 
     def __getitem__(self, i: int) -> tuple[int, str]:
         return int(self.chunk[i]), ("start" if self.kind[i] == 0 else "end")
-
-
-def interior_boundaries(spans: Sequence[SpanLike]) -> list[int]:
-    """Sorted, de-duplicated interior boundaries ``B`` of a chunking."""
-    pairs = _as_pairs(spans)
-    k = len(pairs)
-    out = {a for i, (a, _) in enumerate(pairs) if i > 0}
-    out.update(b for i, (_, b) in enumerate(pairs) if i < k - 1)
-    return sorted(out)
 
 
 def _no_chunks(name: str) -> MetricResult:
@@ -237,12 +212,11 @@ def _clip01(x: float) -> float:
     return float(min(1.0, max(0.0, x)))
 
 
-def chunk_pieces(
-    spans: Sequence[SpanLike], split_points: Sequence[int], text: str | None = None
-) -> list[list[tuple[int, int]]]:
+def chunk_pieces(spans: Sequence[SpanLike], split_points: Sequence[int]) -> list[list[tuple[int, int]]]:
     """Each chunk cut at the gold boundaries strictly inside it (edge pieces included).
 
-    With ``text``, pieces holding only whitespace are dropped.
+    Every non-empty piece counts, whitespace-only ones too: the paper's code embeds every piece
+    between gold boundaries (DESIGN section 6).
     """
     sp = np.asarray(sorted(split_points), dtype=np.int64)
     out = []
@@ -250,24 +224,16 @@ def chunk_pieces(
         i = int(np.searchsorted(sp, a, side="right"))
         j = int(np.searchsorted(sp, b, side="left"))
         cuts = [a, *sp[i:j].tolist(), b]
-        pieces = [(x, y) for x, y in zip(cuts, cuts[1:]) if y > x]
-        if text is not None:
-            pieces = [(x, y) for x, y in pieces if not text[x:y].isspace()]
-        out.append(pieces)
+        out.append([(x, y) for x, y in zip(cuts, cuts[1:]) if y > x])
     return out
 
 
-def intrachunk_cohesion(
-    spans: Sequence[SpanLike], split_points: Sequence[int], embed: EmbedFn, *, text: str | None = None
-) -> MetricResult:
-    """ICC = mean over chunks with >= 2 pieces of mean cos(piece, chunk), clipped to [0, 1].
-
-    ``text`` (optional) drops whitespace-only pieces before counting them.
-    """
+def intrachunk_cohesion(spans: Sequence[SpanLike], split_points: Sequence[int], embed: EmbedFn) -> MetricResult:
+    """ICC = mean over chunks with >= 2 pieces of mean cos(piece, chunk), clipped to [0, 1]."""
     chunks = _as_pairs(spans)
     if not chunks:
         return _no_chunks("ICC")
-    pieces = chunk_pieces(chunks, split_points, text)
+    pieces = chunk_pieces(chunks, split_points)
     valid = [k for k, p in enumerate(pieces) if len(p) >= 2]
     if not valid:
         return MetricResult("ICC", None, "no chunk spans two or more gold blocks", {"per_chunk": []})
@@ -311,7 +277,10 @@ def dcc_windows(
     if len(token_counts) != k:
         raise ValueError("token_counts and spans differ in length")
     if count_tokens is None:
-        from chunkscope.tokens import count_tokens as count_tokens  # noqa: PLW0127
+        from chunkscope.tokens import count_tokens as default_count
+
+        count_tokens = default_count
+    count = count_tokens
 
     def tail_tokens(j: int, covered_end: int) -> int:
         a, b = chunks[j]
@@ -321,7 +290,7 @@ def dcc_windows(
             return 0
         if text is None:
             raise ValueError("overlapping chunks: DCC needs the document text to count new tokens")
-        return count_tokens(text[covered_end:b])
+        return count(text[covered_end:b])
 
     kept: list[dict[str, Any]] = []
     last_kept = -1

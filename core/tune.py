@@ -265,7 +265,7 @@ def parse_range(text: str) -> list[int | float]:
             except ValueError:
                 raise ValueError(f"range: {s!r} is not a number (expected START:STOP:STEP)") from None
             if not math.isfinite(v):
-                raise ValueError(f"range: {s!r} is not a finite number")
+                raise ValueError(f"range: {s!r} is not a finite number") from None
             return v
 
     if ":" in t:
@@ -359,12 +359,12 @@ def pareto_front(points: Sequence[Any]) -> list[int]:
         return float(cost), float(score)
 
     vals = [cs(p) for p in points]
-    order = sorted((i for i, v in enumerate(vals) if v is not None), key=lambda i: (vals[i][0], -vals[i][1]))
+    order = sorted((i for i, v in enumerate(vals) if v is not None), key=lambda i: (vals[i][0], -vals[i][1]))  # type: ignore[index]
     front: list[int] = []
     best = -math.inf
     last: tuple[float, float] | None = None
     for i in order:
-        c, s = vals[i]
+        c, s = vals[i]  # type: ignore[misc]  # order holds only indexes with a value
         if s > best or (last is not None and (c, s) == last):
             front.append(i)
             best = max(best, s)

@@ -11,8 +11,8 @@ import streamlit as st
 
 from chunkscope import tune
 from chunkscope.analysis.settings import config_text
-from chunkscope.present import figures, highlight, paging
 from chunkscope.chunkers import registry
+from chunkscope.present import figures, highlight, paging
 from chunkscope.report import METRICS, Report
 from ui import tune as T
 from ui.analysis import VARIANTS_KEY, keep_state, session_resources

@@ -7,8 +7,16 @@ from pathlib import Path
 import streamlit as st
 
 from ui.analysis import keep_state, settings_sidebar
-from ui.corpus import (RESULTS_KEY, UPLOAD_TYPES, default_results_dir, frames, open_in_inspector,
-                       run_with_progress, save_uploads, zip_bytes)
+from ui.corpus import (
+    RESULTS_KEY,
+    UPLOAD_TYPES,
+    default_results_dir,
+    frames,
+    open_in_inspector,
+    run_with_progress,
+    save_uploads,
+    zip_bytes,
+)
 
 st.set_page_config(page_title="Corpus · ChunkScope", page_icon="📚", layout="wide")
 keep_state()

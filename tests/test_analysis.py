@@ -239,8 +239,8 @@ def test_cli_analyze_refuses_unusable_mentions_file(tmp_path, capsys):
 
 
 def test_coreference_warnings_reach_the_report(doc, resources, tmp_path):
-    from chunkscope.coref.precomputed import write_pairs_json
     from chunkscope.coref import Pair
+    from chunkscope.coref.precomputed import write_pairs_json
     from chunkscope.document import Span
 
     m = tmp_path / "m.json"

@@ -14,9 +14,8 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("streamlit")
-from streamlit.testing.v1 import AppTest  # noqa: E402
-
 from inspector_sample import sample_markdown  # noqa: E402
+from streamlit.testing.v1 import AppTest  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -212,8 +211,8 @@ def test_a_broken_report_is_a_message_not_a_traceback():
 # ---------------------------------------------------------------- pure view helpers (chunkscope.viz)
 
 def test_windows_tile_the_document_and_views_carry_blocks():
-    from chunkscope.present import paging
     from chunkscope.ingest import load_bytes
+    from chunkscope.present import paging
 
     assert paging.windows(0, []) == []
     w = paging.windows(50_000, [], max_chars=12_000, cuts=range(0, 50_000, 1000))
@@ -257,8 +256,7 @@ def test_highlight_escapes_and_marks_problems():
 
 
 def test_winner_summary_warns_on_degenerate_wins():
-    from chunkscope.analysis import selection
-    from chunkscope.analysis import rescore
+    from chunkscope.analysis import rescore, selection
     from chunkscope.report import ChunkingResult, ChunkRow, Report
 
     def res(cid, n, m):

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import corpus_files
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import corpus_files
-from chunkscope.blocks import build_blocks, blocks_by_kind
+from chunkscope.blocks import blocks_by_kind, build_blocks
 from chunkscope.document import Span, check_tiling
 from chunkscope.tokens import count_tokens
 

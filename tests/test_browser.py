@@ -14,7 +14,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from browser_tour import LOSER, WINNER, missing, run_tour, streamlit_app
 from inspector_sample import sample_markdown
 

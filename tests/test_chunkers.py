@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from chunkscope.chunkers import registry
 from chunkscope.chunkers.audit import audit
@@ -198,7 +199,7 @@ def test_registry_api():
 
 
 def test_register_custom_chunker():
-    from chunkscope.chunkers.base import ChunkResult, ChunkerSpec
+    from chunkscope.chunkers.base import ChunkerSpec, ChunkResult
 
     spec = ChunkerSpec("test-halves", "Halves", "two halves", (),
                        lambda d, p, c: ChunkResult(spans=[Span(0, len(d.text) // 2), Span(len(d.text) // 2, len(d.text))]))

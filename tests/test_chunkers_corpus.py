@@ -10,13 +10,12 @@ from __future__ import annotations
 import bisect
 
 import pytest
+from conftest import corpus_files
 
 from chunkscope.chunkers import registry
 from chunkscope.chunkers.audit import audit
 from chunkscope.ingest.reference import load_reference
 from chunkscope.tokens import count_many
-
-from conftest import corpus_files
 
 pytestmark = pytest.mark.corpus
 

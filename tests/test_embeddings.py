@@ -12,9 +12,9 @@ import pytest
 from chunkscope import metrics as M
 from chunkscope.document import Span
 from chunkscope.embeddings import (
-    EmbedStats,
     Embedder,
     EmbedderUnavailable,
+    EmbedStats,
     SpanEmbedder,
     document_units,
 )
@@ -119,7 +119,7 @@ def test_metrics_run_on_composed_embeddings():
     emb = FakeEmbedder()
     se = SpanEmbedder(TEXT, emb, split_points=SPLIT)
     chunks = [Span(0, SPLIT[2]), Span(SPLIT[2], len(TEXT))]
-    icc = M.intrachunk_cohesion(chunks, SPLIT, se.embed, text=TEXT)
+    icc = M.intrachunk_cohesion(chunks, SPLIT, se.embed)
     dcc = M.document_contextual_coherence(chunks, [50, 50], se.embed, text=TEXT)
     assert 0 <= icc.value <= 1 and 0 <= dcc.value <= 1
     assert se.stats["mode"] == "composed" and se.stats["spans"] > 0
@@ -225,10 +225,10 @@ def test_composed_unit_span_and_second_run_embeds_nothing(minilm):
     direct = minilm.encode([TEXT[u.start:u.end]])[0]
     assert np.allclose(se.embed([u])[0], direct, atol=1e-6)
     chunks = [Span(0, SPLIT[2] + 7), Span(SPLIT[2] + 7, len(TEXT))]
-    first = M.intrachunk_cohesion(chunks, SPLIT, se.embed, text=TEXT).value
+    first = M.intrachunk_cohesion(chunks, SPLIT, se.embed).value
     before = minilm.stats.texts_embedded
     se2 = SpanEmbedder(TEXT, minilm, split_points=SPLIT)
-    again = M.intrachunk_cohesion(chunks, SPLIT, se2.embed, text=TEXT).value
+    again = M.intrachunk_cohesion(chunks, SPLIT, se2.embed).value
     assert minilm.stats.texts_embedded == before  # units and fragments all cached
     assert again == pytest.approx(first, abs=1e-9)
     assert se2.stats["units"] == len(units)

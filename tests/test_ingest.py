@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from pdf_factory import make_pdf
 
 from chunkscope.document import Document
 from chunkscope.ingest import IngestError, load_bytes, load_document
-from pdf_factory import make_pdf
 
 
 @pytest.fixture(scope="module")

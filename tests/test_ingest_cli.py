@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from pdf_factory import make_pdf
 
 from chunkscope.cli import SUBCOMMANDS, build_parser, main
 from chunkscope.document import Document
-from pdf_factory import make_pdf
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 
 import pytest
+from pdf_factory import ZERO_PAGE_PDF, make_encrypted_pdf, make_pdf
 
 from chunkscope.ingest import DEFAULT_MAX_BYTES, IngestError, load_bytes, load_document, resolve_max_bytes
-from pdf_factory import ZERO_PAGE_PDF, make_encrypted_pdf, make_pdf
 
 
 def one_line_error(fn, *args, **kw) -> str:

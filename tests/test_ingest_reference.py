@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from conftest import corpus_files
+
 from chunkscope.document import Document
 from chunkscope.ingest import load_bytes, load_document
 

@@ -20,12 +20,12 @@ from llm_server import ScriptedLLMServer, empty_choices, error, malformed, reply
 from chunkscope.chunkers import llm_regex  # noqa: E402
 from chunkscope.chunkers.llm_regex import (  # noqa: E402
     PROMPT_VERSION,
+    RegexRejected,
     build_prompt,
     chunk_llm_regex,
     document_context,
     extract_regex,
     split_spans,
-    RegexRejected,
 )
 from chunkscope.document import Document  # noqa: E402
 from chunkscope.llm import LLMClient, LLMError, LLMSettings  # noqa: E402
@@ -359,7 +359,9 @@ def test_settings_from_env_and_key_never_shown(monkeypatch, server):
 
 # --- property: any usable pattern gives spans that tile the text ------------------------
 
-from hypothesis import given, settings as hsettings, strategies as st  # noqa: E402
+from hypothesis import given  # noqa: E402
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 _PATTERNS = [r"\n\n(?=#{1,3} )", r"\n(?=#)", r"\n\n", r"(?m)^(?=\d+\. )", r"\. ", r"(?=<!-- PageBreak -->)", r"\s+"]
 _PIECES = st.sampled_from(["# T\n", "## Sec\n", "\n", "\n\n", "text. ", "1. item\n", "<!-- PageBreak -->\n",

@@ -8,12 +8,12 @@ import time
 
 import numpy as np
 import pytest
+from conftest import corpus_files, mentions_file
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chunkscope import metrics as M
 from chunkscope.document import Span
-from conftest import corpus_files, mentions_file
 
 # --------------------------------------------------------------------------- reference
 # Written from the formulas, deliberately naive: no sorting, no bisect, no numpy.
@@ -60,13 +60,6 @@ def table_embed(table):
 
 
 # --------------------------------------------------------------------------- hand cases
-def test_interior_boundaries_with_overlap():
-    assert M.interior_boundaries([Span(0, 10), Span(10, 20)]) == [10]
-    assert M.interior_boundaries([(0, 12), (8, 20), (18, 30)]) == [8, 12, 18, 20]
-    assert M.interior_boundaries([Span(0, 5)]) == []
-    assert M.interior_boundaries([]) == []
-
-
 def test_size_compliance_hand():
     r = M.size_compliance([50, 100, 1100, 1101, 600])
     assert r.value == pytest.approx(3 / 5)
@@ -149,13 +142,14 @@ def test_intrachunk_cohesion_hand():
     assert M.intrachunk_cohesion([], split, emb).value is None
 
 
-def test_icc_drops_whitespace_pieces_when_text_given():
-    text = "aaaaaaaa\n\nbbbbbbbbbb"  # gold boundary at 10
+def test_icc_counts_whitespace_only_pieces():
+    # text "aaaaaaaa\n\nbbbbbbbbbb", gold boundary at 10: chunk [8, 20) is the whitespace piece
+    # [8, 10) plus [10, 20); both count, as in the paper's code
     emb = table_embed({(8, 20): (1, 0), (8, 10): (0, 1), (10, 20): (1, 0), (0, 8): (1, 0)})
     chunks = [Span(0, 8), Span(8, 20)]
-    assert M.intrachunk_cohesion(chunks, [10], emb).value == pytest.approx(0.5)
-    r = M.intrachunk_cohesion(chunks, [10], emb, text=text)
-    assert r.value is None
+    r = M.intrachunk_cohesion(chunks, [10], emb)
+    assert r.value == pytest.approx(0.5)
+    assert r.details["per_chunk"][0]["pieces"] == 2
 
 
 def test_dcc_windows_and_value_hand():
@@ -319,7 +313,7 @@ def test_sc_bi_rc_fast_on_gdpr(corpus_dir):
     n = len(doc.text)
     rng = np.random.default_rng(0)
     chunkings = []
-    for k in range(120):
+    for _ in range(120):
         cuts = np.sort(rng.choice(np.arange(1, n), size=int(rng.integers(50, 800)), replace=False)).tolist()
         edges = [0, *cuts, n]
         chunkings.append([Span(a, b) for a, b in zip(edges, edges[1:])])

@@ -148,7 +148,9 @@ def test_small_dev_document(corpus_dir, embedder):
 
 # --- property: chunks always tile the text (fast fake embedder, real sentence splitter) ----
 
-from hypothesis import given, settings as hsettings, strategies as st  # noqa: E402
+from hypothesis import given  # noqa: E402
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 
 class HashEmbedder:

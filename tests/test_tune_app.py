@@ -9,7 +9,6 @@ import pytest
 pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-
 ROOT = Path(__file__).resolve().parent.parent
 FAST_CHUNKERS = ["recursive-1100", "recursive-600", "recursive-600+pp", "fixed-512", "whole"]
 

@@ -12,9 +12,9 @@ import json
 import pandas as pd
 import streamlit as st
 
-from chunkscope.present import figures, highlight, html_report
 from chunkscope.analysis import selection
 from chunkscope.document import Document
+from chunkscope.present import figures, highlight, html_report
 from chunkscope.report import METRICS, Report, chunk_records
 from ui.common import guard, md_escape
 

@@ -6,6 +6,7 @@ All document text goes through ``html.escape`` before it is placed in HTML.
 from __future__ import annotations
 
 import html
+
 from chunkscope.document import Block, Document
 from chunkscope.present.paging import View, document_views
 

@@ -46,7 +46,7 @@ def embedding_metrics(doc: Document, r: ChunkingResult, settings: Settings,
         return {"ICC": None, "DCC": None}
     spans = [Span(c.start, c.end) for c in r.chunks]
     return {
-        "ICC": M.intrachunk_cohesion(spans, doc.split_points, embed, text=doc.text),
+        "ICC": M.intrachunk_cohesion(spans, doc.split_points, embed),
         "DCC": M.document_contextual_coherence(
             spans, [c.tokens for c in r.chunks], embed, window_tokens=settings.window_tokens,
             window_step=settings.window_step, text=doc.text,

@@ -182,7 +182,7 @@ def parse_config_data(text: str, fmt: str = "toml") -> tuple[dict[str, Any], dic
         raise ValueError("expected a table/object of settings")
     body = data["settings"] if isinstance(data.get("settings"), dict) else {
         k: v for k, v in data.items() if k not in ("schema", "tune")}
-    tune = data.get("tune") if isinstance(data.get("tune"), dict) else {}
+    tune = data["tune"] if isinstance(data.get("tune"), dict) else {}
     return dict(body), dict(tune)
 
 

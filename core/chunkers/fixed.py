@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chunkscope.chunkers.base import ChunkResult, ChunkerSpec, ParamError, ParamSpec, overlap_below
+from chunkscope.chunkers.base import ChunkerSpec, ChunkResult, ParamError, ParamSpec, overlap_below
 from chunkscope.document import Document, Span
 from chunkscope.tokens import token_char_offsets
 

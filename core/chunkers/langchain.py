@@ -16,7 +16,7 @@ import logging
 import re
 from typing import Any, Sequence
 
-from chunkscope.chunkers.base import ChunkResult, ChunkerSpec, ParamError, ParamSpec, overlap_below
+from chunkscope.chunkers.base import ChunkerSpec, ChunkResult, ParamError, ParamSpec, overlap_below
 from chunkscope.chunkers.recursive import MAX_TOKEN_CHARS, PAPER_SEPARATORS
 from chunkscope.document import Document, Span
 from chunkscope.tokens import count_tokens

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chunkscope.chunkers.base import ChunkResult, ChunkerSpec, ParamSpec
+from chunkscope.chunkers.base import ChunkerSpec, ChunkResult, ParamSpec
 from chunkscope.document import Document
 
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Callable, Sequence
 
-from chunkscope.chunkers.base import ChunkResult, ChunkerSpec, ParamError, ParamSpec, overlap_below
+from chunkscope.chunkers.base import ChunkerSpec, ChunkResult, ParamError, ParamSpec, overlap_below
 from chunkscope.document import Document, Span
 from chunkscope.tokens import count_tokens
 

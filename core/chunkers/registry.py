@@ -23,7 +23,7 @@ import logging
 import traceback
 from typing import Any
 
-from chunkscope.chunkers.base import ChunkResult, ChunkerSpec, ParamError, all_of
+from chunkscope.chunkers.base import ChunkerSpec, ChunkResult, ParamError, all_of
 from chunkscope.chunkers.postprocess import PP_PARAMS, PostprocessStats, postprocess, validate_pp
 from chunkscope.document import Document, Span
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from chunkscope.chunkers.base import ChunkResult, ChunkerSpec, ParamSpec
+from chunkscope.chunkers.base import ChunkerSpec, ChunkResult, ParamSpec
 from chunkscope.chunkers.recursive import PAPER_SEPARATORS, RecursiveSplitter
 from chunkscope.document import Document, Span
 from chunkscope.tokens import count_tokens

@@ -10,8 +10,8 @@ from chunkscope.report import METRICS
 
 
 def add_sweep(sub) -> None:
-    from chunkscope.cli.common import add_input_arguments
     from chunkscope.cli.analyze import add_analysis_options
+    from chunkscope.cli.common import add_input_arguments
 
     p = sub.add_parser(
         "sweep",
@@ -56,8 +56,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from chunkscope import tune
     from chunkscope.analysis import Resources
     from chunkscope.chunkers import registry
-    from chunkscope.cli.common import CLIError, check_json_target, load_input, write_json
     from chunkscope.cli.analyze import settings_from_args
+    from chunkscope.cli.common import CLIError, check_json_target, load_input, write_json
 
     check_json_target(args.json)
 

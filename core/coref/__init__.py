@@ -21,88 +21,17 @@ Backends that cannot run raise :class:`CorefError` with a one-line message.
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from chunkscope.document import Document, Span
-
-BACKENDS = ("heuristic", "maverick", "precomputed", "none")
-
-
-class CorefError(RuntimeError):
-    """A backend cannot run (missing extra, unreadable mentions, ...). The message is one line."""
-
-
-@dataclass(frozen=True)
-class Pair:
-    """One entity–pronoun pair; both spans half-open into the document text."""
-
-    entity: Span
-    pronoun: Span
-
-    def __iter__(self):  # (entity, pronoun): unpacks like the reference's [[es, ee], [ps, pe]]
-        yield self.entity
-        yield self.pronoun
-
-    @property
-    def bounds(self) -> tuple[int, int]:
-        """``(s, t)`` of DESIGN section 6: start of the earlier mention, end of the later one."""
-        first, last = (self.entity, self.pronoun) if self.entity.start <= self.pronoun.start else (self.pronoun, self.entity)
-        return first.start, last.end
-
-    def to_dict(self) -> dict[str, list[int]]:
-        return {"entity": [self.entity.start, self.entity.end], "pronoun": [self.pronoun.start, self.pronoun.end]}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Pair":
-        return cls(Span(*map(int, d["entity"])), Span(*map(int, d["pronoun"])))
-
-
-@dataclass
-class CorefResult:
-    """Pairs found by one backend. ``reason`` is set when there are no pairs (why RC is None)."""
-
-    pairs: list[Pair]
-    backend: str
-    reason: str = ""
-    warnings: list[str] = field(default_factory=list)
-    info: dict[str, Any] = field(default_factory=dict)  # e.g. language, seconds, cached, model
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "backend": self.backend,
-            "pairs": [p.to_dict() for p in self.pairs],
-            "reason": self.reason,
-            "warnings": list(self.warnings),
-            "info": dict(self.info),
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "CorefResult":
-        return cls(
-            pairs=[Pair.from_dict(p) for p in d.get("pairs", [])],
-            backend=str(d.get("backend", "")),
-            reason=str(d.get("reason", "")),
-            warnings=list(d.get("warnings", [])),
-            info=dict(d.get("info", {})),
-        )
-
-
-def document_language(doc: Document) -> str:
-    """``doc.language``, or (when "und") the language detected with py3langid."""
-    lang = (doc.language or "und").lower()
-    if lang != "und":
-        return lang
-    from chunkscope.language import language_code
-
-    return language_code(doc.text)
-
-
-def cache_dir() -> Path | None:
-    d = os.environ.get("CHUNKSCOPE_CACHE_DIR")
-    return Path(d) / "coref" if d else None
+from chunkscope.coref.base import (
+    BACKENDS,
+    CorefError,
+    CorefResult,
+    Pair,
+    cache_dir,
+    document_language,
+)
+from chunkscope.document import Document
 
 
 def get_pairs(
@@ -152,12 +81,20 @@ def get_pairs(
 
     if backend == "heuristic":
         from chunkscope.coref.heuristic import heuristic_pairs
+        from chunkscope.nlp import NLPUnavailable
 
-        res = heuristic_pairs(doc)
+        try:
+            res = heuristic_pairs(doc)
+        except NLPUnavailable as exc:
+            raise CorefError(str(exc)) from None
     else:
         from chunkscope.coref.maverick import maverick_pairs
+        from chunkscope.nlp import NLPUnavailable
 
-        res = maverick_pairs(doc, model=model)
+        try:
+            res = maverick_pairs(doc, model=model)
+        except NLPUnavailable as exc:
+            raise CorefError(str(exc)) from None
     res.warnings = warnings + res.warnings
     res.info.setdefault("language", lang)
     if lang == "und":

@@ -47,7 +47,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from chunkscope.coref import CorefResult, Pair, cache_dir
+from chunkscope.coref.base import CorefResult, Pair, cache_dir
 from chunkscope.document import Document, Span
 
 VERSION = "heuristic-2"
@@ -134,7 +134,7 @@ def _pieces(block: str) -> list[tuple[int, int]]:
 
 def _blocks(text: str) -> list[tuple[int, str, str]]:
     """(offset, block text, kind) with kind "text", "heading" or "skip"."""
-    out = []
+    out: list[tuple[int, str, str]] = []
     pos = 0
     for m in list(_BLOCK_SEP.finditer(text)) + [None]:
         end = m.start() if m else len(text)
@@ -235,7 +235,7 @@ def _agree(c: _Cand, number: str, kind: str) -> float | None:
 def resolve(text: str, nlp: Any = None) -> list[Pair]:
     """Heuristic entity–pronoun pairs (half-open spans) for English ``text``."""
     if nlp is None:
-        from chunkscope.coref._nlp import english
+        from chunkscope.nlp import english
 
         nlp = english(("ner", "lemmatizer"))
     work = [b for b in _blocks(text) if b[2] != "skip"]
@@ -280,9 +280,10 @@ def resolve(text: str, nlp: Any = None) -> list[Pair]:
                         continue
                     pen = -PRONOUN_BONUS
                 else:
-                    pen = _agree(c, number, pkind)
-                    if pen is None:
+                    agreed = _agree(c, number, pkind)
+                    if agreed is None:
                         continue
+                    pen = agreed
                 same_block = c.block == bi
                 if same_block and c.sent == psent and low not in REFLEXIVE and low not in POSSESSIVE:
                     # binding: a co-argument of the pronoun's own verb is not its antecedent

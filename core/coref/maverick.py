@@ -30,7 +30,7 @@ import re
 import time
 from typing import Any, Iterable, Sequence
 
-from chunkscope.coref import CorefError, CorefResult, Pair, cache_dir
+from chunkscope.coref.base import CorefError, CorefResult, Pair, cache_dir
 from chunkscope.document import Document, Span
 
 DEFAULT_MODEL = "sapienzanlp/maverick-mes-ontonotes"
@@ -56,7 +56,7 @@ def model_name(model: str | None = None) -> str:
 # --------------------------------------------------------------------------- clusters -> pairs
 
 def _tagged_lower(text: str) -> Any:
-    from chunkscope.coref._nlp import english
+    from chunkscope.nlp import english
 
     nlp = english(("ner", "lemmatizer", "parser"))  # POS comes from tagger + attribute_ruler
     nlp.max_length = max(nlp.max_length, len(text) + 1)
@@ -73,18 +73,19 @@ def clusters_to_pairs(text: str, clusters: Iterable[Sequence[Sequence[int]]], en
     ``clusters``: lists of ``[start, end]`` spans (inclusive ends by default, as in the
     reference parquet's ``mentions`` column).
     """
-    clusters = [[(int(s), int(e) + (1 if end_inclusive else 0)) for s, e in c] for c in clusters]
-    if not clusters:
+    spans_of: list[list[tuple[int, int]]] = [[(int(s), int(e) + (1 if end_inclusive else 0)) for s, e in c]
+                                             for c in clusters]
+    if not spans_of:
         return []
     sdoc = _tagged_lower(text)
     spans: dict[tuple[int, int], Any] = {}
-    for c in clusters:
+    for c in spans_of:
         for s, e in c:
             if (s, e) not in spans:
                 spans[(s, e)] = sdoc.char_span(s, e, alignment_mode="expand")
 
     by_pronoun: dict[tuple[int, int], Pair] = {}
-    for c in clusters:
+    for c in spans_of:
         uniq = sorted(set(c))
         kept = [m for m in uniq
                 if not any(o != m and o[0] <= m[0] and o[1] >= m[1] and o[1] - o[0] > m[1] - m[0] for o in uniq)]
@@ -119,8 +120,8 @@ def merge_clusters(clusters: Iterable[Iterable[tuple[int, int]]]) -> list[list[t
             x = parent[x]
         return x
 
-    for c in clusters:
-        c = [tuple(m) for m in c]
+    for cluster in clusters:
+        c = [(int(m[0]), int(m[1])) for m in cluster]
         for m in c:
             parent.setdefault(m, m)
         for m in c[1:]:
@@ -195,7 +196,7 @@ def _windows(text: str, tokenizer: Any) -> list[tuple[int, list[str]]]:
 
 def find_clusters(text: str, mav: Any) -> list[list[tuple[int, int]]]:
     """Maverick clusters over the whole text, character spans with inclusive ends."""
-    from chunkscope.coref._nlp import english
+    from chunkscope.nlp import english
 
     tokenizer = english(("ner", "lemmatizer", "parser", "tagger", "attribute_ruler", "tok2vec")).tokenizer
     found: list[list[tuple[int, int]]] = []

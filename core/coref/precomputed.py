@@ -23,7 +23,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterable
 
-from chunkscope.coref import CorefError, Pair
+from chunkscope.coref.base import CorefError, Pair
 from chunkscope.document import Span
 
 

@@ -200,10 +200,10 @@ def highlight_html(text: str, c: ChunkingResult, start: int = 0, end: int | None
                 " — this boundary splits an entity–pronoun pair" if splits else "")
             ends[ch.end] = (f'<span class="{lbl_cls}" title="{html.escape(title)}">#{i}⟧'
                             f'{" ✂" if bad else ""}{" ⛓" if splits else ""}</span>')
-    points = {start, end, *marks, *tags, *heads, *ends}
+    edges = {start, end, *marks, *tags, *heads, *ends}
     for a, b, *_ in classes_at:
-        points.update((a, b))
-    points = sorted(p for p in points if start <= p <= end)
+        edges.update((a, b))
+    points: list = sorted(p for p in edges if start <= p <= end)
     classes_at.sort()
     out = [HIGHLIGHT_CSS, '<div class="cs-hl">']
     for a, b in zip(points, points[1:] + [None]):

@@ -6,6 +6,7 @@ import bisect
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+
 def windows(text_length: int, pages: Sequence[Sequence[int]], max_chars: int = 12000,
             cuts: Sequence[int] = ()) -> list[tuple[int, int]]:
     """Character ranges to render a long document piece by piece, tiling ``[0, text_length)``.

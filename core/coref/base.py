@@ -1,0 +1,80 @@
+"""Coreference data: backends' names, pairs, results and errors (shared by every backend)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from chunkscope.document import Document, Span
+
+BACKENDS = ("heuristic", "maverick", "precomputed", "none")
+
+
+class CorefError(RuntimeError):
+    """A backend cannot run (missing extra, unreadable mentions, ...). The message is one line."""
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One entity–pronoun pair; both spans half-open into the document text."""
+
+    entity: Span
+    pronoun: Span
+
+    def __iter__(self):  # (entity, pronoun): unpacks like the reference's [[es, ee], [ps, pe]]
+        yield self.entity
+        yield self.pronoun
+
+    def to_dict(self) -> dict[str, list[int]]:
+        return {"entity": [self.entity.start, self.entity.end], "pronoun": [self.pronoun.start, self.pronoun.end]}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Pair":
+        return cls(Span(*map(int, d["entity"])), Span(*map(int, d["pronoun"])))
+
+
+@dataclass
+class CorefResult:
+    """Pairs found by one backend. ``reason`` is set when there are no pairs (why RC is None)."""
+
+    pairs: list[Pair]
+    backend: str
+    reason: str = ""
+    warnings: list[str] = field(default_factory=list)
+    info: dict[str, Any] = field(default_factory=dict)  # e.g. language, seconds, cached, model
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "backend": self.backend,
+            "pairs": [p.to_dict() for p in self.pairs],
+            "reason": self.reason,
+            "warnings": list(self.warnings),
+            "info": dict(self.info),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "CorefResult":
+        return cls(
+            pairs=[Pair.from_dict(p) for p in d.get("pairs", [])],
+            backend=str(d.get("backend", "")),
+            reason=str(d.get("reason", "")),
+            warnings=list(d.get("warnings", [])),
+            info=dict(d.get("info", {})),
+        )
+
+
+def document_language(doc: Document) -> str:
+    """``doc.language``, or (when "und") the language detected with py3langid."""
+    lang = (doc.language or "und").lower()
+    if lang != "und":
+        return lang
+    from chunkscope.language import language_code
+
+    return language_code(doc.text)
+
+
+def cache_dir() -> Path | None:
+    d = os.environ.get("CHUNKSCOPE_CACHE_DIR")
+    return Path(d) / "coref" if d else None

