@@ -52,7 +52,7 @@ def section_document(doc: Document) -> None:
 def section_analyze(doc: Document) -> None:
     """Chunkers, metrics and the adaptive winner: winner card, leaderboard, charts, exports."""
     from ui.analysis import current_report, latest_report, run_analysis, settings_sidebar
-    from ui.overview import charts, exports, leaderboard, winner_card
+    from ui.overview import charts, exports, leaderboard, pipeline_export, winner_card
 
     settings, problem = settings_sidebar()
     if problem:
@@ -79,6 +79,7 @@ def section_analyze(doc: Document) -> None:
     charts(report)
     st.subheader("Export", anchor=False)
     exports(report, doc)
+    pipeline_export(report)
 
 
 def main() -> None:

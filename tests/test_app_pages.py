@@ -81,11 +81,14 @@ def test_upload_is_escaped_and_analyze_shows_winner(at):
 
 def test_exports_present(at):
     keys = {d.proto.id for d in at.get("download_button")}
-    assert len(at.get("download_button")) == 3, keys
+    assert len(at.get("download_button")) == 4, keys
     labels = [d.proto.label for d in at.get("download_button")]
     assert any(lb.startswith("Report (JSON)") for lb in labels)
     assert any(lb.startswith("Winning chunks (JSONL") for lb in labels)
     assert any(lb.startswith("HTML report") for lb in labels)
+    assert any(lb.startswith("Winner's settings (TOML)") for lb in labels)
+    snippet = "".join(c.value for c in at.get("code"))
+    assert "ChunkScopeSplitter.from_settings" in snippet and winner(at) in snippet
 
 
 def test_weights_rerank_without_reanalysis(at):

@@ -14,6 +14,7 @@ import streamlit as st
 
 from chunkscope.analysis import selection
 from chunkscope.document import Document
+from chunkscope.integrations.export import pipeline_snippet, winner_settings_text
 from chunkscope.present import figures, highlight, html_report
 from chunkscope.report import METRICS, Report, chunk_records
 from ui.common import guard, md_escape
@@ -169,3 +170,16 @@ def exports(report: Report, doc: Document) -> None:
         c3.download_button("HTML report (offline)", data=lambda: _html(key, report), file_name=f"{stem}.report.html",
                            mime="text/html", key="cs_dl_html", on_click="ignore",
                            help="self-contained: winner, leaderboard, radar, problem counts, settings")
+
+
+def pipeline_export(report: Report) -> None:
+    """"Use it in your pipeline": the winner's settings file and a snippet that uses it."""
+    if not report.winner:
+        return
+    with st.expander(f"Use it in your pipeline: {report.winner}"), guard("The pipeline export"):
+        fname = "chunkscope-winner.toml"
+        st.caption("The winner's settings file and a snippet: `chunkscope.chunk` or the LangChain "
+                   "`ChunkScopeSplitter` cut exactly the chunks scored here.")
+        st.download_button("Winner's settings (TOML)", data=winner_settings_text(report), file_name=fname,
+                           mime="application/toml", key="cs_dl_winner_toml", on_click="ignore")
+        st.code(pipeline_snippet(report, fname), language="python")

@@ -1,0 +1,1 @@
+"""Adapters that carry a ChunkScope chunking into other tools' pipelines (LangChain, ...)."""
