@@ -54,7 +54,9 @@ def canonical_params(params: Mapping[str, Any]) -> str:
 
 
 def metric_key(settings: Settings) -> str:
-    return json.dumps([getattr(settings, k) for k in METRIC_KEYS], default=str)
+    from chunkscope.provenance import provenance_key
+
+    return json.dumps([getattr(settings, k) for k in METRIC_KEYS] + [provenance_key(settings)], default=str)
 
 
 class TuneCache:

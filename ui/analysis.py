@@ -278,7 +278,10 @@ def analysis_key(doc: Document, s: Settings) -> str:
     d.pop("candidates", None)
     d["_plan"] = chunking_plan(s)
     llm = llm_settings().cache_identity()  # a changed API key re-runs llm-regex (public_dict only says "set")
-    return hashlib.sha256(json.dumps([doc.fingerprint, d, llm], sort_keys=True, default=str).encode()).hexdigest()
+    from chunkscope.provenance import provenance_key
+
+    blob = [doc.fingerprint, d, llm, provenance_key(s)]  # another engine/model/backend never reuses a report
+    return hashlib.sha256(json.dumps(blob, sort_keys=True, default=str).encode()).hexdigest()
 
 
 def run_analysis(doc: Document, s: Settings) -> Report | None:
