@@ -73,7 +73,7 @@ def main() -> int:
 
         # (a) the whole analysis, composed mode, every default chunker
         emb.clear_memory_cache()
-        res._span_embedders.clear()
+        res.forget_documents()
         t0 = time.perf_counter()
         report = analyze(doc, settings, res)
         total_s = time.perf_counter() - t0

@@ -281,14 +281,11 @@ def _release_document_memory(res) -> None:
     """Drop what one document left in process caches keyed by its text (span embedders, token counts
     of its chunk texts, sentence units), so a worker's memory is bounded by one document. The
     embedding vector cache is bounded by its own size limit and kept (re-runs reuse it)."""
-    res._span_embedders.clear()
-    try:
-        from chunkscope import sentences, tokens
+    from chunkscope import sentences, tokens
 
-        tokens._counts.clear()
-        sentences._unit_cache.clear()
-    except (ImportError, AttributeError):  # caches renamed: nothing to release here
-        pass
+    res.forget_documents()
+    tokens.clear_cache()
+    sentences.clear_cache()
 
 
 def analyze_file(path: str | os.PathLike, settings_dict: dict[str, Any], max_bytes: int | None = None) -> dict[str, Any]:

@@ -47,6 +47,11 @@ _CACHE_MAX = 200_000
 _unit_cache: dict[str, tuple[int, ...]] = {}
 
 
+def clear_cache() -> None:
+    """Forget every cached unit segmentation (a long-running worker between documents)."""
+    _unit_cache.clear()
+
+
 @lru_cache(maxsize=1)
 def _spacy_nlp():
     """spaCy pipeline with only ``senter`` (None when the model is unavailable)."""

@@ -82,6 +82,11 @@ _CACHE_MAX = 1_000_000
 _counts: dict[str, int] = {}
 
 
+def clear_cache() -> None:
+    """Forget every cached token count (a long-running worker between documents)."""
+    _counts.clear()
+
+
 def _remember(text: str, n: int) -> None:
     if len(_counts) >= _CACHE_MAX:
         _counts.clear()

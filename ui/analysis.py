@@ -18,7 +18,9 @@ from typing import Any
 import streamlit as st
 
 from chunkscope.analysis import DEFAULT_CANDIDATES, STAGES, Resources, Settings, analyze, rescore
+from chunkscope.coref.base import BACKENDS as COREF_BACKENDS
 from chunkscope.document import Document
+from chunkscope.embeddings import MODES as EMBEDDING_MODES
 from chunkscope.report import METRICS, Report
 
 REPORTS_KEY = "cs_reports"
@@ -57,8 +59,7 @@ def seed_from_query() -> list[str]:
             if bad:
                 problems.append(f"unknown chunker id(s) in the address: {', '.join(bad)}")
             st.session_state[key] = [x for x in got if x in ids]
-    for name, key, allowed in (("coref", "cs_coref", ("heuristic", "precomputed", "maverick", "none")),
-                               ("mode", "cs_mode", ("composed", "exact"))):
+    for name, key, allowed in (("coref", "cs_coref", COREF_BACKENDS), ("mode", "cs_mode", EMBEDDING_MODES)):
         if name in q:
             if q[name] in allowed:
                 st.session_state[key] = q[name]
@@ -193,10 +194,10 @@ def settings_sidebar() -> tuple[Settings | None, str]:
         step = st.number_input("DCC window step (chunks)", 1, 100, _d("cs_win_step", defaults.window_step), 1, key="cs_win_step")
     with sb.expander("Embeddings and coreference", expanded=False):
         emb = st.text_input("Embedding model (name or path; blank = bundled all-MiniLM-L6-v2)", _d("cs_embedder", ""), key="cs_embedder")
-        mode = st.radio("Embedding mode", ["composed", "exact"], key="cs_mode", horizontal=True,
+        mode = st.radio("Embedding mode", list(EMBEDDING_MODES), key="cs_mode", horizontal=True,
                         help="composed: embed the document's sentences once and compose every span (fast); "
                              "exact: embed every chunk, piece and window text (the paper's way, slow)")
-        coref = st.selectbox("Coreference backend (RC)", ["heuristic", "precomputed", "maverick", "none"], key="cs_coref")
+        coref = st.selectbox("Coreference backend (RC)", list(COREF_BACKENDS), key="cs_coref")
         mentions = mentions_input()
     llm_panel()
     problems = []

@@ -74,6 +74,10 @@ class Resources:
         """
         return _LLMView(self, llm_settings)  # type: ignore[return-value]
 
+    def forget_documents(self) -> None:
+        """Drop the span embedders of every document (the model and its vector cache stay)."""
+        self._span_embedders.clear()
+
     def span_embedder(self, doc: Document):
         key = (doc.fingerprint, self.mode)
         se = self._span_embedders.get(key)
