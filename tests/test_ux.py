@@ -1,0 +1,44 @@
+"""What a new user tripped over (issue 17): exports agree with the app, timings add up, figures,
+the embedding-model limit. Engine-level tests (no Streamlit)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from chunkscope.report import ChunkingResult, ChunkRow, Report
+
+
+def _res(cid: str, n: int, m: tuple, candidate: bool = True) -> ChunkingResult:
+    return ChunkingResult(cid, cid, {}, candidate, "ok", chunks=[ChunkRow(i * 10, i * 10 + 10, 50) for i in range(n)],
+                          metrics=dict(zip(("RC", "ICC", "DCC", "BI", "SC"), m)))
+
+
+def narrow_report() -> Report:
+    """'a' wins by 0.004 over candidate 'b'; non-candidate 'x' ranks between them."""
+    from chunkscope.analysis import rescore
+
+    r = Report({"sha256": "x", "name": "doc"}, {}, [
+        _res("a", 4, (0.9, 0.8, 0.8, 0.9, 0.9)),
+        _res("x", 4, (0.9, 0.8, 0.8, 0.9, 0.89), candidate=False),
+        _res("b", 4, (0.9, 0.8, 0.8, 0.9, 0.88)),
+    ], None, "", {"chunk": 0.1, "total": 0.2})
+    rescore(r, None, ("a", "b"))
+    return r
+
+
+def test_html_and_json_reports_carry_the_narrow_win_and_the_same_runner_up():
+    from chunkscope.analysis.selection import explain
+    from chunkscope.present.html_report import html_report
+
+    r = narrow_report()
+    ex = explain(r)
+    assert ex.winner == "a" and ex.runner == "b" and "narrow-win" in ex.flags
+    assert "narrow-win" in json.loads(r.to_json())["flags"]
+    page = html_report(r)
+    assert "flags: none" not in page and "narrow-win" in page
+    assert "Narrow win: 0.004 ahead of b" in page
+    # the "winner vs runner-up" radar plots the explanation's runner-up, not the next ranked chunking
+    section = page.split("Winner vs runner-up", 1)[1].split("<h2>All chunkings", 1)[0]
+    names = re.findall(r'"name":"([^"]+)"', section)
+    assert names == ["a", "b"], names
