@@ -42,3 +42,23 @@ def test_html_and_json_reports_carry_the_narrow_win_and_the_same_runner_up():
     section = page.split("Winner vs runner-up", 1)[1].split("<h2>All chunkings", 1)[0]
     names = re.findall(r'"name":"([^"]+)"', section)
     assert names == ["a", "b"], names
+
+
+def test_stage_timings_are_disjoint_and_add_up_to_the_total():
+    """The embedding model's time (semantic chunking, exact-mode scoring) is counted once, as
+    "embed"; chunk, coref, embed, metrics and other add up to the total (the JSON keys stay)."""
+    from chunkscope.analysis import Settings, analyze
+    from chunkscope.analysis.run import TIMING_KEYS
+    from chunkscope.ingest import load_bytes
+
+    text = "\n\n".join(f"## Part {i}\n\n" + f"The archive keeps invoice {i} for ten years. It is checked each spring. " * 8
+                       for i in range(6))
+    doc = load_bytes(text.encode(), "t.md")
+    ids = ["recursive-600", "semantic"]
+    r = analyze(doc, Settings(chunkers=ids, candidates=ids, coref="heuristic", embedding_mode="exact"))
+    t = r.timings
+    assert set(TIMING_KEYS) <= set(t) and {"chunk", "coref", "embed", "metrics", "total"} <= set(t)
+    assert all(t[k] >= 0 for k in TIMING_KEYS)
+    parts = sum(t[k] for k in TIMING_KEYS if k != "total")
+    assert abs(parts - t["total"]) < 1e-6, t
+    assert t["embed"] > 0 and t["chunk"] < sum(c.seconds for c in r.chunkings)  # semantic's embedding not in chunk
