@@ -102,6 +102,7 @@ def main() -> None:
                    "Where the rows' ticks line up, the chunkings agree.")
 
     if current is not None and mode.startswith("around"):
+        st.session_state.pop("cs_cmp_view_for", None)  # the next "whole page" opens this problem's page
         a, b = a_view
         cid, n = current[2], current[3]
         page = doc.page_of(current[0])
@@ -125,6 +126,10 @@ def main() -> None:
         st.info(f"Problem {pi + 1} of {len(items)} ({where}chars {current[0]:,}–{current[1]:,}): {what}.", icon="🎯")
     else:
         marks = {paging.view_index(views, it[0]) for it in items}
+        if current is not None and st.session_state.get("cs_cmp_view_for") != (sig, pi):
+            # opening the whole page: the one holding the current problem (then the reader may move on)
+            st.session_state["cs_cmp_view_for"] = (sig, pi)
+            st.session_state["cs_cmp_view"] = paging.view_index(views, current[0])
         labels = [v.label + ("  ⚠" if i in marks else "") for i, v in enumerate(views)]
         if st.session_state.get("cs_cmp_view", 0) >= len(views):
             st.session_state["cs_cmp_view"] = 0

@@ -71,10 +71,22 @@ def _step(n: int, delta: int) -> None:
     st.session_state["cs_insp_idx"] = max(0, min(n - 1, int(st.session_state.get("cs_insp_idx", 0)) + delta))
 
 
+def _index_at(c, pos: int) -> int:
+    """The chunk of ``c`` holding character ``pos`` (the last one starting at or before it)."""
+    return max(0, bisect.bisect_right([ch.start for ch in c.chunks], pos) - 1)
+
+
 def _jump(c) -> None:
-    pos = int(st.session_state.get("cs_insp_offset") or 0)
-    starts = [ch.start for ch in c.chunks]
-    st.session_state["cs_insp_idx"] = max(0, bisect.bisect_right(starts, pos) - 1)
+    st.session_state["cs_insp_idx"] = _index_at(c, int(st.session_state.get("cs_insp_offset") or 0))
+
+
+def _chunking_changed(report) -> None:
+    """Another chunking: stay at the same place in the document (the chunk holding the start of
+    the chunk shown until now), not at the same chunk number."""
+    c = report.get(st.session_state.get("cs_insp_chunking"))
+    pos = st.session_state.get("cs_insp_pos")
+    if c is not None and c.chunks and pos is not None:
+        st.session_state["cs_insp_idx"] = _index_at(c, int(pos))
 
 
 def main() -> None:
@@ -87,7 +99,9 @@ def main() -> None:
         st.session_state.pop("cs_insp_chunking", None)
     c1, c2, c3 = st.columns([1.4, 1.6, 1.2])
     cid = c1.selectbox("Chunking", ok_ids, index=ok_ids.index(report.winner) if report.winner in ok_ids else 0,
-                       key="cs_insp_chunking", format_func=lambda i: i + (" 🏆" if i == report.winner else ""))
+                       key="cs_insp_chunking", format_func=lambda i: i + (" 🏆" if i == report.winner else ""),
+                       on_change=_chunking_changed, args=(report,),
+                       help="Switching keeps your place in the document: the chunk holding the same text opens.")
     c = report.get(cid)
     n = len(c.chunks)
     lo, hi = report.settings.get("min_tokens", 100), report.settings.get("max_tokens", 1100)
@@ -117,6 +131,7 @@ def main() -> None:
                    "bounds · ✂ a boundary of this chunk breaks a block · ⛓ it splits an entity–pronoun pair")
 
     ch = c.chunks[idx]
+    st.session_state["cs_insp_pos"] = ch.start  # where we are, for a switch of chunking
     problems = highlight.Problems.of(c)
     with guard("The chunk facts"):
         pages = sorted({p for p in (doc.page_of(ch.start), doc.page_of(max(ch.start, ch.end - 1))) if p})

@@ -62,3 +62,22 @@ def test_stage_timings_are_disjoint_and_add_up_to_the_total():
     parts = sum(t[k] for k in TIMING_KEYS if k != "total")
     assert abs(parts - t["total"]) < 1e-6, t
     assert t["embed"] > 0 and t["chunk"] < sum(c.seconds for c in r.chunkings)  # semantic's embedding not in chunk
+
+
+def test_compare_strip_lists_each_mark_once_and_the_frontier_legend_clears_the_axis():
+    from chunkscope.present import figures
+
+    r = narrow_report()
+    # only the 2nd and 3rd rows have broken blocks / split pairs: still one legend entry each
+    for cid in ("x", "b"):
+        r.get(cid).diagnostics = {"BI": {"broken": [{"block": [0, 20], "boundary": 10, "index": 0}]},
+                                  "RC": {"split": [{"entity": [0, 3], "pronoun": [12, 14], "boundary": 10}]}}
+    fig = figures.boundary_strip_figure(r, ["a", "x", "b"], 40)
+    shown = [t.name for t in fig.data if t.showlegend is not False]
+    assert sorted(shown) == ["broken block", "split pair"], shown
+    points = [{"name": f"c{i}", "chunker": f"c{i}", "tokens": 100 * i, "score": 0.5 + i / 100, "chunks": i,
+               "source": "analysis"} for i in range(1, 6)]
+    fr = figures.frontier_figure(points, [0, 4])
+    legend = fr.layout.legend
+    # the legend sits in the plot's height range (not below it, where the x-axis title is)
+    assert legend.y is not None and legend.y >= 0 and (legend.x or 0) >= 1.0
