@@ -81,3 +81,29 @@ def test_compare_strip_lists_each_mark_once_and_the_frontier_legend_clears_the_a
     legend = fr.layout.legend
     # the legend sits in the plot's height range (not below it, where the x-axis title is)
     assert legend.y is not None and legend.y >= 0 and (legend.x or 0) >= 1.0
+
+
+def test_tune_reuses_the_chunkings_the_analysis_scored():
+    from chunkscope import tune
+    from chunkscope.analysis import Resources, Settings, analyze
+    from chunkscope.ingest import load_bytes
+
+    text = "\n\n".join(f"## Part {i}\n\n" + f"The archive keeps invoice {i} for ten years. It is checked each spring. " * 9
+                       for i in range(5))
+    doc = load_bytes(text.encode(), "t.md")
+    ids = ["recursive-600", "fixed-512"]
+    settings = Settings(chunkers=ids, candidates=ids, coref="heuristic", variants={"r300": {
+        "chunker": "recursive-600", "params": {"chunk_size": 300}}})
+    res = Resources()
+    report = analyze(doc, settings, res)
+    cache = tune.TuneCache()
+    assert tune.seed_from_report(doc, report, settings, res, cache=cache) == 3
+    for cid, params in (("recursive-600", {}), ("fixed-512", {}), ("recursive-600", {"chunk_size": 300})):
+        got = tune.score_chunking(doc, cid, params, settings, res, cache=cache)
+        name = "r300" if params else cid
+        assert got.ok and got.metrics == report.get(name).metrics and got.id == cid
+        assert [(x.start, x.end) for x in got.chunks] == [(x.start, x.end) for x in report.get(name).chunks]
+    assert cache.misses == 0 and cache.hits == 3  # nothing was chunked or scored again
+    # other metric settings: nothing reused
+    other = Settings(chunkers=ids, candidates=ids, coref="heuristic", min_tokens=50)
+    assert tune.seed_from_report(doc, report, other, res, cache=tune.TuneCache()) == 0
