@@ -107,3 +107,23 @@ def test_tune_reuses_the_chunkings_the_analysis_scored():
     # other metric settings: nothing reused
     other = Settings(chunkers=ids, candidates=ids, coref="heuristic", min_tokens=50)
     assert tune.seed_from_report(doc, report, other, res, cache=tune.TuneCache()) == 0
+
+
+def test_make_setup_says_what_each_step_does():
+    """`make setup` runs for minutes: every step is announced before it runs (dry run, nothing installed)."""
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    if shutil.which("make") is None:
+        import pytest
+
+        pytest.skip("no make")
+    root = Path(__file__).resolve().parent.parent
+    out = subprocess.run(["make", "-n", "-B", "setup", "VENV=/nonexistent/venv"], cwd=root, capture_output=True,
+                         text=True, timeout=60).stdout.splitlines()
+    steps = [i for i, line in enumerate(out) if "pip install" in line or " -m venv " in line]
+    assert len(steps) >= 3
+    for i in steps:  # the line before each step echoes what it does
+        assert out[i - 1].startswith('echo "==> ['), out[i - 1: i + 1]
+    assert any("set-up done" in line for line in out)
