@@ -16,9 +16,9 @@ import streamlit as st
 from chunkscope.blocks import blocks_by_kind
 from chunkscope.document import Document
 from ui.analysis import keep_state, seed_from_query
+from ui.common import document_picker, guard, md_escape, render_summary, render_warnings
 from ui.nav import inside_page
 from ui.nav import run as run_navigation
-from ui.common import document_picker, guard, md_escape, render_summary, render_warnings
 from ui.render import blocks_html, legend_html, views
 
 st.set_page_config(page_title="ChunkScope", page_icon="🔎", layout="wide")
@@ -78,7 +78,7 @@ def section_analyze(doc: Document) -> None:
         winner_card(report)
     st.subheader("Leaderboard", anchor=False)
     with guard("The leaderboard"):
-        leaderboard(report)
+        leaderboard(report, doc)
         metric_legend(report)
     charts(report)
     st.subheader("Export", anchor=False)

@@ -13,6 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from chunkscope.present import figures, highlight, paging
+from ui import limits
 from ui.analysis import keep_state
 from ui.common import guard, md_escape
 from ui.overview import radar_ids, swatch
@@ -150,6 +151,18 @@ def main() -> None:
                "is the one highlighted. Hover anything for details.")
 
 
+def over_limit_line(doc, c) -> None:
+    """Chunks longer than the input limit of the user's embedding model (sidebar), if one is set."""
+    chk = limits.check(doc, c)
+    if chk is None:
+        return
+    where = ", ".join(f"#{i}" for i in chk.over[:12]) + (" …" if len(chk.over) > 12 else "")
+    (st.warning if chk.over else st.caption)(
+        f"⛔ **{len(chk.over)}** chunks over the {chk.model.max_tokens:,}-token limit of {md_escape(chk.model.name)}"
+        + (f" ({where})" if chk.over else "") + f" · counted in {md_escape(chk.tokenizer)}"
+        + ("" if chk.exact else " (estimate)"))
+
+
 def column(doc, report, cid, c, p: highlight.Problems, kinds, a: int, b: int, show, focus) -> None:
     score = f" · score {c.score:.3f}" if c.score is not None else ""
     win = " 🏆" if cid == report.winner else ""
@@ -157,6 +170,7 @@ def column(doc, report, cid, c, p: highlight.Problems, kinds, a: int, b: int, sh
             f'<span style="font-weight:400;opacity:.8">{html.escape(score)}</span></div>')
     st.caption(f"{len(c.chunks)} chunks · **{len(p.broken)}** broken blocks · **{len(p.split)}** split pairs · "
                f"**{len(p.out_of_size)}** out-of-size chunks")
+    over_limit_line(doc, c)
     cov = c.audit.get("summary") if c.audit else None
     if cov:
         (st.caption if c.audit.get("ok", True) else st.warning)(f"Coverage: {cov}")

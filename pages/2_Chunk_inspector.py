@@ -14,6 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from chunkscope.present import figures, highlight
+from ui import limits
 from ui.analysis import keep_state
 from ui.common import guard, md_escape
 from ui.overview import swatch
@@ -122,13 +123,24 @@ def main() -> None:
         key = hashlib.sha256(repr((doc.sha256, cid, [(x.start, x.end) for x in c.chunks], sorted(scored_by.items()),
                                    sorted(c.metrics.items(), key=lambda kv: kv[0]))).encode()).hexdigest()
         df = chunk_table(key, doc, c, lo, hi)
+        chk = limits.check(doc, c)  # the user's embedding model (sidebar), if one is set
+        if chk is not None:
+            df = df.copy()
+            df.insert(2, "model tokens", chk.counts)
+            over = set(chk.over)
+            df["flags"] = [(f + " " if f else "") + (f"⛔ over {chk.model.max_tokens:,}" if i in over else "")
+                           for i, f in enumerate(df["flags"])]
+            df["flags"] = df["flags"].str.strip()
         tkey = f"cs_insp_table_{key[:12]}"
         st.dataframe(df, hide_index=True, width="stretch", height=min(260, 38 + 35 * len(df)), key=tkey, on_select=lambda: _picked(tkey),
                      selection_mode="single-row",
                      column_config={"cohesion": st.column_config.NumberColumn(format="%.3f"),
                                     "starts with": st.column_config.TextColumn(width="large")})
         st.caption(f"{n} chunks of {md_escape(cid)}: click a row to inspect it · ⚠ out of the {lo}–{hi} token "
-                   "bounds · ✂ a boundary of this chunk breaks a block · ⛓ it splits an entity–pronoun pair")
+                   "bounds · ✂ a boundary of this chunk breaks a block · ⛓ it splits an entity–pronoun pair"
+                   + ("" if chk is None else f" · ⛔ longer than the {chk.model.max_tokens:,}-token input limit of "
+                      f"{md_escape(chk.model.name)} (“model tokens”: {md_escape(chk.tokenizer)}"
+                      + ("" if chk.exact else ", an estimate") + ")"))
 
     ch = c.chunks[idx]
     st.session_state["cs_insp_pos"] = ch.start  # where we are, for a switch of chunking
@@ -147,6 +159,14 @@ def main() -> None:
         if ch.tokens < lo or ch.tokens > hi:
             st.warning(f"Out of size: {ch.tokens} tokens is {'under' if ch.tokens < lo else 'over'} the "
                        f"{lo}–{hi} bounds.")
+        chk = limits.check(doc, c)
+        if chk is not None and idx in set(chk.over):
+            st.warning(f"⛔ Over the input limit of {md_escape(chk.model.name)}: {chk.counts[idx]:,} "
+                       f"{md_escape(chk.tokenizer)} > {chk.model.max_tokens:,}; the model embeds only the beginning "
+                       "of this chunk.")
+        elif chk is not None:
+            st.caption(f"Fits {md_escape(chk.model.name)}: {chk.counts[idx]:,} of {chk.model.max_tokens:,} "
+                       f"{md_escape(chk.tokenizer)}.")
 
     left, right = st.columns([3, 2])
     with left, guard("The chunk text"):

@@ -127,3 +127,37 @@ def test_make_setup_says_what_each_step_does():
     for i in steps:  # the line before each step echoes what it does
         assert out[i - 1].startswith('echo "==> ['), out[i - 1: i + 1]
     assert any("set-up done" in line for line in out)
+
+
+def test_chunks_are_checked_against_the_users_embedding_model():
+    import pytest
+
+    from chunkscope import limits
+    from chunkscope.embeddings import bundled_model_path
+    from chunkscope.report import ChunkRow
+
+    text = "Short one. " + "Interoperability considerations notwithstanding, " * 60 + "End."
+    cut = text.index("Interop")
+    spans = [ChunkRow(0, cut, 0), ChunkRow(cut, len(text), 0)]
+    minilm = limits.target_model("all-MiniLM-L6-v2")
+    assert minilm.max_tokens == 256
+    r = limits.check(text, spans, minilm)
+    assert r.exact and r.tokenizer == "word pieces" and r.over == [1]
+    assert r.counts[0] == 2 + 3  # [CLS] short one . [SEP]
+    # the same text in o200k tokens is far shorter than in word pieces: o200k alone would miss it
+    from chunkscope.tokens import count_tokens
+
+    assert count_tokens(text[cut:]) < r.counts[1]
+    assert "1 of 2 chunks are over the 256-token limit of all-MiniLM-L6-v2" in r.summary()
+    # a model whose tokenizer is not here: o200k, said so
+    big = limits.target_model("text-embedding-3-small")
+    r2 = limits.check(text, spans, big)
+    assert not r2.exact and r2.over == [] and "o200k" in r2.summary()
+    # a custom limit with a local tokenizer folder
+    custom = limits.target_model("my-model", max_tokens=100, tokenizer=str(bundled_model_path()))
+    r3 = limits.check(text, spans, custom)
+    assert r3.exact and r3.counts == r.counts and r3.over == [1]
+    broken = limits.check(text, spans, limits.target_model("x", max_tokens=100, tokenizer="/nonexistent/tok"))
+    assert not broken.exact and "not available" in broken.note
+    with pytest.raises(ValueError, match="input limit"):
+        limits.target_model("unknown-model")

@@ -75,7 +75,8 @@ PROBLEM_COLUMNS = ("broken blocks", "split pairs", "out-of-size chunks")
 def column_order(columns: list[str]) -> list[str]:
     """Leaderboard columns, the ones to read first on the left: chunking, score, the metrics, the
     problem counts behind them, then sizes, status, time and notes (any other column at the end)."""
-    first = ["chunking", "score", *METRICS, *PROBLEM_COLUMNS, "chunks", "mean tokens", "min", "max"]
+    first = ["chunking", "score", *METRICS, *PROBLEM_COLUMNS, "over model limit", "chunks", "mean tokens", "min",
+             "max"]
     head = [c for c in first if c in columns]
     return head + [c for c in columns if c not in head]
 
@@ -92,11 +93,19 @@ def metric_legend(report: Report | None = None) -> None:
             f'<ul style="margin:.3rem 0 .2rem 1.2rem;padding:0">{items}</ul></div>')
 
 
-def leaderboard(report: Report) -> None:
+def leaderboard(report: Report, doc: Document | None = None) -> None:
+    from ui import limits
+
     rows = html_report.leaderboard_rows(report)
     order = report.ranked + [c for c in report.chunkings if c not in report.ranked]
+    target = limits.current_target() if doc is not None else None
+    checks = []
     for row, c in zip(rows, order):
         row.update(highlight.problem_counts(c))
+        if target is not None and doc is not None:
+            chk = limits.check(doc, c, target)
+            row[limits.COLUMN] = None if chk is None else len(chk.over)
+            checks.append(chk)
     df = pd.DataFrame(rows)
     df = df[column_order(list(df.columns))]
     df.insert(0, "", ["🏆" if w else ("◆" if c else "") for w, c in zip(df["winner"], df["candidate"])])
@@ -117,6 +126,12 @@ def leaderboard(report: Report) -> None:
                                    for m, (name, text) in METRIC_GUIDE.items()}})
     st.caption("🏆 adaptive winner · ◆ candidate · ● the chunker's colour in every chart and page · click a column "
                "header to sort · metric cells shaded from red (0) to green (1) · problem counts: where they are, see Compare")
+    done = next((x for x in checks if x is not None), None)
+    if done is not None:
+        st.caption(f"“over model limit”: chunks longer than the {done.model.max_tokens:,}-token input limit of "
+                   f"{md_escape(done.model.name)}, counted in {md_escape(done.tokenizer)}"
+                   + (f" ({md_escape(done.note)})" if done.note else "")
+                   + ": the model embeds only their beginning.")
 
 
 def radar_ids(report: Report) -> list[str]:
