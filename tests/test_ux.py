@@ -161,3 +161,39 @@ def test_chunks_are_checked_against_the_users_embedding_model():
     assert not broken.exact and "not available" in broken.note
     with pytest.raises(ValueError, match="input limit"):
         limits.target_model("unknown-model")
+
+
+def _readme() -> str:
+    from pathlib import Path
+
+    return (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+
+
+def test_readme_is_a_guide_whose_links_resolve():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    text = _readme()
+    assert "../shared" not in text  # a clone has no ../shared
+    heads = [line for line in text.splitlines() if line.startswith("## ")]
+    assert heads[0] == "## Quick start" and "## Features in depth" in heads
+    assert "make run" in text and "make test" in text
+    for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", text):  # every local link and image exists
+        if not target.startswith("http"):
+            assert (root / target).exists(), target
+    for doc in (root / "docs").glob("*.md"):
+        body = doc.read_text(encoding="utf-8")
+        for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", body):
+            if not target.startswith("http"):
+                assert (doc.parent / target).exists(), (doc.name, target)
+    assert len(text.encode()) < 15_000  # the details live in docs/
+
+
+def test_readme_python_example_runs(monkeypatch):
+    from pathlib import Path
+
+    block = _readme().split("## Python API", 1)[1].split("```python", 1)[1].split("```", 1)[0]
+    monkeypatch.chdir(Path(__file__).resolve().parent.parent)
+    scope: dict = {}
+    exec(compile(block, "README.md", "exec"), scope)  # noqa: S102 - the README's own example
+    assert scope["report"].winner in ("recursive-1100+pp", "fixed-512") and scope["chunks"]
