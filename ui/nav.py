@@ -18,7 +18,6 @@ from pathlib import Path
 import streamlit as st
 
 OVERVIEW_TITLE = "Overview"
-OVERVIEW_ICON = "🔎"
 _state = threading.local()  # one script run per thread
 
 
@@ -55,7 +54,7 @@ def page_files(app_file: Path) -> list[Path]:
 def run(app_file: str | Path) -> None:
     """Build the navigation (Overview + pages/) and run the chosen page."""
     app_file = Path(app_file)
-    pages = [st.Page(app_file, title=OVERVIEW_TITLE, icon=OVERVIEW_ICON, default=True)]
+    pages = [st.Page(app_file, title=OVERVIEW_TITLE, default=True)]
     for p in page_files(app_file):
         pages.append(st.Page(p, title=page_title(p), url_path=re.sub(r"^[0-9]+[_ -]*", "", p.stem) or p.stem))
     page = st.navigation(pages)
