@@ -117,7 +117,7 @@ def leaderboard(report: Report, doc: Document | None = None) -> None:
 
     styled = (df.style.apply(colours, axis=1).map(_shade, subset=[*METRICS, "score"])
               .format({**{m: (lambda v: "–" if v is None or v != v else f"{v:.3f}") for m in (*METRICS, "score")},
-                       "seconds": "{:.2f}"}))
+                       "seconds": "{:.2f}"}, na_rep="–"))
     st.dataframe(styled, hide_index=True, width="stretch", key="cs_leaderboard",
                  column_config={"candidate": st.column_config.CheckboxColumn("candidate"),
                                 "●": st.column_config.TextColumn("", width=28),
