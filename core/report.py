@@ -16,6 +16,23 @@ from typing import Any, Iterable
 
 SCHEMA = "chunkscope.report/1"
 METRICS = ("RC", "ICC", "DCC", "BI", "SC")
+# What each metric means, for readers of the app and the reports: (full name, one plain sentence).
+METRIC_GUIDE: dict[str, tuple[str, str]] = {
+    "RC": ("References Completeness",
+           "A pronoun stays in the same chunk as the name it refers to (“it” with “the Northwind Gateway”), "
+           "so a retrieved chunk still says who or what it is about."),
+    "ICC": ("Intrachunk Cohesion",
+            "Each chunk sticks to one subject: its parts say related things, so the chunk answers the questions "
+            "it is retrieved for."),
+    "DCC": ("Document Contextual Coherence",
+            "Neighbouring chunks follow on from each other like the document does, instead of jumping between "
+            "unrelated topics."),
+    "BI": ("Block Integrity",
+           "Paragraphs, tables, lists and code blocks are kept whole rather than cut in the middle."),
+    "SC": ("Size Compliance",
+           "Chunks are neither too short nor too long: the share of chunks between the minimum and maximum "
+           "size in tokens."),
+}
 
 
 @dataclass

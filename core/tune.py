@@ -23,6 +23,7 @@ import json
 import math
 import threading
 from collections import OrderedDict
+from dataclasses import fields
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
@@ -84,6 +85,16 @@ class TuneCache:
             self._results[key] = r
             while len(self._results) > self.max_entries:
                 self._results.popitem(last=False)
+
+    def seed(self, key: tuple, r: ChunkingResult) -> bool:
+        """Keep a chunking scored elsewhere (the analysis) under ``key``; not a miss. False if held."""
+        with self._lock:
+            if key in self._results:
+                return False
+            self._results[key] = r
+            while len(self._results) > self.max_entries:
+                self._results.popitem(last=False)
+            return True
 
     def pairs(self, doc: Document, settings: Settings) -> tuple:
         key = (doc.sha256, settings.coref, settings.mentions)
@@ -203,7 +214,7 @@ def score_chunking(doc: Document, chunker_id: str, params: Mapping[str, Any] | N
         resolved = resolve(chunker_id, params)
     except (ParamError, KeyError):
         return chunk_one(doc, cid, chunker_id, params, resources, candidate=candidate)
-    key = (doc.fingerprint, chunker_id, canonical_params(resolved), metric_key(settings), _llm_key(chunker_id, resources))
+    key = _key(doc, chunker_id, resolved, settings, resources)
     hit = cache.get(key)
     if hit is None:
         if resources is None:
@@ -226,6 +237,44 @@ def score_chunking(doc: Document, chunker_id: str, params: Mapping[str, Any] | N
         out.info["variant_of"] = chunker_id
     out.score = metric_score(out.metrics, settings.weights) if out.ok else None
     return out
+
+
+def _key(doc: Document, chunker_id: str, resolved: Mapping[str, Any], settings: Settings, resources: Any) -> tuple:
+    return (doc.fingerprint, chunker_id, canonical_params(resolved), metric_key(settings),
+            _llm_key(chunker_id, resources))
+
+
+def seed_from_report(doc: Document, report: Report, settings: Settings, resources: Resources | None = None,
+                     cache: TuneCache | None = None) -> int:
+    """Put the chunkings ``report`` already scored into the cache, so Tune does not chunk and score
+    them again (the same chunker and resolved params under the same metric settings). ``settings``
+    must be the report's (``metric_key`` must match what scored them). Returns how many were added."""
+    from chunkscope.chunkers import registry
+    from chunkscope.chunkers.base import ParamError
+
+    cache = DEFAULT_CACHE if cache is None else cache
+    known = {f.name for f in fields(Settings)}
+    try:
+        scored_with = Settings.from_dict({k: v for k, v in report.settings.items() if k in known})
+    except (ValueError, TypeError):
+        return 0
+    if metric_key(settings) != metric_key(scored_with):
+        return 0
+    added = 0
+    for c in report.chunkings:
+        if not c.ok:
+            continue
+        base = str(c.info.get("variant_of") or c.id)
+        try:
+            spec = registry.get(base)
+            resolved = spec.resolve_params(dict(c.params))
+        except (KeyError, ParamError):
+            continue
+        r = copy.deepcopy(c)
+        r.id, r.label, r.candidate, r.score = base, spec.label, False, None
+        r.info.pop("variant_of", None)
+        added += cache.seed(_key(doc, base, resolved, settings, resources), r)
+    return added
 
 
 def index_cost(c: ChunkingResult) -> int:

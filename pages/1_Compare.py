@@ -13,6 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from chunkscope.present import figures, highlight, paging
+from ui import limits
 from ui.analysis import keep_state
 from ui.common import guard, md_escape
 from ui.overview import radar_ids, swatch
@@ -102,6 +103,7 @@ def main() -> None:
                    "Where the rows' ticks line up, the chunkings agree.")
 
     if current is not None and mode.startswith("around"):
+        st.session_state.pop("cs_cmp_view_for", None)  # the next "whole page" opens this problem's page
         a, b = a_view
         cid, n = current[2], current[3]
         page = doc.page_of(current[0])
@@ -125,6 +127,10 @@ def main() -> None:
         st.info(f"Problem {pi + 1} of {len(items)} ({where}chars {current[0]:,}–{current[1]:,}): {what}.", icon="🎯")
     else:
         marks = {paging.view_index(views, it[0]) for it in items}
+        if current is not None and st.session_state.get("cs_cmp_view_for") != (sig, pi):
+            # opening the whole page: the one holding the current problem (then the reader may move on)
+            st.session_state["cs_cmp_view_for"] = (sig, pi)
+            st.session_state["cs_cmp_view"] = paging.view_index(views, current[0])
         labels = [v.label + ("  ⚠" if i in marks else "") for i, v in enumerate(views)]
         if st.session_state.get("cs_cmp_view", 0) >= len(views):
             st.session_state["cs_cmp_view"] = 0
@@ -145,6 +151,18 @@ def main() -> None:
                "is the one highlighted. Hover anything for details.")
 
 
+def over_limit_line(doc, c) -> None:
+    """Chunks longer than the input limit of the user's embedding model (sidebar), if one is set."""
+    chk = limits.check(doc, c)
+    if chk is None:
+        return
+    where = ", ".join(f"#{i}" for i in chk.over[:12]) + (" …" if len(chk.over) > 12 else "")
+    (st.warning if chk.over else st.caption)(
+        f"⛔ **{len(chk.over)}** chunks over the {chk.model.max_tokens:,}-token limit of {md_escape(chk.model.name)}"
+        + (f" ({where})" if chk.over else "") + f" · counted in {md_escape(chk.tokenizer)}"
+        + ("" if chk.exact else " (estimate)"))
+
+
 def column(doc, report, cid, c, p: highlight.Problems, kinds, a: int, b: int, show, focus) -> None:
     score = f" · score {c.score:.3f}" if c.score is not None else ""
     win = " 🏆" if cid == report.winner else ""
@@ -152,6 +170,7 @@ def column(doc, report, cid, c, p: highlight.Problems, kinds, a: int, b: int, sh
             f'<span style="font-weight:400;opacity:.8">{html.escape(score)}</span></div>')
     st.caption(f"{len(c.chunks)} chunks · **{len(p.broken)}** broken blocks · **{len(p.split)}** split pairs · "
                f"**{len(p.out_of_size)}** out-of-size chunks")
+    over_limit_line(doc, c)
     cov = c.audit.get("summary") if c.audit else None
     if cov:
         (st.caption if c.audit.get("ok", True) else st.warning)(f"Coverage: {cov}")

@@ -14,6 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from chunkscope.present import figures, highlight
+from ui import limits
 from ui.analysis import keep_state
 from ui.common import guard, md_escape
 from ui.overview import swatch
@@ -71,10 +72,22 @@ def _step(n: int, delta: int) -> None:
     st.session_state["cs_insp_idx"] = max(0, min(n - 1, int(st.session_state.get("cs_insp_idx", 0)) + delta))
 
 
+def _index_at(c, pos: int) -> int:
+    """The chunk of ``c`` holding character ``pos`` (the last one starting at or before it)."""
+    return max(0, bisect.bisect_right([ch.start for ch in c.chunks], pos) - 1)
+
+
 def _jump(c) -> None:
-    pos = int(st.session_state.get("cs_insp_offset") or 0)
-    starts = [ch.start for ch in c.chunks]
-    st.session_state["cs_insp_idx"] = max(0, bisect.bisect_right(starts, pos) - 1)
+    st.session_state["cs_insp_idx"] = _index_at(c, int(st.session_state.get("cs_insp_offset") or 0))
+
+
+def _chunking_changed(report) -> None:
+    """Another chunking: stay at the same place in the document (the chunk holding the start of
+    the chunk shown until now), not at the same chunk number."""
+    c = report.get(st.session_state.get("cs_insp_chunking"))
+    pos = st.session_state.get("cs_insp_pos")
+    if c is not None and c.chunks and pos is not None:
+        st.session_state["cs_insp_idx"] = _index_at(c, int(pos))
 
 
 def main() -> None:
@@ -87,7 +100,9 @@ def main() -> None:
         st.session_state.pop("cs_insp_chunking", None)
     c1, c2, c3 = st.columns([1.4, 1.6, 1.2])
     cid = c1.selectbox("Chunking", ok_ids, index=ok_ids.index(report.winner) if report.winner in ok_ids else 0,
-                       key="cs_insp_chunking", format_func=lambda i: i + (" 🏆" if i == report.winner else ""))
+                       key="cs_insp_chunking", format_func=lambda i: i + (" 🏆" if i == report.winner else ""),
+                       on_change=_chunking_changed, args=(report,),
+                       help="Switching keeps your place in the document: the chunk holding the same text opens.")
     c = report.get(cid)
     n = len(c.chunks)
     lo, hi = report.settings.get("min_tokens", 100), report.settings.get("max_tokens", 1100)
@@ -108,15 +123,27 @@ def main() -> None:
         key = hashlib.sha256(repr((doc.sha256, cid, [(x.start, x.end) for x in c.chunks], sorted(scored_by.items()),
                                    sorted(c.metrics.items(), key=lambda kv: kv[0]))).encode()).hexdigest()
         df = chunk_table(key, doc, c, lo, hi)
+        chk = limits.check(doc, c)  # the user's embedding model (sidebar), if one is set
+        if chk is not None:
+            df = df.copy()
+            df.insert(2, "model tokens", chk.counts)
+            over = set(chk.over)
+            df["flags"] = [(f + " " if f else "") + (f"⛔ over {chk.model.max_tokens:,}" if i in over else "")
+                           for i, f in enumerate(df["flags"])]
+            df["flags"] = df["flags"].str.strip()
         tkey = f"cs_insp_table_{key[:12]}"
         st.dataframe(df, hide_index=True, width="stretch", height=min(260, 38 + 35 * len(df)), key=tkey, on_select=lambda: _picked(tkey),
                      selection_mode="single-row",
                      column_config={"cohesion": st.column_config.NumberColumn(format="%.3f"),
                                     "starts with": st.column_config.TextColumn(width="large")})
         st.caption(f"{n} chunks of {md_escape(cid)}: click a row to inspect it · ⚠ out of the {lo}–{hi} token "
-                   "bounds · ✂ a boundary of this chunk breaks a block · ⛓ it splits an entity–pronoun pair")
+                   "bounds · ✂ a boundary of this chunk breaks a block · ⛓ it splits an entity–pronoun pair"
+                   + ("" if chk is None else f" · ⛔ longer than the {chk.model.max_tokens:,}-token input limit of "
+                      f"{md_escape(chk.model.name)} (“model tokens”: {md_escape(chk.tokenizer)}"
+                      + ("" if chk.exact else ", an estimate") + ")"))
 
     ch = c.chunks[idx]
+    st.session_state["cs_insp_pos"] = ch.start  # where we are, for a switch of chunking
     problems = highlight.Problems.of(c)
     with guard("The chunk facts"):
         pages = sorted({p for p in (doc.page_of(ch.start), doc.page_of(max(ch.start, ch.end - 1))) if p})
@@ -132,6 +159,14 @@ def main() -> None:
         if ch.tokens < lo or ch.tokens > hi:
             st.warning(f"Out of size: {ch.tokens} tokens is {'under' if ch.tokens < lo else 'over'} the "
                        f"{lo}–{hi} bounds.")
+        chk = limits.check(doc, c)
+        if chk is not None and idx in set(chk.over):
+            st.warning(f"⛔ Over the input limit of {md_escape(chk.model.name)}: {chk.counts[idx]:,} "
+                       f"{md_escape(chk.tokenizer)} > {chk.model.max_tokens:,}; the model embeds only the beginning "
+                       "of this chunk.")
+        elif chk is not None:
+            st.caption(f"Fits {md_escape(chk.model.name)}: {chk.counts[idx]:,} of {chk.model.max_tokens:,} "
+                       f"{md_escape(chk.tokenizer)}.")
 
     left, right = st.columns([3, 2])
     with left, guard("The chunk text"):

@@ -28,6 +28,7 @@ st.caption("Edit one chunker's parameters and see its chunks and five metrics ag
 doc, report = require_report()
 settings = T.report_settings(report)
 res = session_resources(settings.embedder, settings.embedding_mode)
+tune.seed_from_report(doc, report, settings, res)  # what the analysis scored is not scored again
 T.show_message()
 
 ok_ids = [c.id for c in report.ranked]

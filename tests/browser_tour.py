@@ -160,6 +160,25 @@ def run_tour(url: str, sample: Path, shots: Path | None = None, dark: bool = Fal
         page.goto(f"{url}/?{q}", wait_until="domcontentloaded")
         page.get_by_role("button", name="Analyze").wait_for(timeout=120_000)
         _wait_idle(page)
+        seen["nav"] = page.locator('[data-testid="stSidebarNav"] a').all_inner_texts()
+        legend = page.locator(".cs-metric-legend")
+        seen["legend"] = legend.first.inner_text() if legend.count() and legend.first.is_visible() else ""
+        # the embedding model the chunks will be indexed with (sidebar): chunks over its limit get flagged
+        page.get_by_text("Your embedding model", exact=False).first.click()
+        page.wait_for_timeout(500)
+        _wait_idle(page)
+        option = page.get_by_role("option", name="all-MiniLM-L6-v2", exact=True).first
+        for _ in range(3):  # the dropdown may close again while the page settles: open it until it shows
+            page.get_by_role("combobox", name="Index with").first.click()
+            try:
+                option.wait_for(timeout=10_000)
+                break
+            except Exception:
+                page.keyboard.press("Escape")
+        option.click()
+        _wait_idle(page)
+        page.get_by_text("Your embedding model", exact=False).first.click()  # fold it again
+        _wait_idle(page)
 
         t0 = time.perf_counter()
         page.locator('[data-testid="stFileUploader"] input[type=file]').first.set_input_files(str(sample))
@@ -178,6 +197,7 @@ def run_tour(url: str, sample: Path, shots: Path | None = None, dark: bool = Fal
             "() => [...document.querySelectorAll('.js-plotly-plot')].map(p => (p.data || [])"
             ".filter(t => t.type === 'scatterpolar').map(t => t.name)).find(n => n.length) || []")
         seen["downloads"] = page.locator('[data-testid="stDownloadButton"]').count()
+        seen["model_limit_caption"] = page.get_by_text("over model limit", exact=False).count()
         seen["escaped_text_shown"] = page.get_by_text("<script>window.__pwned", exact=False).count() > 0
         if shots:
             _top(page, page.locator("h1"))
@@ -204,6 +224,7 @@ def run_tour(url: str, sample: Path, shots: Path | None = None, dark: bool = Fal
         seen["compare_cut"] = page.locator(".cs-cut").count()
         seen["compare_focus"] = page.locator("#cs-here").count()
         seen["compare_info"] = _alert(page)
+        seen["compare_over_limit"] = page.get_by_text("-token limit of all-MiniLM-L6-v2", exact=False).count()
         if shots:
             page.wait_for_timeout(600)
             _top(page, page.locator('[data-testid="stRadio"]', has_text="Problem kind"))

@@ -37,6 +37,11 @@ def test_tour_in_a_real_browser(tmp_path):
     assert seen["pwned"] is None and "PWNED" not in seen["title"] and not seen["dialogs"]
     assert seen["escaped_text_shown"]  # ... and the markup shows as text
     assert seen["traceback"] == 0
+    # the navigation calls the first page Overview; the metric legend is on the page, in words
+    assert seen["nav"][:1] == ["Overview"] and "app" not in seen["nav"], seen["nav"]
+    assert "References Completeness" in seen["legend"] and "Size Compliance" in seen["legend"]
+    # chunks over the chosen embedding model's limit (all-MiniLM-L6-v2, 256 word pieces) are flagged
+    assert seen["model_limit_caption"] >= 1 and seen["compare_over_limit"] >= 1
     # the winner card: winner, margin over the runner-up, where it leads and trails
     card = seen["winner_card"]
     assert WINNER in card and f"vs {LOSER}" in card and "Leads" in card and "Trails it on" in card

@@ -200,6 +200,9 @@ def settings_sidebar() -> tuple[Settings | None, str]:
         coref = st.selectbox("Coreference backend (RC)", list(COREF_BACKENDS), key="cs_coref")
         mentions = mentions_input()
     llm_panel()
+    from ui.limits import target_sidebar
+
+    target_sidebar()
     problems = []
     if min_t > max_t:
         problems.append(f"SC min tokens ({min_t}) is above max tokens ({max_t})")

@@ -16,7 +16,7 @@ from chunkscope.analysis import selection
 from chunkscope.document import Document
 from chunkscope.integrations.export import pipeline_snippet, winner_settings_text
 from chunkscope.present import figures, highlight, html_report
-from chunkscope.report import METRICS, Report, chunk_records
+from chunkscope.report import METRIC_GUIDE, METRICS, Report, chunk_records
 from ui.common import guard, md_escape
 
 
@@ -70,12 +70,45 @@ def winner_card(report: Report) -> None:
             st.warning(md_escape(w), icon="⚠️")
 
 
-def leaderboard(report: Report) -> None:
+PROBLEM_COLUMNS = ("broken blocks", "split pairs", "out-of-size chunks")
+
+
+def column_order(columns: list[str]) -> list[str]:
+    """Leaderboard columns, the ones to read first on the left: chunking, score, the metrics, the
+    problem counts behind them, then sizes, status, time and notes (any other column at the end)."""
+    first = ["chunking", "score", *METRICS, *PROBLEM_COLUMNS, "over model limit", "chunks", "mean tokens", "min",
+             "max"]
+    head = [c for c in first if c in columns]
+    return head + [c for c in columns if c not in head]
+
+
+def metric_legend(report: Report | None = None) -> None:
+    """The five metrics spelled out, one plain sentence each (visible: no hovering needed)."""
+    lo, hi = (report.settings.get("min_tokens", 100), report.settings.get("max_tokens", 1100)) if report else (100, 1100)
+    items = "".join(
+        f'<li><b>{m}</b> · <b>{html.escape(name)}</b>: {html.escape(text)}'
+        + (f" Here: {lo:,} to {hi:,} tokens." if m == "SC" else "") + "</li>"
+        for m, (name, text) in METRIC_GUIDE.items())
+    st.html(f'<div class="cs-metric-legend" style="font-size:.9rem"><b>What the scores mean</b> (each from 0, '
+            f'poor, to 1, good; the score is their weighted mean, weights in the sidebar)'
+            f'<ul style="margin:.3rem 0 .2rem 1.2rem;padding:0">{items}</ul></div>')
+
+
+def leaderboard(report: Report, doc: Document | None = None) -> None:
+    from ui import limits
+
     rows = html_report.leaderboard_rows(report)
     order = report.ranked + [c for c in report.chunkings if c not in report.ranked]
+    target = limits.current_target() if doc is not None else None
+    checks = []
     for row, c in zip(rows, order):
         row.update(highlight.problem_counts(c))
+        if target is not None and doc is not None:
+            chk = limits.check(doc, c, target)
+            row[limits.COLUMN] = None if chk is None else len(chk.over)
+            checks.append(chk)
     df = pd.DataFrame(rows)
+    df = df[column_order(list(df.columns))]
     df.insert(0, "", ["🏆" if w else ("◆" if c else "") for w, c in zip(df["winner"], df["candidate"])])
     df.insert(1, "●", "●")
     df = df.drop(columns=["winner"])
@@ -85,13 +118,21 @@ def leaderboard(report: Report) -> None:
 
     styled = (df.style.apply(colours, axis=1).map(_shade, subset=[*METRICS, "score"])
               .format({**{m: (lambda v: "–" if v is None or v != v else f"{v:.3f}") for m in (*METRICS, "score")},
-                       "seconds": "{:.2f}"}))
+                       "seconds": "{:.2f}"}, na_rep="–"))
     st.dataframe(styled, hide_index=True, width="stretch", key="cs_leaderboard",
                  column_config={"candidate": st.column_config.CheckboxColumn("candidate"),
                                 "●": st.column_config.TextColumn("", width=28),
-                                "note": st.column_config.TextColumn("note", width="medium")})
+                                "note": st.column_config.TextColumn("note", width="medium"),
+                                **{m: st.column_config.Column(m, help=f"{name}: {text}")
+                                   for m, (name, text) in METRIC_GUIDE.items()}})
     st.caption("🏆 adaptive winner · ◆ candidate · ● the chunker's colour in every chart and page · click a column "
-               "header to sort · metric cells shaded from red (0) to green (1) · problem counts: see Compare")
+               "header to sort · metric cells shaded from red (0) to green (1) · problem counts: where they are, see Compare")
+    done = next((x for x in checks if x is not None), None)
+    if done is not None:
+        st.caption(f"“over model limit”: chunks longer than the {done.model.max_tokens:,}-token input limit of "
+                   f"{md_escape(done.model.name)}, counted in {md_escape(done.tokenizer)}"
+                   + (f" ({md_escape(done.note)})" if done.note else "")
+                   + ": the model embeds only their beginning.")
 
 
 def radar_ids(report: Report) -> list[str]:
@@ -115,14 +156,17 @@ def charts(report: Report) -> None:
     default = radar_ids(report)
     left, right = st.columns(2)
     with left, guard("The radar chart"):
-        who = f"{report.document.get('sha256')}:{':'.join(default)}"
-        if st.session_state.get("cs_radar_for") != who or any(i not in ok_ids for i in
-                                                               st.session_state.get("cs_radar_sel", [])):
-            st.session_state["cs_radar_for"] = who  # new document or new winner/runner-up: back to them
-            st.session_state.pop("cs_radar_sel", None)
-        sel = st.multiselect("Chunkings on the radar (winner and runner-up first)", ok_ids, default=default,
-                             key="cs_radar_sel")
-        st.plotly_chart(figures.radar_figure(report, sel or default), width="stretch", key="cs_radar")
+        # new document, new chunkings or a new winner/runner-up (weights): back to them. The
+        # selection is set through session state (not ``default=``), so the list shown and the
+        # chunkings plotted are always the same ones.
+        who = json.dumps([report.document.get("sha256"), ok_ids, default])
+        held = st.session_state.get("cs_radar_sel")
+        if st.session_state.get("cs_radar_for") != who or not isinstance(held, list) or \
+                any(i not in ok_ids for i in held):
+            st.session_state["cs_radar_for"] = who
+            st.session_state["cs_radar_sel"] = list(default)
+        sel = st.multiselect("Chunkings on the radar (winner and runner-up first)", ok_ids, key="cs_radar_sel")
+        st.plotly_chart(figures.radar_figure(report, sel), width="stretch", key="cs_radar")
     with right, guard("The chunk-size chart"):
         st.plotly_chart(figures.size_figure(report, ok_ids), width="stretch", key="cs_sizes")
         lo, hi = report.settings.get("min_tokens", 100), report.settings.get("max_tokens", 1100)
@@ -130,10 +174,23 @@ def charts(report: Report) -> None:
     with guard("The runtime chart"):
         st.plotly_chart(figures.runtime_figure(report, [c.id for c in report.chunkings]), width="stretch",
                         key="cs_runtime")
-        t = report.timings
-        st.caption("Whole analysis: " + " · ".join(f"{k} {t[k]:.2f} s" for k in ("chunk", "coref", "embed", "metrics",
-                                                                               "total") if k in t)
-                   + " (embedding and coreference are shared by all chunkings; a re-run reuses them)")
+        st.caption(timings_line(report.timings))
+
+
+TIMING_LABELS = {"parse": "reading the file", "chunk": "chunking", "coref": "coreference",
+                 "embed": "embedding model", "metrics": "scoring", "other": "other"}
+
+
+def timings_line(t: dict[str, float]) -> str:
+    """The whole analysis' time by stage; the stages are disjoint, so they add up to the total."""
+    parts = [f"{label} {t[k]:.2f} s" for k, label in TIMING_LABELS.items() if t.get(k)]
+    if "other" not in t and "total" in t:  # a report from before "other" existed: show the remainder
+        rest = t["total"] - sum(t.get(k, 0.0) for k in TIMING_LABELS)
+        if rest > 0.005:
+            parts.append(f"other {rest:.2f} s")
+    total = f" = {t['total']:.2f} s in all" if "total" in t else ""
+    return ("Whole analysis: " + " + ".join(parts) + total
+            + " (the embedding model and coreference are shared by all chunkings; a re-run reuses them)")
 
 
 @st.cache_data(show_spinner="Building the HTML report…", max_entries=8)

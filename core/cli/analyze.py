@@ -258,7 +258,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     for w in report.warnings:
         print(f"warning: {w}")
     t = report.timings
-    print("time: " + ", ".join(f"{k} {t[k]:.2f}s" for k in ("parse", "chunk", "coref", "embed", "metrics", "total") if k in t))
+    print("time: " + ", ".join(f"{k} {t[k]:.2f}s" for k in ("parse", "chunk", "coref", "embed", "metrics", "other", "total") if k in t))
     if args.json:
         write_json(report.to_dict(), args.json)
         print(f"wrote {args.json}")

@@ -129,6 +129,13 @@ def boundary_strip_figure(report: Report, ids: Sequence[str], text_length: int,
     if focus is not None:
         fig.add_vline(x=focus, line=dict(color="#F0E442", width=3))
     rows = [cid for cid in ids if report.get(cid) is not None and report.get(cid).ok]
+    in_legend: set[str] = set()  # each kind of mark once in the legend, whichever row has it first
+
+    def first(group: str) -> bool:
+        new = group not in in_legend
+        in_legend.add(group)
+        return new
+
     for row, cid in enumerate(rows):
         c = report.get(cid)
         starts = [ch.start for ch in c.chunks[1:]]
@@ -142,7 +149,7 @@ def boundary_strip_figure(report: Report, ids: Sequence[str], text_length: int,
         if bi:
             fig.add_trace(go.Scatter(
                 x=[b["boundary"] for b in bi], y=[row + 0.25] * len(bi), mode="markers",
-                name="broken block", legendgroup="broken", showlegend=row == 0 or None,
+                name="broken block", legendgroup="broken", showlegend=first("broken"),
                 marker=dict(symbol="x", size=9, color="#D55E00"),
                 hovertemplate="breaks block %{customdata}<extra>" + html.escape(cid) + "</extra>",
                 customdata=[f"[{b['block'][0]}, {b['block'][1]})" for b in bi],
@@ -151,7 +158,7 @@ def boundary_strip_figure(report: Report, ids: Sequence[str], text_length: int,
         if rc:
             fig.add_trace(go.Scatter(
                 x=[p["boundary"] for p in rc], y=[row - 0.25] * len(rc), mode="markers",
-                name="split pair", legendgroup="split", showlegend=row == 0 or None,
+                name="split pair", legendgroup="split", showlegend=first("split"),
                 marker=dict(symbol="diamond", size=8, color="#CC79A7"),
                 hovertemplate="splits a pair at %{x}<extra>" + html.escape(cid) + "</extra>",
             ))
@@ -274,7 +281,10 @@ def frontier_figure(points: Sequence[dict[str, Any]], front: Sequence[int], high
                                      hoverinfo="skip"))
     fig.update_xaxes(title_text="index cost (total tokens embedded)")
     fig.update_yaxes(title_text="score")
-    return _layout(fig, "Quality–cost frontier", height=460)
+    _layout(fig, "Quality–cost frontier", height=460)
+    # one legend entry per chunker (often many): a column right of the plot, clear of the x-axis title
+    fig.update_layout(legend=dict(orientation="v", x=1.02, xanchor="left", y=1, yanchor="top"))
+    return fig
 
 
 def semantic_curve_figure(info: dict[str, Any], text_length: int | None = None) -> go.Figure:

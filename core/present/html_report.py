@@ -6,6 +6,7 @@ import html
 import json
 from typing import Any
 
+from chunkscope.analysis.selection import explain
 from chunkscope.corpus_report import (
     ADAPTIVE,
     CorpusResults,
@@ -60,7 +61,8 @@ def html_report(report: Report) -> str:
     d = report.document
     e = html.escape
     ok_ids = [c.id for c in report.ranked]
-    radar_ids = ok_ids[:2] if report.winner is None else [report.winner] + [i for i in ok_ids if i != report.winner][:1]
+    ex = explain(report)  # the same runner-up, flags and warnings as the app and the CLI
+    radar_ids = [i for i in (ex.winner, ex.runner) if i] if ex.winner else ok_ids[:2]
     radar = radar_figure(report, radar_ids or ok_ids).to_html(full_html=False, include_plotlyjs=True)
     radar_all = radar_figure(report, ok_ids).to_html(full_html=False, include_plotlyjs=False)
     sizes = size_figure(report, ok_ids).to_html(full_html=False, include_plotlyjs=False)
@@ -81,7 +83,8 @@ def html_report(report: Report) -> str:
     settings = e(json.dumps({k: v for k, v in report.settings.items() if not k.startswith("_")}, indent=1,
                             ensure_ascii=False))
     warn = "".join(f"<li>{e(w)}</li>" for w in report.warnings)
-    flags = ", ".join(e(f) for f in report.flags) or "none"
+    flags = ", ".join(e(f) for f in ex.flags) or "none"
+    cautions = "".join(f'<p class="warn">⚠️ {e(w)}</p>' for w in ex.warnings)
     return f"""<!doctype html><html lang="en"><head><meta charset="utf-8">
 <title>ChunkScope report: {e(d.get('name', ''))}</title>
 <style>
@@ -91,17 +94,17 @@ body{{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1
 table{{border-collapse:collapse;width:100%;font-size:13px}} th,td{{border:1px solid rgba(128,128,128,.4);padding:4px 6px;text-align:right}}
 th{{background:#f2f2f2}} td:first-child,td:nth-child(2){{text-align:left}}
 .card{{border:2px solid #009E73;border-radius:10px;padding:1em 1.4em;margin:1em 0}}
-.muted{{color:#888;font-size:13px}} pre{{font-size:12px;overflow:auto}}
+.muted{{color:#888;font-size:13px}} .warn{{border-left:4px solid #D55E00;padding:.2em .6em;margin:.4em 0}} pre{{font-size:12px;overflow:auto}}
 </style></head><body>
 <h1>ChunkScope report</h1>
 <p class="muted">{e(d.get('name', ''))} · {d.get('chars', 0):,} characters · {d.get('tokens', 0):,} o200k tokens ·
 {len(d.get('pages', []))} pages · {len(d.get('blocks', []))} blocks · language {e(str(d.get('language')))} ·
 sha256 {e(str(d.get('sha256', ''))[:16])}…</p>
-<div class="card"><h2>Adaptive winner: {e(report.winner or 'none')}</h2><p>{e(report.explanation)}</p>
-<p class="muted">flags: {flags}</p></div>
+<div class="card"><h2>Adaptive winner: {e(report.winner or "none")}</h2><p>{e(ex.text or report.explanation)}</p>
+{cautions}<p class="muted">flags: {flags}</p></div>
 {('<h3>Warnings</h3><ul>' + warn + '</ul>') if warn else ''}
 <h2>Leaderboard</h2><table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>
-<h2>Winner vs runner-up</h2>{radar}
+<h2>{"Winner vs runner-up" if ex.runner else "Winner"}{(": " + e(ex.winner or "") + " vs " + e(ex.runner)) if ex.runner else ""}</h2>{radar}
 <h2>All chunkings</h2>{radar_all}
 <h2>Chunk sizes</h2>{sizes}
 <h2>Settings</h2><pre>{settings}</pre>

@@ -1,0 +1,189 @@
+"""What a new user tripped over (issue 17): exports agree with the app, timings add up, figures,
+the embedding-model limit. Engine-level tests (no Streamlit)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from chunkscope.report import ChunkingResult, ChunkRow, Report
+
+
+def _res(cid: str, n: int, m: tuple, candidate: bool = True) -> ChunkingResult:
+    return ChunkingResult(cid, cid, {}, candidate, "ok", chunks=[ChunkRow(i * 10, i * 10 + 10, 50) for i in range(n)],
+                          metrics=dict(zip(("RC", "ICC", "DCC", "BI", "SC"), m)))
+
+
+def narrow_report() -> Report:
+    """'a' wins by 0.004 over candidate 'b'; non-candidate 'x' ranks between them."""
+    from chunkscope.analysis import rescore
+
+    r = Report({"sha256": "x", "name": "doc"}, {}, [
+        _res("a", 4, (0.9, 0.8, 0.8, 0.9, 0.9)),
+        _res("x", 4, (0.9, 0.8, 0.8, 0.9, 0.89), candidate=False),
+        _res("b", 4, (0.9, 0.8, 0.8, 0.9, 0.88)),
+    ], None, "", {"chunk": 0.1, "total": 0.2})
+    rescore(r, None, ("a", "b"))
+    return r
+
+
+def test_html_and_json_reports_carry_the_narrow_win_and_the_same_runner_up():
+    from chunkscope.analysis.selection import explain
+    from chunkscope.present.html_report import html_report
+
+    r = narrow_report()
+    ex = explain(r)
+    assert ex.winner == "a" and ex.runner == "b" and "narrow-win" in ex.flags
+    assert "narrow-win" in json.loads(r.to_json())["flags"]
+    page = html_report(r)
+    assert "flags: none" not in page and "narrow-win" in page
+    assert "Narrow win: 0.004 ahead of b" in page
+    # the "winner vs runner-up" radar plots the explanation's runner-up, not the next ranked chunking
+    section = page.split("Winner vs runner-up", 1)[1].split("<h2>All chunkings", 1)[0]
+    names = re.findall(r'"name":"([^"]+)"', section)
+    assert names == ["a", "b"], names
+
+
+def test_stage_timings_are_disjoint_and_add_up_to_the_total():
+    """The embedding model's time (semantic chunking, exact-mode scoring) is counted once, as
+    "embed"; chunk, coref, embed, metrics and other add up to the total (the JSON keys stay)."""
+    from chunkscope.analysis import Settings, analyze
+    from chunkscope.analysis.run import TIMING_KEYS
+    from chunkscope.ingest import load_bytes
+
+    text = "\n\n".join(f"## Part {i}\n\n" + f"The archive keeps invoice {i} for ten years. It is checked each spring. " * 8
+                       for i in range(6))
+    doc = load_bytes(text.encode(), "t.md")
+    ids = ["recursive-600", "semantic"]
+    r = analyze(doc, Settings(chunkers=ids, candidates=ids, coref="heuristic", embedding_mode="exact"))
+    t = r.timings
+    assert set(TIMING_KEYS) <= set(t) and {"chunk", "coref", "embed", "metrics", "total"} <= set(t)
+    assert all(t[k] >= 0 for k in TIMING_KEYS)
+    parts = sum(t[k] for k in TIMING_KEYS if k != "total")
+    assert abs(parts - t["total"]) < 1e-6, t
+    assert t["embed"] > 0 and t["chunk"] < sum(c.seconds for c in r.chunkings)  # semantic's embedding not in chunk
+
+
+def test_compare_strip_lists_each_mark_once_and_the_frontier_legend_clears_the_axis():
+    from chunkscope.present import figures
+
+    r = narrow_report()
+    # only the 2nd and 3rd rows have broken blocks / split pairs: still one legend entry each
+    for cid in ("x", "b"):
+        r.get(cid).diagnostics = {"BI": {"broken": [{"block": [0, 20], "boundary": 10, "index": 0}]},
+                                  "RC": {"split": [{"entity": [0, 3], "pronoun": [12, 14], "boundary": 10}]}}
+    fig = figures.boundary_strip_figure(r, ["a", "x", "b"], 40)
+    shown = [t.name for t in fig.data if t.showlegend is not False]
+    assert sorted(shown) == ["broken block", "split pair"], shown
+    points = [{"name": f"c{i}", "chunker": f"c{i}", "tokens": 100 * i, "score": 0.5 + i / 100, "chunks": i,
+               "source": "analysis"} for i in range(1, 6)]
+    fr = figures.frontier_figure(points, [0, 4])
+    legend = fr.layout.legend
+    # the legend sits in the plot's height range (not below it, where the x-axis title is)
+    assert legend.y is not None and legend.y >= 0 and (legend.x or 0) >= 1.0
+
+
+def test_tune_reuses_the_chunkings_the_analysis_scored():
+    from chunkscope import tune
+    from chunkscope.analysis import Resources, Settings, analyze
+    from chunkscope.ingest import load_bytes
+
+    text = "\n\n".join(f"## Part {i}\n\n" + f"The archive keeps invoice {i} for ten years. It is checked each spring. " * 9
+                       for i in range(5))
+    doc = load_bytes(text.encode(), "t.md")
+    ids = ["recursive-600", "fixed-512"]
+    settings = Settings(chunkers=ids, candidates=ids, coref="heuristic", variants={"r300": {
+        "chunker": "recursive-600", "params": {"chunk_size": 300}}})
+    res = Resources()
+    report = analyze(doc, settings, res)
+    cache = tune.TuneCache()
+    assert tune.seed_from_report(doc, report, settings, res, cache=cache) == 3
+    for cid, params in (("recursive-600", {}), ("fixed-512", {}), ("recursive-600", {"chunk_size": 300})):
+        got = tune.score_chunking(doc, cid, params, settings, res, cache=cache)
+        name = "r300" if params else cid
+        assert got.ok and got.metrics == report.get(name).metrics and got.id == cid
+        assert [(x.start, x.end) for x in got.chunks] == [(x.start, x.end) for x in report.get(name).chunks]
+    assert cache.misses == 0 and cache.hits == 3  # nothing was chunked or scored again
+    # other metric settings: nothing reused
+    other = Settings(chunkers=ids, candidates=ids, coref="heuristic", min_tokens=50)
+    assert tune.seed_from_report(doc, report, other, res, cache=tune.TuneCache()) == 0
+
+
+def test_make_setup_says_what_each_step_does():
+    """`make setup` runs for minutes: every step is announced before it runs (dry run, nothing installed)."""
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    if shutil.which("make") is None:
+        import pytest
+
+        pytest.skip("no make")
+    root = Path(__file__).resolve().parent.parent
+    out = subprocess.run(["make", "-n", "-B", "setup", "VENV=/nonexistent/venv"], cwd=root, capture_output=True,
+                         text=True, timeout=60).stdout.splitlines()
+    steps = [i for i, line in enumerate(out) if "pip install" in line or " -m venv " in line]
+    assert len(steps) >= 3
+    for i in steps:  # the line before each step echoes what it does
+        assert out[i - 1].startswith('echo "==> ['), out[i - 1: i + 1]
+    assert any("set-up done" in line for line in out)
+
+
+def test_chunks_are_checked_against_the_users_embedding_model():
+    import pytest
+
+    from chunkscope import limits
+    from chunkscope.embeddings import bundled_model_path
+    from chunkscope.report import ChunkRow
+
+    text = "Short one. " + "Interoperability considerations notwithstanding, " * 60 + "End."
+    cut = text.index("Interop")
+    spans = [ChunkRow(0, cut, 0), ChunkRow(cut, len(text), 0)]
+    minilm = limits.target_model("all-MiniLM-L6-v2")
+    assert minilm.max_tokens == 256
+    r = limits.check(text, spans, minilm)
+    assert r.exact and r.tokenizer == "word pieces" and r.over == [1]
+    assert r.counts[0] == 2 + 3  # [CLS] short one . [SEP]
+    # the same text in o200k tokens is far shorter than in word pieces: o200k alone would miss it
+    from chunkscope.tokens import count_tokens
+
+    assert count_tokens(text[cut:]) < r.counts[1]
+    assert "1 of 2 chunks are over the 256-token limit of all-MiniLM-L6-v2" in r.summary()
+    # a model whose tokenizer is not here: o200k, said so
+    big = limits.target_model("text-embedding-3-small")
+    r2 = limits.check(text, spans, big)
+    assert not r2.exact and r2.over == [] and "o200k" in r2.summary()
+    # a custom limit with a local tokenizer folder
+    custom = limits.target_model("my-model", max_tokens=100, tokenizer=str(bundled_model_path()))
+    r3 = limits.check(text, spans, custom)
+    assert r3.exact and r3.counts == r.counts and r3.over == [1]
+    broken = limits.check(text, spans, limits.target_model("x", max_tokens=100, tokenizer="/nonexistent/tok"))
+    assert not broken.exact and "not available" in broken.note
+    with pytest.raises(ValueError, match="input limit"):
+        limits.target_model("unknown-model")
+
+
+def _readme() -> str:
+    from pathlib import Path
+
+    return (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+
+
+def test_readme_is_a_guide_whose_links_resolve():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    text = _readme()
+    assert "../shared" not in text  # a clone has no ../shared
+    heads = [line for line in text.splitlines() if line.startswith("## ")]
+    assert heads[0] == "## Quick start" and "## Features in depth" in heads
+    assert "make run" in text and "make test" in text
+    for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", text):  # every local link and image exists
+        if not target.startswith("http"):
+            assert (root / target).exists(), target
+    for doc in (root / "docs").glob("*.md"):
+        body = doc.read_text(encoding="utf-8")
+        for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", body):
+            if not target.startswith("http"):
+                assert (doc.parent / target).exists(), (doc.name, target)
+    assert len(text.encode()) < 15_000  # the details live in docs/
