@@ -16,8 +16,8 @@ from chunkscope.analysis.embedding import Embed, embedder_info, embedding_metric
 from chunkscope.analysis.resources import Resources
 from chunkscope.analysis.selection import rescore
 from chunkscope.analysis.settings import Settings
-from chunkscope.analysis.uncertainty import uncertainty_facts
 from chunkscope.analysis.structure import chunk_one, chunking_plan, needs, structure_metrics
+from chunkscope.analysis.uncertainty import uncertainty_facts
 from chunkscope.document import Document
 from chunkscope.provenance import provenance
 from chunkscope.report import METRICS, ChunkingResult, Report

@@ -206,10 +206,10 @@ def score_resamples(arr: np.ndarray, metrics: dict[str, float | None], weights: 
     return num / den if den > 0 else None
 
 
-def interval(values: np.ndarray) -> list[float]:
+def intervals(values: np.ndarray) -> np.ndarray:
+    """Percentile intervals of the columns of (B, ...) resamples: (2, ...) low and high rows."""
     a = (1 - LEVEL) / 2
-    lo, hi = np.quantile(values, [a, 1 - a])
-    return [round(float(lo), 6), round(float(hi), 6)]
+    return np.round(np.quantile(values, [a, 1 - a], axis=0), 6)
 
 
 def fill_intervals(report: Report, weights: dict[str, float]) -> dict[str, np.ndarray]:
@@ -218,15 +218,23 @@ def fill_intervals(report: Report, weights: dict[str, float]) -> dict[str, np.nd
     scores: dict[str, np.ndarray] = {}
     for c in report.chunkings:
         arr = res.get(c.id)
+        c.metric_intervals, c.score_interval = {}, None
         if arr is None or not c.ok:
-            c.metric_intervals, c.score_interval = {}, None
             continue
-        c.metric_intervals = {m: interval(arr[:, j]) for j, m in enumerate(METRICS)
-                              if c.metrics.get(m) is not None and not np.isnan(arr[:, j]).all()}
+        with np.errstate(invalid="ignore"):
+            lo_hi = intervals(arr)  # NaN columns: metrics without resamples
+        c.metric_intervals = {m: [float(lo_hi[0, j]), float(lo_hi[1, j])] for j, m in enumerate(METRICS)
+                              if c.metrics.get(m) is not None and not np.isnan(lo_hi[0, j])}
         s = score_resamples(arr, c.metrics, weights)
-        c.score_interval = interval(s) if s is not None else None
         if s is not None:
             scores[c.id] = s
+    if scores:
+        ids = list(scores)
+        lo_hi = intervals(np.stack([scores[i] for i in ids], axis=1))
+        for k, cid in enumerate(ids):
+            c = report.get(cid)
+            assert c is not None
+            c.score_interval = [float(lo_hi[0, k]), float(lo_hi[1, k])]
     return scores
 
 
