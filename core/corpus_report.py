@@ -216,7 +216,8 @@ def verdicts_by_domain(res: CorpusResults) -> dict[str, dict[str, int]]:
     out: dict[str, dict[str, int]] = {}
     for v in res.verdicts.values():
         d = out.setdefault(v.get("domain") or "(none)", {"clear": 0, "tie": 0, "no verdict": 0})
-        d[v.get("kind") if v.get("kind") in ("clear", "tie") else "no verdict"] += 1
+        kind = str(v.get("kind"))
+        d[kind if kind in ("clear", "tie") else "no verdict"] += 1
     return out
 
 

@@ -12,7 +12,7 @@ import json
 import pandas as pd
 import streamlit as st
 
-from chunkscope.analysis import selection
+from chunkscope.analysis import selection, uncertainty
 from chunkscope.document import Document
 from chunkscope.present import figures, highlight, html_report
 from chunkscope.report import METRICS, Report, chunk_records
@@ -63,8 +63,7 @@ def verdict_badge(v: dict | None, score_interval: list[float] | None) -> str:
         head = "⚖️ Tie: " + ", ".join(html.escape(x) for x in [v["top"], *[r["id"] for r in tied]])
         firsts = ", ".join([f"{html.escape(v['top'])} {v['top_first']:.0%}"]
                            + [f"{html.escape(r['id'])} {r['first']:.0%}" for r in tied])
-        rule = {"chunks": "fewer chunks", "retrieval": "budgeted retrieval recall",
-                "score": "the highest point score"}.get(v["tie_break"]["rule"], v["tie_break"]["rule"])
+        rule = uncertainty.RULE_WORDS.get(v["tie_break"]["rule"], v["tie_break"]["rule"])
         body = (f"equally good on this document (first in {n} resamples: {firsts}); "
                 f"<b>{html.escape(v['winner'])}</b> picked by {rule}{ci}")
     return (f'<div class="cs-verdict" style="border-left:4px solid {color};padding:.25rem .6rem;margin:.1rem 0 .4rem 0;'

@@ -81,15 +81,15 @@ def explain(report: Report) -> Explanation:
     pool = [c for c in report.ranked if c.candidate and c.id != best.id]
     runner = pool[0] if pool else None
     ex = Explanation(winner=best.id, verdict=report.verdict)
-    v = report.verdict if report.verdict and report.verdict.get("winner") == best.id else None
+    v: dict[str, Any] = report.verdict if report.verdict and report.verdict.get("winner") == best.id else {}
     parts = [f"{best.id} wins with a score of {best.score:.3f}{_ci(best)}"]
-    tied = v is not None and v["kind"] == "tie"
+    tied = bool(v) and v["kind"] == "tie"
     if tied:
         ex.flags += ["statistical-tie", f"tie-break:{v['tie_break']['rule']}"]
         scores = ", ".join(f"{c.id} {c.score:.3f}{_ci(c)}" for c in (report.get(i) for i in [v["top"], *v["tied"]])
                            if c is not None and c.score is not None)
         parts = [v["text"], f"Scores: {scores}."]
-    elif v is not None:
+    elif v:
         ex.flags.append("clear-winner")
     if runner is None:
         parts[0] += " as the only candidate with a score."
@@ -99,7 +99,7 @@ def explain(report: Report) -> Explanation:
         ex.runner, ex.margin = runner.id, best.score - (runner.score or 0.0)
         if not tied:
             parts[0] += f", {ex.margin:.3f} ahead of {runner.id} ({runner.score:.3f})."
-        if v is not None and not tied:
+        if v and not tied:
             parts.append(v["text"])
         if ex.margin == 0 and not tied:
             ex.flags.append("tie")

@@ -49,6 +49,7 @@ RESAMPLES = 1000
 LEVEL = 0.95  # interval coverage
 CLEAR = 0.95  # share of resamples the top candidate must lead each rival in
 TIE_BREAKS = ("auto", "chunks", "retrieval", "score")
+RULE_WORDS = {"chunks": "fewer chunks", "retrieval": "budgeted retrieval recall", "score": "the highest point score"}
 METHOD = "cluster bootstrap over the document's gold blocks (percentile intervals)"
 
 _CLIPPED = {"ICC", "DCC"}
@@ -104,7 +105,8 @@ def items(report: Report, c: ChunkingResult, starts: np.ndarray) -> dict[str, tu
         pc = d["ICC"]["per_chunk"]
         out["ICC"] = (mids[[p["chunk"] for p in pc]], np.asarray([p["cohesion"] for p in pc], dtype=float))
     if c.metrics.get("DCC") is not None and d.get("DCC", {}).get("windows"):
-        idx, val = [], []
+        idx: list[int] = []
+        val: list[float] = []
         for w in d["DCC"]["windows"]:
             cos = w.get("chunk_cosines") or []
             idx.extend(range(w["first"], w["first"] + len(cos)))

@@ -6,6 +6,7 @@ import html
 import json
 from typing import Any
 
+from chunkscope.analysis.uncertainty import RULE_WORDS
 from chunkscope.corpus_report import (
     ADAPTIVE,
     CorpusResults,
@@ -60,7 +61,8 @@ def _verdict_html(report: Report) -> str:
         return '<p class="verdict clear"><b>Verdict: clear winner.</b></p>'
     names = ", ".join(html.escape(x) for x in [v["top"], *v["tied"]])
     return (f'<p class="verdict tie"><b>Verdict: tie between {names}</b> (the document cannot tell them apart); '
-            f'picked by {html.escape(v["tie_break"]["rule"])}: <b>{html.escape(v["winner"])}</b>.</p>')
+            f'picked by {html.escape(RULE_WORDS.get(v["tie_break"]["rule"], v["tie_break"]["rule"]))}: '
+            f'<b>{html.escape(v["winner"])}</b>.</p>')
 
 
 def leaderboard_rows(report: Report) -> list[dict[str, Any]]:
