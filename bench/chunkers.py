@@ -27,8 +27,8 @@ IDS = ["page", "page+pp", "recursive-1100", "recursive-1100+pp", "recursive-600"
 def _cold() -> None:
     from chunkscope import sentences, tokens
 
-    tokens._counts.clear()
-    sentences._unit_cache.clear()
+    tokens.clear_cache()
+    sentences.clear_cache()
 
 
 def best_of(fn, repeat: int) -> tuple[float, object]:

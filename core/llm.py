@@ -119,6 +119,21 @@ class LLMSettings:
         return f"LLMSettings({self.public_dict()})"
 
 
+def cache_identity_of(get_settings: Any) -> dict[str, Any]:
+    """``get_settings().cache_identity()``; when that fails, an identity equal to no other.
+
+    A cache key must never quietly ignore the LLM: if the settings cannot be read (a broken
+    environment, a session without its panel...), the result is keyed as unrepeatable, so it is
+    recomputed rather than served from (or stored under) another endpoint's entry.
+    """
+    try:
+        return get_settings().cache_identity()
+    except Exception as exc:  # noqa: BLE001 - any failure gives a never-matching key
+        import uuid
+
+        return {"unavailable": type(exc).__name__, "nonce": uuid.uuid4().hex}
+
+
 @dataclass
 class LLMReply:
     text: str

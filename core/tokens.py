@@ -17,6 +17,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Sequence
 
+from chunkscope.caching import BoundedCache
+
 ENCODING = "o200k_base"
 O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
 O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
@@ -79,36 +81,40 @@ def encoding():
 
 
 _CACHE_MAX = 1_000_000
-_counts: dict[str, int] = {}
-
-
-def _remember(text: str, n: int) -> None:
-    if len(_counts) >= _CACHE_MAX:
-        _counts.clear()
-    _counts[text] = n
+_counts: BoundedCache[str, int] = BoundedCache(_CACHE_MAX)
 
 
 def count_tokens(text: str) -> int:
     """Number of o200k_base tokens in ``text`` (special-token text counted as ordinary text).
 
-    Cached by text: chunkers ask for the same pieces many times.
+    Cached by text (bounded LRU): chunkers ask for the same pieces many times.
     """
     if not text:
         return 0
     n = _counts.get(text)
     if n is None:
-        n = len(encoding().encode_ordinary(text))
-        _remember(text, n)
+        n = _counts.put(text, len(encoding().encode_ordinary(text)))
     return n
 
 
 def count_many(texts: Sequence[str]) -> list[int]:
     """Token counts for many texts; the uncached ones are encoded in one batch."""
-    missing = list({t for t in texts if t and t not in _counts})
+    uniq = list(dict.fromkeys(t for t in texts if t))
+    known = _counts.get_many(uniq)
+    missing = [t for t in uniq if t not in known]
     if len(missing) > 16:
         for t, ids in zip(missing, encoding().encode_ordinary_batch(missing, num_threads=2)):
-            _remember(t, len(ids))
-    return [count_tokens(t) for t in texts]
+            known[t] = _counts.put(t, len(ids))
+    else:
+        for t in missing:
+            known[t] = count_tokens(t)
+    # from our own hands, never re-read from the cache (another thread may have evicted it)
+    return [known[t] if t else 0 for t in texts]
+
+
+def clear_cache() -> None:
+    """Forget every cached token count (memory release between corpus documents)."""
+    _counts.clear()
 
 
 def encode(text: str) -> list[int]:

@@ -277,7 +277,10 @@ def analysis_key(doc: Document, s: Settings) -> str:
     # candidates only re-rank (rescore) unless they add a chunking to run: key on what is run
     d.pop("candidates", None)
     d["_plan"] = chunking_plan(s)
-    llm = llm_settings().cache_identity()  # a changed API key re-runs llm-regex (public_dict only says "set")
+    from chunkscope.llm import cache_identity_of
+
+    # a changed API key re-runs llm-regex (public_dict only says "set"); unreadable settings: unique key
+    llm = cache_identity_of(llm_settings)
     return hashlib.sha256(json.dumps([doc.fingerprint, d, llm], sort_keys=True, default=str).encode()).hexdigest()
 
 
