@@ -17,8 +17,9 @@ $(STAMP): pyproject.toml Makefile
 	$(PY) -m pip install -q -e '.[test]'
 	touch $(STAMP)
 
+# 127.0.0.1 only; `chunkscope app --share` serves a team (docs/sharing.md)
 run: setup
-	$(VENV)/bin/streamlit run app.py --server.headless true
+	$(VENV)/bin/chunkscope app
 
 test: setup
 	$(VENV)/bin/pytest -q

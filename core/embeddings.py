@@ -60,7 +60,8 @@ class EmbedStats:
 
 
 # --------------------------------------------------------------------------- loading
-_models: dict[tuple[str, str | None], Any] = {}
+_MODELS_MAX = 4  # loaded models kept per process (least recently used dropped)
+_models: BoundedCache[tuple[str, str | None], Any] = BoundedCache(_MODELS_MAX)
 _MEMORY_MAX = 100_000  # vectors per model (~150 MB for 384-d float32)
 _memory: dict[str, BoundedCache[str, np.ndarray]] = {}  # model key -> sha1(text) -> vector (LRU)
 _memory_lock = threading.Lock()
@@ -130,7 +131,7 @@ def _load_model(target: str, device: str | None):
             except Exception as exc:
                 first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
                 raise EmbedderUnavailable(f"cannot load embedding model '{target}': {first}") from None
-            _models[key] = m
+            _models.put(key, m)
         return m
 
 
