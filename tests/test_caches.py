@@ -136,3 +136,28 @@ def test_corpus_llm_identity_is_unique_when_settings_fail(monkeypatch):
     monkeypatch.setattr(LLMSettings, "from_env", classmethod(lambda cls, *a, **k: boom()))
     a, b = corpus._llm_identity(), corpus._llm_identity()
     assert a and a != b
+
+
+# ------------------------------------------------------------------ bounded tokenizer work
+def test_long_texts_are_counted_in_segments_exactly(monkeypatch):
+    monkeypatch.setattr(tokens, "SEGMENT_CHARS", 300)
+    text = " ".join(PARAS) * 3
+    assert len(tokens._segments(text)) > 10
+    assert "".join(tokens._segments(text)) == text
+    assert tokens.encode(text) == tokens.encoding().encode_ordinary(text)
+
+
+def test_a_tokenizer_panic_becomes_one_clear_error(monkeypatch):
+    class Panic(BaseException):  # what pyo3 raises when tiktoken's Rust core panics
+        pass
+
+    class Enc:
+        def encode_ordinary(self, text):
+            raise Panic("called `Result::unwrap()` on an `Err` value")
+
+    monkeypatch.setattr(tokens, "encoding", lambda: Enc())
+    monkeypatch.setattr(tokens, "_counts", BoundedCache(10))
+    import pytest
+
+    with pytest.raises(tokens.TokenizerFailed, match="cannot count tokens"):
+        tokens.count_tokens("some text")

@@ -37,9 +37,8 @@ def add_app(sub) -> None:
 
 
 def app_script() -> Path:
-    from chunkscope.cli.common import CLIError
-
     import chunkscope
+    from chunkscope.cli.common import CLIError
 
     here = Path(chunkscope.__file__).resolve().parent.parent / "app.py"
     if not here.is_file():
