@@ -161,3 +161,12 @@ def test_a_tokenizer_panic_becomes_one_clear_error(monkeypatch):
 
     with pytest.raises(tokens.TokenizerFailed, match="cannot count tokens"):
         tokens.count_tokens("some text")
+
+
+def test_deeply_nested_json_is_one_clear_error():
+    import pytest
+
+    from chunkscope.ingest import IngestError, load_bytes
+
+    with pytest.raises(IngestError, match="nested too deeply"):
+        load_bytes(b"[" * 100_000 + b"]" * 100_000, "deep.json")

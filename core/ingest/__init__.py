@@ -101,6 +101,8 @@ def _load_json(data: bytes, filename: str, name: str | None) -> Document:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
         raise IngestError(f"{filename}: invalid JSON ({exc.msg} at line {exc.lineno})") from None
+    except RecursionError:
+        raise IngestError(f"{filename}: JSON nested too deeply to be a document") from None
     try:
         if is_reference_json(obj):
             doc = document_from_reference(obj, name=name or (None if obj.get("document_name") else Path(filename).stem))
