@@ -170,3 +170,17 @@ def test_deeply_nested_json_is_one_clear_error():
 
     with pytest.raises(IngestError, match="nested too deeply"):
         load_bytes(b"[" * 100_000 + b"]" * 100_000, "deep.json")
+
+
+def test_a_pdf_over_the_page_limit_is_refused_before_parsing(monkeypatch):
+    import pymupdf
+    import pytest
+
+    from chunkscope.ingest import IngestError, load_bytes
+
+    d = pymupdf.open()
+    for _ in range(30):
+        d.new_page()
+    monkeypatch.setenv("CHUNKSCOPE_MAX_PAGES", "20")
+    with pytest.raises(IngestError, match="30 pages; the limit is 20"):
+        load_bytes(d.tobytes(), "many.pdf")

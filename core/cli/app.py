@@ -74,6 +74,8 @@ def launch_plan(args: argparse.Namespace, env: dict[str, str]) -> tuple[list[str
     pol = load_policy(env)
     env["CHUNKSCOPE_MAX_BYTES"] = str(pol.max_upload_bytes)  # the one upload limit, ingest side
     if pol.shared:
+        env["CHUNKSCOPE_MAX_PAGES"] = str(pol.max_pages)  # ingest refuses longer PDFs before parsing them
+    if pol.shared:
         env[SHARED_ENV] = "1"
         # disk caches of this server run live in its private workspace root, not the user's cache
         env.setdefault("CHUNKSCOPE_CACHE_DIR", str(pol.workspace_root / "cache"))
