@@ -22,8 +22,9 @@ $(STAMP): pyproject.toml Makefile
 	touch $(STAMP)
 	@echo "==> set-up done: 'make run' starts the app, 'make test' runs the tests"
 
+# 127.0.0.1 only; `chunkscope app --share` serves a team (docs/sharing.md)
 run: setup
-	$(VENV)/bin/streamlit run app.py --server.headless true
+	$(VENV)/bin/chunkscope app
 
 test: setup
 	$(VENV)/bin/pytest -q

@@ -53,10 +53,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from chunkscope.caching import BoundedCache
 from chunkscope.report import METRICS
 
 SCHEMA = "chunkscope.corpus/1"
 DOC_EXTENSIONS = (".pdf", ".md", ".markdown", ".txt", ".json")
+# what a run (and ``corpus-report``) writes at the top of a results directory, besides the reports and
+# winners its summary lists: a download holds these and nothing else (chunkscope.sharing.run_outputs)
+RUN_FILES = ("summary.json", "metrics.parquet", "metrics.csv", "winners.jsonl", "report.html")
 MENTIONS_DIR = "mentions"
 GENERIC_FOLDERS = {"parsed", "docs", "doc", "documents", "data", "files", "input", "inputs", "corpus", "raw", "text", "texts"}
 DOMAIN_ALIASES = {
@@ -234,18 +238,19 @@ def document_settings(settings_dict: dict[str, Any], mentions: str | os.PathLike
 
 
 def _llm_identity() -> dict[str, Any]:
-    try:
-        from chunkscope.llm import LLMSettings
+    from chunkscope.llm import LLMSettings, cache_identity_of
 
-        return LLMSettings.from_env().cache_identity()  # a corrected key re-runs (llm-regex may have failed)
-    except Exception:  # no LLM module / bad env: the key just does not depend on it
-        return {}
+    # a corrected key re-runs (llm-regex may have failed); unreadable settings: a never-matching key
+    return cache_identity_of(LLMSettings.from_env)
 
 
-def resume_key(file_sha: str, mentions_sha: str, settings_dict: dict[str, Any], llm: dict[str, Any] | None = None) -> str:
+def resume_key(file_sha: str, mentions_sha: str, settings_dict: dict[str, Any], llm: dict[str, Any] | None = None,
+               suffix: str = "") -> str:
+    """Key of one document's results: its bytes *and* format (``suffix``: x.md and x.txt with the same
+    bytes load as different documents), its mentions, the settings and the LLM identity."""
     d = dict(settings_dict)
     d.pop("mentions", None)  # the path may move; its content hash is in the key instead
-    blob = json.dumps([file_sha, mentions_sha, d, llm or {}], sort_keys=True, default=str)
+    blob = json.dumps([file_sha, suffix.lower(), mentions_sha, d, llm or {}], sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
@@ -255,17 +260,13 @@ def _slug(name: str, limit: int = 60) -> str:
 
 
 # ------------------------------------------------------------------------------ the pure task
-_RESOURCES: dict[tuple[Any, str], Any] = {}  # per-process model cache (read-only once loaded)
+_RESOURCES: BoundedCache[tuple[Any, str], Any] = BoundedCache(1)  # one model per process (read-only once loaded)
 
 
 def _resources(embedder: str | None, mode: str):
     from chunkscope.analysis import Resources
 
-    key = (embedder, mode)
-    if key not in _RESOURCES:
-        _RESOURCES.clear()  # one model per process
-        _RESOURCES[key] = Resources(embedder, mode)
-    return _RESOURCES[key]
+    return _RESOURCES.get_or_compute((embedder, mode), lambda: Resources(embedder, mode))
 
 
 def init_worker(embedder: str | None = None, mode: str = "composed") -> None:
@@ -426,7 +427,7 @@ def run_corpus(inputs, out_dir: str | os.PathLike, settings=None, jobs: int = 1,
             e.update(status="failed", reason=f"{it.path.name}: cannot read ({exc.strerror or exc})")
             continue
         d_settings = document_settings(s_dict, it.mentions)
-        key = resume_key(it.sha256, it.mentions_sha256, d_settings, llm)
+        key = resume_key(it.sha256, it.mentions_sha256, d_settings, llm, suffix=it.path.suffix)
         base = f"reports/{_slug(it.path.stem)}-{key[:16]}"
         e.update(sha256=it.sha256, key=key)
         if base in seen:

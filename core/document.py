@@ -75,10 +75,13 @@ class Document:
 
     @property
     def fingerprint(self) -> str:
-        """Identity of the text *and* its structure (pages, blocks): cache key for anything that
-        depends on the blocks (composed-mode units, BI, ICC). ``sha256`` covers the text only."""
-        parts = [self.sha256, repr([(p.start, p.end) for p in self.pages]),
-                 repr([(b.start, b.end) for b in self.blocks])]
+        """Identity of the text *and* everything a result may depend on besides it: source format
+        (``structure`` chunks Markdown and plain text differently), pages, blocks and headings. The
+        cache key for anything derived from the document (chunkings, units, BI, ICC, reports);
+        ``sha256`` covers the text only."""
+        parts = [self.sha256, self.source_format, self.language, repr([(p.start, p.end) for p in self.pages]),
+                 repr([(b.start, b.end, b.kind) for b in self.blocks]),
+                 repr([(h.start, h.end, h.level, h.title) for h in self.headings])]
         return sha256_text("\n".join(parts))
 
     @property

@@ -28,6 +28,7 @@ from typing import Any, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
+from chunkscope.caching import BoundedCache
 from chunkscope.document import Span
 
 BUNDLED_NAME = "all-MiniLM-L6-v2"
@@ -59,9 +60,19 @@ class EmbedStats:
 
 
 # --------------------------------------------------------------------------- loading
-_models: dict[tuple[str, str | None], Any] = {}
-_memory: dict[str, dict[str, np.ndarray]] = {}  # model key -> sha1(text) -> vector
+_MODELS_MAX = 4  # loaded models kept per process (least recently used dropped)
+_models: BoundedCache[tuple[str, str | None], Any] = BoundedCache(_MODELS_MAX)
 _MEMORY_MAX = 100_000  # vectors per model (~150 MB for 384-d float32)
+_memory: dict[str, BoundedCache[str, np.ndarray]] = {}  # model key -> sha1(text) -> vector (LRU)
+_memory_lock = threading.Lock()
+
+
+def _memory_for(key: str) -> BoundedCache[str, np.ndarray]:
+    with _memory_lock:
+        cache = _memory.get(key)
+        if cache is None:
+            cache = _memory[key] = BoundedCache(_MEMORY_MAX)
+        return cache
 _load_lock = threading.Lock()
 
 
@@ -120,7 +131,7 @@ def _load_model(target: str, device: str | None):
             except Exception as exc:
                 first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
                 raise EmbedderUnavailable(f"cannot load embedding model '{target}': {first}") from None
-            _models[key] = m
+            _models.put(key, m)
         return m
 
 
@@ -178,7 +189,7 @@ class Embedder:
         self.dim = int(get_dim())
         self.key = f"{name}|max{self.max_tokens}"
         self.stats = EmbedStats()
-        self._memory = _memory.setdefault(self.key, {})
+        self._memory = _memory_for(self.key)
         self._disk = _DiskCache(cache_dir, self.key, self.dim) if cache_dir else None
         tok = getattr(model, "tokenizer", None)
         self.tokenizer = tok if getattr(tok, "is_fast", False) else None
@@ -234,9 +245,11 @@ class Embedder:
         texts = list(texts)
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         keys = [_sha1(t) for t in texts]
+        # every vector this call returns is held here: the shared LRU may evict any of them meanwhile
+        got = self._memory.get_many(keys)
         missing: dict[str, str] = {}
         for k, t in zip(keys, texts):
-            if k in self._memory:
+            if k in got:
                 self.stats.memory_hits += 1
             elif k not in missing:
                 missing[k] = t
@@ -244,7 +257,7 @@ class Embedder:
             found = self._disk.get_many(list(missing))
             self.stats.disk_hits += len(found)
             for k, v in found.items():
-                self._remember(k, v)
+                got[k] = self._remember(k, v)
                 del missing[k]
         if missing:
             t0 = time.perf_counter()
@@ -259,18 +272,15 @@ class Embedder:
             new = {}
             for k, v in zip(mk, vecs):
                 v = np.array(v, dtype=np.float32)
-                self._remember(k, v)
-                new[k] = v
+                got[k] = new[k] = self._remember(k, v)
             if self._disk is not None:
                 self._disk.put_many(new)
         for i, k in enumerate(keys):
-            out[i] = self._memory[k]
+            out[i] = got[k]
         return out
 
-    def _remember(self, key: str, vec: np.ndarray) -> None:
-        if len(self._memory) >= _MEMORY_MAX:
-            self._memory.clear()
-        self._memory[key] = vec
+    def _remember(self, key: str, vec: np.ndarray) -> np.ndarray:
+        return self._memory.put(key, vec)
 
 
 # --------------------------------------------------------------------------- units

@@ -118,6 +118,23 @@ class LLMSettings:
     def __str__(self) -> str:
         return f"LLMSettings({self.public_dict()})"
 
+    __repr__ = __str__  # the dataclass repr would show credentials embedded in base_url
+
+
+def cache_identity_of(get_settings: Any) -> dict[str, Any]:
+    """``get_settings().cache_identity()``; when that fails, an identity equal to no other.
+
+    A cache key must never quietly ignore the LLM: if the settings cannot be read (a broken
+    environment, a session without its panel...), the result is keyed as unrepeatable, so it is
+    recomputed rather than served from (or stored under) another endpoint's entry.
+    """
+    try:
+        return get_settings().cache_identity()
+    except Exception as exc:  # noqa: BLE001 - any failure gives a never-matching key
+        import uuid
+
+        return {"unavailable": type(exc).__name__, "nonce": uuid.uuid4().hex}
+
 
 @dataclass
 class LLMReply:
@@ -184,6 +201,7 @@ class LLMClient:
         if not 0 <= settings.max_retries <= MAX_RETRIES_CAP:
             settings = replace(settings, max_retries=min(MAX_RETRIES_CAP, max(0, settings.max_retries)))
         self.settings = settings
+        _scrub_http_logs(settings.api_key)
         self._client = OpenAI(
             base_url=settings.effective_url,
             # local servers (Ollama, vLLM) accept any key; the client insists on one
@@ -362,6 +380,48 @@ def cache_dir() -> str:
 
 
 _KEYLIKE = re.compile(r"\b(sk-[A-Za-z0-9_\-]{8,})\b")
+
+
+_USERINFO = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s@]+@")
+_LOG_PREFIXES = ("httpx", "httpcore", "openai", "urllib3")
+_known_keys: set[str] = set()
+_factory_installed = False
+
+
+def _scrub_http_logs(api_key: str | None) -> None:
+    """Log records of the HTTP stack (httpx, httpcore, openai) never carry a key or URL credentials:
+    their message is scrubbed when the record is made (whatever handler later writes it)."""
+    global _factory_installed
+    import logging
+
+    if api_key and len(api_key) >= 6:
+        _known_keys.add(api_key)
+    if _factory_installed:
+        return
+    _factory_installed = True
+    previous = logging.getLogRecordFactory()
+
+    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = previous(*args, **kwargs)
+        if record.name.startswith(_LOG_PREFIXES):
+            try:
+                msg = record.getMessage()
+            except Exception:  # noqa: BLE001 - a bad format string: leave it to logging
+                return record
+            clean = _scrub_text(msg)
+            if clean != msg:
+                record.msg, record.args = clean, None
+        return record
+
+    logging.setLogRecordFactory(factory)
+
+
+def _scrub_text(text: str) -> str:
+    text = _USERINFO.sub(r"\1***@", text)
+    for k in _known_keys:
+        if k in text:
+            text = text.replace(k, "***")
+    return _KEYLIKE.sub("sk-***", text)
 
 
 def scrub_secrets(text: str, settings: LLMSettings | None = None) -> str:

@@ -31,6 +31,7 @@ import re
 import threading
 from functools import lru_cache
 
+from chunkscope.caching import BoundedCache
 from chunkscope.document import Span
 
 _lock = threading.Lock()
@@ -44,12 +45,7 @@ _START_LINE = re.compile(
 
 _WORD = re.compile(r"[^\W\d_]{2}")
 _CACHE_MAX = 200_000
-_unit_cache: dict[str, tuple[int, ...]] = {}
-
-
-def clear_cache() -> None:
-    """Forget every cached unit segmentation (a long-running worker between documents)."""
-    _unit_cache.clear()
+_unit_cache: BoundedCache[str, tuple[int, ...]] = BoundedCache(_CACHE_MAX)
 
 
 @lru_cache(maxsize=1)
@@ -134,7 +130,9 @@ def _units(text: str, start: int, end: int) -> list[tuple[int, int]]:
 
 def _segment_units(unit_texts: list[str]) -> list[tuple[int, ...]]:
     """Interior sentence starts (offsets relative to each unit) for each unit."""
-    todo = [u for u in dict.fromkeys(unit_texts) if u not in _unit_cache and len(u) > 3]
+    uniq = list(dict.fromkeys(unit_texts))
+    known = _unit_cache.get_many(uniq)
+    todo = [u for u in uniq if u not in known and len(u) > 3]
     if todo:
         nlp = _spacy_nlp()
         if nlp is None:
@@ -156,11 +154,15 @@ def _segment_units(unit_texts: list[str]) -> list[tuple[int, ...]]:
                         starts.append(s)
                         last = s
                 results.append(tuple(starts))
-        if len(_unit_cache) + len(todo) > _CACHE_MAX:
-            _unit_cache.clear()
         for u, r in zip(todo, results):
-            _unit_cache[u] = r
-    return [_unit_cache.get(u, ()) for u in unit_texts]
+            known[u] = _unit_cache.put(u, r)
+    # what we hold, never a re-read: the cache may evict these units meanwhile (another thread, the cap)
+    return [known.get(u, ()) for u in unit_texts]
+
+
+def clear_cache() -> None:
+    """Forget every cached unit segmentation (memory release between corpus documents)."""
+    _unit_cache.clear()
 
 
 def sentence_boundaries(text: str, start: int = 0, end: int | None = None) -> list[int]:

@@ -17,6 +17,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Sequence
 
+from chunkscope.caching import BoundedCache
+
 ENCODING = "o200k_base"
 O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
 O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
@@ -79,45 +81,98 @@ def encoding():
 
 
 _CACHE_MAX = 1_000_000
-_counts: dict[str, int] = {}
+SEGMENT_CHARS = 100_000  # texts longer than this are encoded segment by segment (bounded work)
 
 
-def clear_cache() -> None:
-    """Forget every cached token count (a long-running worker between documents)."""
-    _counts.clear()
+class TokenizerFailed(ValueError):
+    """tiktoken failed on a text (its Rust core panicked); the message is one line."""
 
 
-def _remember(text: str, n: int) -> None:
-    if len(_counts) >= _CACHE_MAX:
-        _counts.clear()
-    _counts[text] = n
+def _segments(text: str) -> list[str]:
+    """``text`` cut into pieces of about SEGMENT_CHARS characters, each cut just before a space that
+    follows a non-space and precedes a non-space: an o200k pre-token boundary, so the pieces encode to
+    exactly the tokens of the whole. A window with no such space (one giant word, e.g. a 50 MB line
+    without spaces) is cut hard: the count may differ by a token or two at the cut, but tiktoken's
+    work stays linear (it is quadratic on one huge piece)."""
+    out: list[str] = []
+    pos, n = 0, len(text)
+    while n - pos > SEGMENT_CHARS:
+        cut = -1
+        i = text.rfind(" ", pos + SEGMENT_CHARS // 2, pos + SEGMENT_CHARS)
+        while i > pos:
+            if not text[i - 1].isspace() and i + 1 < n and not text[i + 1].isspace():
+                cut = i
+                break
+            i = text.rfind(" ", pos + SEGMENT_CHARS // 2, i)
+        if cut <= pos:
+            cut = pos + SEGMENT_CHARS
+        out.append(text[pos:cut])
+        pos = cut
+    out.append(text[pos:])
+    return out
+
+
+def _encode_bounded(text: str) -> list[int]:
+    """encode_ordinary, segment by segment for long texts; a tiktoken panic (a BaseException from its
+    Rust core, not an Exception) becomes one TokenizerFailed line."""
+    enc = encoding()
+    try:
+        if len(text) <= SEGMENT_CHARS:
+            return enc.encode_ordinary(text)
+        ids: list[int] = []
+        for seg in _segments(text):
+            ids.extend(enc.encode_ordinary(seg))
+        return ids
+    except (KeyboardInterrupt, SystemExit, GeneratorExit):
+        raise
+    except BaseException as exc:  # noqa: BLE001 - pyo3's PanicException is a BaseException
+        raise TokenizerFailed(f"cannot count tokens of this text ({type(exc).__name__}: "
+                              f"{' '.join(str(exc).split())[:120]})") from None
+_counts: BoundedCache[str, int] = BoundedCache(_CACHE_MAX)
 
 
 def count_tokens(text: str) -> int:
     """Number of o200k_base tokens in ``text`` (special-token text counted as ordinary text).
 
-    Cached by text: chunkers ask for the same pieces many times.
+    Cached by text (bounded LRU): chunkers ask for the same pieces many times.
     """
     if not text:
         return 0
     n = _counts.get(text)
     if n is None:
-        n = len(encoding().encode_ordinary(text))
-        _remember(text, n)
+        n = _counts.put(text, len(_encode_bounded(text)))
     return n
 
 
 def count_many(texts: Sequence[str]) -> list[int]:
     """Token counts for many texts; the uncached ones are encoded in one batch."""
-    missing = list({t for t in texts if t and t not in _counts})
-    if len(missing) > 16:
-        for t, ids in zip(missing, encoding().encode_ordinary_batch(missing, num_threads=2)):
-            _remember(t, len(ids))
-    return [count_tokens(t) for t in texts]
+    uniq = list(dict.fromkeys(t for t in texts if t))
+    known = _counts.get_many(uniq)
+    missing = [t for t in uniq if t not in known]
+    small = [t for t in missing if len(t) <= SEGMENT_CHARS]
+    if len(small) > 16:
+        try:
+            batch = encoding().encode_ordinary_batch(small, num_threads=2)
+        except (KeyboardInterrupt, SystemExit, GeneratorExit):
+            raise
+        except BaseException:  # noqa: BLE001 - a panic: count one by one (each failure is one line)
+            batch = [_encode_bounded(t) for t in small]
+        for t, ids in zip(small, batch):
+            known[t] = _counts.put(t, len(ids))
+    for t in missing:
+        if t not in known:
+            known[t] = count_tokens(t)
+    # from our own hands, never re-read from the cache (another thread may have evicted it)
+    return [known[t] if t else 0 for t in texts]
+
+
+def clear_cache() -> None:
+    """Forget every cached token count (memory release between corpus documents)."""
+    _counts.clear()
 
 
 def encode(text: str) -> list[int]:
-    return encoding().encode_ordinary(text)
+    return _encode_bounded(text)
 
 
 def token_char_offsets(text: str) -> tuple[list[int], list[int]]:

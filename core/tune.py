@@ -36,6 +36,7 @@ from chunkscope.analysis.settings import (
     Settings,
 )
 from chunkscope.analysis.structure import chunk_one, variant_label
+from chunkscope.caching import BoundedCache
 from chunkscope.document import Document
 from chunkscope.metrics import score as metric_score
 from chunkscope.report import METRICS, ChunkingResult, Report
@@ -66,7 +67,7 @@ class TuneCache:
     def __init__(self, max_entries: int = 256):
         self.max_entries = max_entries
         self._results: OrderedDict[tuple, ChunkingResult] = OrderedDict()
-        self._pairs: dict[tuple, tuple] = {}
+        self._pairs: BoundedCache[tuple, tuple] = BoundedCache(8)
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0  # = chunkings actually run and scored
@@ -97,18 +98,12 @@ class TuneCache:
             return True
 
     def pairs(self, doc: Document, settings: Settings) -> tuple:
-        key = (doc.sha256, settings.coref, settings.mentions)
-        got = self._pairs.get(key)
-        if got is None:
-            got = coref_pairs(doc, settings)
-            if len(self._pairs) >= 8:
-                self._pairs.pop(next(iter(self._pairs)))
-            self._pairs[key] = got
-        return got
+        key = (doc.fingerprint, settings.coref, settings.mentions)
+        return self._pairs.get_or_compute(key, lambda: coref_pairs(doc, settings))
 
     def remember_pairs(self, doc: Document, settings: Settings, pairs: Any, reason: str, info: dict) -> None:
         """Seed the pairs from an analysis that already computed them (the app's report)."""
-        self._pairs[(doc.sha256, settings.coref, settings.mentions)] = (pairs, reason, info)
+        self._pairs.put((doc.fingerprint, settings.coref, settings.mentions), (pairs, reason, info))
 
     def clear(self) -> None:
         with self._lock:
@@ -181,18 +176,19 @@ def variant_name(chunker_id: str, params: Mapping[str, Any]) -> str:
 
 def _llm_key(chunker_id: str, resources: Any) -> str:
     """The LLM endpoint a chunking depends on ("" for chunkers that use none): a changed
-    endpoint, model or key must not return the result cached under the previous one."""
+    endpoint, model or key must not return the result cached under the previous one, and a
+    failure to read the settings gives a key equal to no other (never one that ignores the LLM)."""
     from chunkscope.chunkers import registry
+    from chunkscope.llm import LLMSettings, cache_identity_of
 
     try:
-        if registry.get(chunker_id).family != "llm":
-            return ""
-        from chunkscope.llm import LLMSettings
-
-        s = resources.llm_settings() if resources is not None else LLMSettings.from_env()
-        return json.dumps(s.cache_identity(), sort_keys=True, default=str)
-    except Exception:  # no LLM module: nothing to key on
+        family = registry.get(chunker_id).family
+    except KeyError:  # unknown chunker: chunk_one reports it; key it on the id alone
         return ""
+    if family != "llm":
+        return ""
+    get = resources.llm_settings if resources is not None else LLMSettings.from_env
+    return json.dumps(cache_identity_of(get), sort_keys=True, default=str)
 
 
 def score_chunking(doc: Document, chunker_id: str, params: Mapping[str, Any] | None, settings: Settings,

@@ -7,6 +7,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
+from chunkscope.sharing import ShareError, resolve_folder
 from ui.analysis import keep_state, settings_sidebar
 from ui.corpus import (
     RESULTS_KEY,
@@ -18,6 +19,8 @@ from ui.corpus import (
     save_uploads,
     zip_bytes,
 )
+from ui.share import banner
+from ui.share import policy as share_policy
 
 st.set_page_config(page_title="Corpus · ChunkScope", page_icon="📚", layout="wide")
 keep_state()
@@ -27,33 +30,51 @@ st.caption("Run the analysis on many documents, then compare chunkers across the
            "Same engine and files as `chunkscope corpus` / `chunkscope corpus-report`.")
 
 settings, problem = settings_sidebar()
+banner()
 if problem:
     st.sidebar.error(problem)
 st.sidebar.caption("In corpus mode, precomputed mentions are picked up per document (a sibling `mentions/` folder "
                    "or `STEM.mentions.parquet|json` beside the file).")
 
-mode = st.radio("Documents", ["Folder on the server", "Upload files"], horizontal=True, key="cs_corpus_mode")
-source = ""
-if mode == "Folder on the server":
-    folder = st.text_input("Folder (searched recursively) or glob pattern", "", key="cs_corpus_folder",
-                           placeholder="/data/corpus or /data/corpus/**/*.pdf")
-    if folder.strip():
-        p = Path(folder.strip()).expanduser()
-        if p.is_dir() or any(ch in folder for ch in "*?["):
-            source = folder.strip()
-        else:
-            st.error(f"{folder.strip()}: no such folder on the server")
+pol = share_policy()
+if pol.shared:  # no server path is typed: uploads, or a folder under the operator's root only
+    choices = ["Upload files"] + ([f"Folder under {pol.corpus_root.name}/"] if pol.corpus_root else [])
 else:
-    uploads = st.file_uploader("Documents (PDF, Markdown, text, reference JSON; add STEM.mentions.json files to "
-                               "score RC with precomputed pairs)", type=UPLOAD_TYPES, accept_multiple_files=True,
-                               key="cs_corpus_uploads")
+    choices = ["Folder on the server", "Upload files"]
+mode = st.radio("Documents", choices, horizontal=True, key="cs_corpus_mode")
+source = ""
+if mode != "Upload files":
+    folder = st.text_input("Folder (searched recursively) or glob pattern" if not pol.shared else
+                           f"Folder under {pol.corpus_root.name if pol.corpus_root else ''}/ (relative path)", "",
+                           key="cs_corpus_folder",
+                           placeholder="/data/corpus or /data/corpus/**/*.pdf" if not pol.shared else "team/contracts")
+    if folder.strip():
+        try:
+            p = resolve_folder(pol, folder)
+        except ShareError as exc:
+            st.error(str(exc))
+        else:
+            if p.is_dir() or (not pol.shared and any(ch in folder for ch in "*?[")):
+                source = str(p) if pol.shared else folder.strip()
+            else:
+                st.error(f"{folder.strip()}: no such folder on the server")
+else:
+    uploads = st.file_uploader("Documents (PDF, Markdown, text, reference JSON, or a zip of them; add "
+                               "STEM.mentions.json files to score RC with precomputed pairs)", type=UPLOAD_TYPES + ["zip"],
+                               accept_multiple_files=True, key="cs_corpus_uploads")
     if uploads:
-        source = str(save_uploads(uploads))
+        try:
+            source = str(save_uploads(uploads))
+        except ShareError as exc:
+            st.error(str(exc))
 
 out_dir = ""
 if source:
-    out_dir = st.text_input("Results folder (re-running resumes: documents already analyzed are skipped)",
-                            default_results_dir(source), key=f"cs_corpus_out_{abs(hash(source)) % 10**8}")
+    if pol.shared:  # results go to this session's workspace, never a typed path
+        out_dir = default_results_dir(source)
+    else:
+        out_dir = st.text_input("Results folder (re-running resumes: documents already analyzed are skipped)",
+                                default_results_dir(source), key=f"cs_corpus_out_{abs(hash(source)) % 10**8}")
     c1, c2 = st.columns([1, 3])
     run = c1.button("Run corpus", type="primary", disabled=settings is None, key="cs_corpus_run")
     if (Path(out_dir) / "summary.json").is_file():
@@ -65,6 +86,12 @@ if source:
             st.session_state[RESULTS_KEY] = out_dir
 
 results_dir = st.session_state.get(RESULTS_KEY)
+if results_dir and pol.shared:
+    from ui.share import session_workspace
+
+    ws = session_workspace()
+    if ws is None or ws.path.resolve() not in Path(results_dir).resolve().parents:
+        results_dir = None  # another session's (or a stale) folder: never shown here
 if not results_dir:
     st.info("Choose a folder or upload files, then press Run corpus.")
     st.stop()

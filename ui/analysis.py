@@ -74,16 +74,19 @@ def seed_from_query() -> list[str]:
     return problems
 
 
-@st.cache_resource(show_spinner=False)
+@st.cache_resource(show_spinner=False, max_entries=4)
 def get_resources(embedder: str | None, mode: str) -> Resources:
-    """One Resources (model, unit embeddings) per embedder and mode, shared by all sessions."""
+    """One Resources (model, unit embeddings) per embedder and mode, shared by all sessions (bounded)."""
     return Resources(embedder, mode)
 
 
 def session_resources(embedder: str | None, mode: str) -> Resources:
     """The shared model and embeddings with this session's LLM endpoint and key (never another
-    session's: the shared Resources itself is not modified)."""
-    return get_resources(embedder, mode).with_llm(llm_settings())
+    session's: the shared Resources itself is not modified). On a shared server only an
+    operator-listed model (ShareError otherwise)."""
+    from chunkscope.sharing import check_embedder, policy
+
+    return get_resources(check_embedder(policy(), embedder), mode).with_llm(llm_settings())
 
 
 def all_chunker_ids() -> list[str]:
@@ -102,8 +105,11 @@ MENTIONS_KEY = "cs_mentions_held"  # {"name", "path", "doc"}: kept across pages 
 def _mentions_path(upload) -> str | None:
     if upload is None:
         return None
+    from ui.share import session_workspace
+
     data = upload.getvalue()
-    d = Path(os.environ.get("CHUNKSCOPE_CACHE_DIR") or tempfile.gettempdir()) / "mentions"
+    ws = session_workspace()  # shared server: this session's private directory
+    d = ws.sub("mentions") if ws is not None else Path(os.environ.get("CHUNKSCOPE_CACHE_DIR") or tempfile.gettempdir()) / "mentions"
     d.mkdir(parents=True, exist_ok=True)
     p = d / f"{hashlib.sha256(data).hexdigest()[:16]}{Path(upload.name).suffix.lower()}"
     if not p.exists():
@@ -193,7 +199,17 @@ def settings_sidebar() -> tuple[Settings | None, str]:
         win = st.number_input("DCC window (tokens)", 100, 100_000, _d("cs_win_tokens", defaults.window_tokens), 250, key="cs_win_tokens")
         step = st.number_input("DCC window step (chunks)", 1, 100, _d("cs_win_step", defaults.window_step), 1, key="cs_win_step")
     with sb.expander("Embeddings and coreference", expanded=False):
-        emb = st.text_input("Embedding model (name or path; blank = bundled all-MiniLM-L6-v2)", _d("cs_embedder", ""), key="cs_embedder")
+        from chunkscope.sharing import BUNDLED_EMBEDDER, policy
+
+        offered = policy().embedders if policy().shared else ()
+        if offered:  # a shared server: the operator's models only
+            if st.session_state.get("cs_embedder") not in offered:
+                st.session_state["cs_embedder"] = offered[0]
+            emb = st.selectbox("Embedding model (offered by this server)", list(offered), key="cs_embedder")
+            emb = "" if emb == BUNDLED_EMBEDDER else emb
+        else:
+            emb = st.text_input("Embedding model (name or path; blank = bundled all-MiniLM-L6-v2)",
+                                _d("cs_embedder", ""), key="cs_embedder")
         mode = st.radio("Embedding mode", list(EMBEDDING_MODES), key="cs_mode", horizontal=True,
                         help="composed: embed the document's sentences once and compose every span (fast); "
                              "exact: embed every chunk, piece and window text (the paper's way, slow)")
@@ -203,6 +219,9 @@ def settings_sidebar() -> tuple[Settings | None, str]:
     from ui.limits import target_sidebar
 
     target_sidebar()
+    from ui.share import banner
+
+    banner()
     problems = []
     if min_t > max_t:
         problems.append(f"SC min tokens ({min_t}) is above max tokens ({max_t})")
@@ -237,21 +256,26 @@ def _default_ids() -> list[str]:
     return default_chunker_ids()
 
 
+LLM_REFUSED_KEY = "cs_llm_refused"  # why the shared server refused the panel's endpoint ("" when not)
+
+
 def llm_settings():
-    """LLM settings from the panel (the key stays in this browser session only), else the environment."""
+    """LLM settings from the panel (the key stays in this browser session only), else the environment.
+    On a shared server the policy decides (chunkscope.sharing.llm_settings_for): a refused endpoint
+    gives settings that are not configured (no request is made) and the panel says why."""
     from chunkscope.llm import LLMSettings
+    from chunkscope.sharing import ShareError, llm_settings_for, policy
 
     url = (st.session_state.get("cs_llm_url") or "").strip()
     model = (st.session_state.get("cs_llm_model") or "").strip()
     key = st.session_state.get("cs_llm_key") or ""
-    overrides: dict[str, Any] = {}
-    if url:
-        overrides["base_url"] = url
-    if model:
-        overrides["model"] = model
-    if key:
-        overrides["api_key"] = key
-    return LLMSettings.from_env(**overrides)
+    try:
+        s = llm_settings_for(policy(), url, model, key)
+        st.session_state[LLM_REFUSED_KEY] = ""
+        return s
+    except ShareError as exc:
+        st.session_state[LLM_REFUSED_KEY] = str(exc)
+        return LLMSettings(base_url=None, api_key=None, model=model or LLMSettings.from_env().model)
 
 
 def llm_panel() -> None:
@@ -264,6 +288,9 @@ def llm_panel() -> None:
                       placeholder=os.environ.get("CHUNKSCOPE_LLM_MODEL", "gpt-4o-mini"))
         st.text_input("API key (kept in this session only, never saved)", "", key="cs_llm_key", type="password")
         s = llm_settings()
+        refused = st.session_state.get(LLM_REFUSED_KEY)
+        if refused:
+            st.error(refused)
         st.caption("configured" if s.configured else "not configured: llm-regex will be skipped")
         if st.button("Test connection", key="cs_llm_test"):
             try:
@@ -281,17 +308,24 @@ def analysis_key(doc: Document, s: Settings) -> str:
     # candidates only re-rank (rescore) unless they add a chunking to run: key on what is run
     d.pop("candidates", None)
     d["_plan"] = chunking_plan(s)
-    llm = llm_settings().cache_identity()  # a changed API key re-runs llm-regex (public_dict only says "set")
+    from chunkscope.llm import cache_identity_of
     from chunkscope.provenance import provenance_key
 
+    # a changed API key re-runs llm-regex (public_dict only says "set"); unreadable settings: unique key
+    llm = cache_identity_of(llm_settings)
     blob = [doc.fingerprint, d, llm, provenance_key(s)]  # another engine/model/backend never reuses a report
     return hashlib.sha256(json.dumps(blob, sort_keys=True, default=str).encode()).hexdigest()
 
 
 def run_analysis(doc: Document, s: Settings) -> Report | None:
     """Run with a progress display by stage; store the raw report; None (with st.error) on failure."""
-    res = session_resources(s.embedder, s.embedding_mode)
     box = st.status("Analyzing…", expanded=True)
+    try:
+        res = session_resources(s.embedder, s.embedding_mode)
+    except ValueError as exc:  # ShareError: a model this server does not offer
+        box.update(label="Analysis refused", state="error", expanded=True)
+        st.error(str(exc))
+        return None
     bar = box.progress(0.0, text="starting")
     t0 = time.perf_counter()
 
@@ -300,8 +334,11 @@ def run_analysis(doc: Document, s: Settings) -> Report | None:
         overall = min(1.0, (i + max(0.0, min(1.0, fraction))) / len(STAGES))
         bar.progress(overall, text=f"{stage}: {message}"[:120])
 
+    from ui.share import analysis_slot
+
     try:
-        report = analyze(doc, s, res, progress=progress)
+        with analysis_slot(box):  # a shared server runs a bounded number at once; the rest wait here
+            report = analyze(doc, s, res, progress=progress)
     except Exception as exc:  # a specific line, never a traceback
         box.update(label="Analysis failed", state="error", expanded=True)
         from ui.common import md_escape, short_error
@@ -320,10 +357,14 @@ MAX_REPORTS = 8  # per session: a report with diagnostics can be tens of MB on a
 
 def store_report(key: str, report: Report) -> None:
     """Keep ``report`` as the most recent one; only the latest ``MAX_REPORTS`` stay in the session."""
+    from chunkscope.sharing import policy
+
+    pol = policy()
+    keep = pol.max_reports if pol.shared else MAX_REPORTS
     reports = st.session_state.setdefault(REPORTS_KEY, {})
     reports.pop(key, None)  # re-inserted: the most recent for latest_report()
     reports[key] = report
-    while len(reports) > MAX_REPORTS:
+    while len(reports) > keep:
         reports.pop(next(iter(reports)))
 
 

@@ -44,9 +44,18 @@ def _load_cached(digest: str, filename: str, _data: bytes) -> tuple[Document | N
 
 
 def load_document_bytes(data: bytes, filename: str) -> tuple[Document | None, str]:
-    """Load uploaded bytes through the cache: returns (document, "") or (None, error line)."""
+    """Load uploaded bytes through the cache: returns (document, "") or (None, error line).
+    On a shared server the operator's page and token limits apply (chunkscope.sharing)."""
+    from chunkscope.sharing import ShareError, check_document, policy
+
     digest = hashlib.sha256(data).hexdigest()
-    return _load_cached(digest, filename, data)
+    doc, error = _load_cached(digest, filename, data)
+    if doc is not None:
+        try:
+            check_document(policy(), doc)
+        except ShareError as exc:
+            return None, str(exc)
+    return doc, error
 
 
 def load_sample(path: Path) -> tuple[Document | None, str]:

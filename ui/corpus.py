@@ -24,6 +24,12 @@ UPLOAD_TYPES = ["pdf", "md", "markdown", "txt", "json", "parquet"]
 
 
 def work_dir() -> Path:
+    """Where uploads and results go: this session's private workspace in shared mode."""
+    from ui.share import session_workspace
+
+    ws = session_workspace()
+    if ws is not None:
+        return ws.sub("corpus")
     base = Path(os.environ.get("CHUNKSCOPE_CACHE_DIR") or tempfile.gettempdir()) / "corpus"
     base.mkdir(parents=True, exist_ok=True)
     return base
@@ -44,15 +50,54 @@ def save_uploads(uploads) -> Path:
     d.mkdir(parents=True, exist_ok=True)
     for u in uploads:
         name = Path(u.name).name
-        (d / name).write_bytes(u.getvalue())
+        if name.lower().endswith(".zip"):
+            extract_zip(u.getvalue(), d)
+        else:
+            (d / name).write_bytes(u.getvalue())
     return d
+
+
+def extract_zip(data: bytes, dest: Path) -> None:
+    """The documents of an uploaded zip into ``dest`` (flattened, nothing outside it, bounded size)."""
+    from chunkscope.corpus import DOC_EXTENSIONS
+    from chunkscope.ingest import resolve_max_bytes
+    from chunkscope.sharing import ShareError
+
+    limit = resolve_max_bytes()
+    try:
+        zf = zipfile.ZipFile(io.BytesIO(data))
+    except zipfile.BadZipFile:
+        raise ShareError("the uploaded zip cannot be read") from None
+    total = 0
+    with zf:
+        for info in zf.infolist():
+            name = Path(info.filename).name  # flattened: no path from the archive is used
+            if info.is_dir() or not name or name.startswith(".") or not name.lower().endswith(
+                    (*DOC_EXTENSIONS, ".parquet")):
+                continue
+            total += info.file_size
+            if info.file_size > limit or total > 4 * limit:
+                raise ShareError(f"the zip unpacks to more than the upload limit ({limit // (1024 * 1024)} MB)")
+            with zf.open(info) as src:
+                data_i = src.read(limit + 1)
+            if len(data_i) > limit:
+                raise ShareError(f"{name}: larger than the upload limit")
+            (dest / name).write_bytes(data_i)
 
 
 def run_with_progress(inputs: str, out_dir: str, settings: Settings) -> dict[str, Any] | None:
     """run_corpus with st.progress and one status line per document; None (with st.error) on failure."""
     from chunkscope.corpus import run_corpus
+    from chunkscope.sharing import ShareError, check_embedder, policy
+    from ui.share import analysis_slot
 
     box = st.status("Analyzing the corpus…", expanded=True)
+    try:
+        check_embedder(policy(), settings.embedder)
+    except ShareError as exc:
+        box.update(label="Corpus run refused", state="error", expanded=True)
+        st.error(str(exc))
+        return None
     bar = box.progress(0.0, text="discovering documents")
     lines: list[str] = []
     log = box.empty()
@@ -73,7 +118,8 @@ def run_with_progress(inputs: str, out_dir: str, settings: Settings) -> dict[str
         log.markdown("\n".join(f"- {ln}" for ln in lines[-30:]))
 
     try:
-        summary = run_corpus(inputs, out_dir, settings, jobs=1, progress=progress)
+        with analysis_slot(box):  # a shared server runs a bounded number of analyses at once
+            summary = run_corpus(inputs, out_dir, settings, jobs=1, progress=progress)
     except Exception as exc:  # one line, never a traceback
         box.update(label="Corpus run failed", state="error", expanded=True)
         st.error(f"Corpus run failed: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}")
@@ -117,13 +163,15 @@ def frames(res) -> dict[str, Any]:
 
 
 def zip_bytes(results_dir: str | Path) -> bytes:
-    """The whole results folder (reports, tidy tables, winners, summary, HTML report) as a zip."""
-    d = Path(results_dir)
+    """What the run wrote in the results folder (reports, tidy tables, winners, summary, HTML report)
+    as a zip; nothing else that lies there (chunkscope.sharing.run_outputs)."""
+    from chunkscope.sharing import run_outputs
+
+    d = Path(results_dir).resolve()
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
-        for p in sorted(d.rglob("*")):
-            if p.is_file() and not p.name.endswith(".tmp"):
-                zf.write(p, p.relative_to(d))
+        for p in run_outputs(d):
+            zf.write(p, p.relative_to(d))
     return buf.getvalue()
 
 

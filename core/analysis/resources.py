@@ -8,7 +8,10 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from chunkscope.caching import BoundedCache
 from chunkscope.document import Document
+
+SPAN_EMBEDDERS_MAX = 4  # documents whose span embedders stay in memory
 
 
 class Resources:
@@ -20,7 +23,8 @@ class Resources:
         self._embedder = None
         self._llm_settings = llm_settings
         self._llm = None
-        self._span_embedders: dict[tuple[str, str], Any] = {}
+        # the latest few documents' span embedders (bounded LRU, shared by every session's thread)
+        self._span_embedders: BoundedCache[tuple[str, str], Any] = BoundedCache(SPAN_EMBEDDERS_MAX)
         self.load_seconds = 0.0
 
     def matches(self, embedder_name: str | None, mode: str) -> bool:
@@ -84,11 +88,7 @@ class Resources:
         if se is None:
             from chunkscope.embeddings import SpanEmbedder
 
-            se = SpanEmbedder(doc, self.embedder(), mode=self.mode)
-            # keep memory bounded: only the latest few documents
-            if len(self._span_embedders) >= 4:
-                self._span_embedders.pop(next(iter(self._span_embedders)))
-            self._span_embedders[key] = se
+            se = self._span_embedders.put(key, SpanEmbedder(doc, self.embedder(), mode=self.mode))
         return se
 
 

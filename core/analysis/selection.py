@@ -42,6 +42,20 @@ class Explanation:
                 "verdict": self.verdict}
 
 
+def audit_failure(c: ChunkingResult) -> str:
+    """Why ``c`` may not win because it fails the coverage audit (loses text, spans out of order,
+    empty or outside the text): the audit's summary; "" when it passes (or was not audited)."""
+    a = c.audit or {}
+    if a.get("ok", True):
+        return ""
+    return str(a.get("summary") or "fails the coverage audit")
+
+
+def excluded(report: Report) -> list[ChunkingResult]:
+    """Scored candidates that may not win: they fail the coverage audit (best score first)."""
+    return [c for c in report.ranked if c.candidate and audit_failure(c)]
+
+
 def rescore(report: Report, weights: dict[str, float] | None = None,
             candidates: Sequence[str] | None = None) -> Report:
     """Recompute scores, candidate flags, winner and explanation in place (no re-embedding)."""
@@ -52,7 +66,7 @@ def rescore(report: Report, weights: dict[str, float] | None = None,
     for c in report.chunkings:
         c.candidate = c.id in cands
         c.score = metric_score(c.metrics, weights) if c.ok else None
-    pool = [c for c in report.ranked if c.candidate]
+    pool = [c for c in report.ranked if c.candidate and not audit_failure(c)]  # lost text never wins
     report.winner = pool[0].id if pool else None
     judge(report, weights, pool)
     ex = explain(report)
@@ -78,7 +92,7 @@ def explain(report: Report) -> Explanation:
         return _no_winner(report, weights)
     best = report.get(report.winner)
     assert best is not None and best.score is not None
-    pool = [c for c in report.ranked if c.candidate and c.id != best.id]
+    pool = [c for c in report.ranked if c.candidate and c.id != best.id and not audit_failure(c)]
     runner = pool[0] if pool else None
     ex = Explanation(winner=best.id, verdict=report.verdict)
     v: dict[str, Any] = report.verdict if report.verdict and report.verdict.get("winner") == best.id else {}
@@ -135,12 +149,28 @@ def explain(report: Report) -> Explanation:
     sc = best.metrics.get("SC")
     if sc is not None and sc < 0.5:
         ex.warnings.append(f"Most of the winner's chunks are out of the size bounds (SC {sc:.2f}).")
+    _explain_excluded(report, ex, parts)
     others = [c for c in report.chunkings if c.ok and not c.candidate and c.score is not None and c.score > best.score]
     if others:
         top = max(others, key=lambda c: c.score or 0.0)
         parts.append(f"(Non-candidate {top.id} scores higher, {top.score:.3f}; add it to the candidates to let it win.)")
     ex.text = " ".join(parts)
     return ex
+
+
+def _explain_excluded(report: Report, ex: Explanation, parts: list[str]) -> None:
+    """Candidates kept from winning by the coverage audit: a flag, a warning each, a sentence."""
+    out = excluded(report)
+    if not out:
+        return
+    ex.flags.append("excluded-coverage")
+    best = report.get(report.winner) if report.winner else None
+    for c in out:
+        above = best is not None and best.score is not None and (c.score or 0.0) > best.score
+        ex.warnings.append(f"{c.id} was excluded from winning: it fails the coverage audit ({audit_failure(c)})"
+                           + (f", although it scores higher ({c.score:.3f})." if above else "."))
+    parts.append("Excluded from winning because they fail the coverage audit (they lose text): "
+                 + "; ".join(f"{c.id} ({audit_failure(c)})" for c in out) + ".")
 
 
 def _compare(best: ChunkingResult, runner: ChunkingResult, weights: dict[str, float], ex: Explanation) -> list[str]:
@@ -182,8 +212,15 @@ def _no_winner(report: Report, weights: dict[str, float]) -> Explanation:
         reasons = ", ".join(f"{m}: {c0.metric_reasons.get(m) or 'not computed'}" for m in used)
         why = "; ".join(filter(None, [why, f"no metric with a positive weight ({', '.join(used)}) is "
                                            f"available for the candidates ({reasons})"]))
-    text = "No candidate chunking produced a score, so there is no adaptive winner" + (f" ({why})." if why else ".")
-    return Explanation(winner=None, flags=["no-winner"], text=text)
+    ex = Explanation(winner=None, flags=["no-winner"])
+    out = excluded(report)
+    if out and len(out) == len([c for c in report.ranked if c.candidate]):
+        parts = ["Every scored candidate fails the coverage audit, so there is no adaptive winner."]
+    else:
+        parts = ["No candidate chunking produced a score, so there is no adaptive winner" + (f" ({why})." if why else ".")]
+    _explain_excluded(report, ex, parts)
+    ex.text = " ".join(parts)
+    return ex
 
 
 def winner_summary(report: Report) -> dict[str, Any]:

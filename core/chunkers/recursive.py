@@ -23,9 +23,12 @@ a second.
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Callable, Sequence
+
+import regex
 
 from chunkscope.chunkers.base import ChunkerSpec, ChunkResult, ParamError, ParamSpec, overlap_below
 from chunkscope.document import Document, Span
@@ -55,21 +58,35 @@ MAX_TOKEN_CHARS = 128  # the longest o200k token is 128 bytes, hence <= 128 char
 Counter = Callable[[str], int]
 
 
+# A separator typed by a user (Tune page, CLI, config file) runs with the ``regex`` package and a
+# time budget for the whole chunking; the built-in ones are fixed, known to be linear, and run on
+# ``re`` without one (so results never depend on machine speed).
+BUILTIN_SEPARATORS = frozenset(PAPER_SEPARATORS)
+DEFAULT_REGEX_TIMEOUT = 5.0  # seconds, all user separators of one chunking together
+
+Pattern = Any  # re.Pattern[str] (built-in separators) or regex.Pattern (user separators)
+
+
 @lru_cache(maxsize=64)
-def _compile(pattern: str) -> re.Pattern[str]:
-    try:
+def _compile(pattern: str) -> Pattern:
+    if pattern in BUILTIN_SEPARATORS:
         return re.compile(pattern)
-    except re.error as exc:
+    try:
+        return regex.compile(pattern)
+    except (regex.error, OverflowError, RecursionError, ValueError) as exc:
         raise ParamError(f"invalid separator regex {pattern!r}: {exc}") from None
 
 
-def split_keep_start(text: str, pattern: re.Pattern[str], min_chars: int = MIN_PIECE_CHARS) -> list[tuple[int, int]]:
+def split_keep_start(text: str, pattern: Pattern, min_chars: int = MIN_PIECE_CHARS,
+                     timeout: float | None = None) -> list[tuple[int, int]]:
     """Split ``text`` at ``pattern``'s matches, each match starting the following piece.
 
     Returns relative (start, end) offsets that tile ``text``. A piece shorter than
     ``min_chars`` is joined to the piece after it (the last piece stays as it is).
+    ``timeout`` (a ``regex`` pattern only): seconds before ``TimeoutError``.
     """
-    cuts = [m.start() for m in pattern.finditer(text) if m.start() > 0]
+    matches = pattern.finditer(text, timeout=timeout) if isinstance(pattern, regex.Pattern) else pattern.finditer(text)
+    cuts = [m.start() for m in matches if m.start() > 0]
     if not cuts:
         return [(0, len(text))] if text else []
     edges = [0]
@@ -98,6 +115,7 @@ class RecursiveSplitter:
     separators: Sequence[str] = PAPER_SEPARATORS
     length: Counter = count_tokens
     min_piece_chars: int = MIN_PIECE_CHARS
+    regex_timeout: float = DEFAULT_REGEX_TIMEOUT  # budget of the user-typed separators per split()
 
     def __post_init__(self) -> None:
         if self.chunk_size < 1:
@@ -105,6 +123,7 @@ class RecursiveSplitter:
         if not 0 <= self.chunk_overlap < self.chunk_size:
             raise ParamError(f"chunk_overlap must be in [0, chunk_size) (got {self.chunk_overlap})")
         self._patterns = [None if s == "" else _compile(s) for s in self.separators]
+        self._regex_spent = 0.0  # seconds spent in user separators during the current split()
 
     # ------------------------------------------------------------ pass 1
     def pieces(self, text: str, start: int = 0, end: int | None = None,
@@ -116,6 +135,25 @@ class RecursiveSplitter:
         if end > start:
             self._split(text, start, end, 0, max_len, out, None)
         return out
+
+    def _cut(self, text: str, pat: Pattern) -> list[tuple[int, int]]:
+        """``split_keep_start`` within what is left of the user separators' time budget (the time
+        spent matching user separators in this ``split()``, nothing else, counts against it)."""
+        if not isinstance(pat, regex.Pattern):
+            return split_keep_start(text, pat, self.min_piece_chars)
+        left = self.regex_timeout - self._regex_spent
+        t0 = time.perf_counter()
+        try:
+            if left <= 0:
+                raise TimeoutError
+            return split_keep_start(text, pat, self.min_piece_chars, timeout=left)
+        except TimeoutError:
+            raise ParamError(
+                f"separator regex {pat.pattern!r} took longer than {self.regex_timeout:g}s on this document "
+                "(catastrophic backtracking?): simplify it, e.g. avoid nested repeats such as (a|aa)+"
+            ) from None
+        finally:
+            self._regex_spent += time.perf_counter() - t0
 
     def _size(self, text: str, s: int, e: int, max_len: int) -> int | None:
         """Token count of text[s:e], or None when it is certainly larger than max_len."""
@@ -135,7 +173,7 @@ class RecursiveSplitter:
             if pat is None:
                 self._hard_split(text, s, e, max_len, out)
                 return
-            parts = split_keep_start(text[s:e], pat, self.min_piece_chars)
+            parts = self._cut(text[s:e], pat)
             if len(parts) > 1:
                 for a, b in parts:
                     self._split(text, s + a, s + b, level + 1, max_len, out, None)
@@ -219,6 +257,7 @@ class RecursiveSplitter:
         end = len(text) if end is None else end
         if not text[start:end].strip():
             return []
+        self._regex_spent = 0.0  # one budget for pass 1 and the overlaps
         return self.merge(text, self.pieces(text, start, end))
 
 
@@ -241,9 +280,11 @@ def validate_recursive(params: dict[str, Any]) -> list[str]:
         if not [s for s in seps if s != ""]:
             out.append("separators: the list is empty (give at least one regex, e.g. \\n\\n|\\n|\\s+)")
         for s in seps:
+            if s in BUILTIN_SEPARATORS:
+                continue
             try:
-                re.compile(s)
-            except re.error as exc:
+                regex.compile(s)
+            except (regex.error, OverflowError, RecursionError, ValueError) as exc:
                 out.append(f"separators: invalid regex {s!r} ({exc})")
     return out
 
@@ -263,6 +304,7 @@ def splitter_from_params(params: dict[str, Any]) -> RecursiveSplitter:
         chunk_size=int(params["chunk_size"]),
         chunk_overlap=int(params.get("chunk_overlap", 0)),
         separators=tuple(seps),
+        regex_timeout=DEFAULT_REGEX_TIMEOUT,
     )
 
 

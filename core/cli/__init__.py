@@ -16,6 +16,7 @@ import sys
 from typing import Callable
 
 from chunkscope.cli.analyze import add_analyze
+from chunkscope.cli.app import add_app
 from chunkscope.cli.chunk import add_chunk, add_chunkers
 from chunkscope.cli.common import CLIError, one_line
 from chunkscope.cli.corpus import add_corpus, add_corpus_report
@@ -24,7 +25,7 @@ from chunkscope.cli.sweep import add_sweep
 from chunkscope.version import __version__
 
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
-    add_ingest, add_analyze, add_chunkers, add_chunk, add_sweep, add_corpus, add_corpus_report,
+    add_ingest, add_analyze, add_chunkers, add_chunk, add_sweep, add_corpus, add_corpus_report, add_app,
 ]
 
 

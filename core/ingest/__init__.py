@@ -80,6 +80,27 @@ def _check_size(size: int, filename: str, limit: int) -> None:
         )
 
 
+DEFAULT_MAX_PAGES = 10_000
+MAX_PAGES_ENV = "CHUNKSCOPE_MAX_PAGES"  # also the shared-mode page limit (chunkscope.sharing)
+
+
+def _check_pages(data: bytes, filename: str) -> None:
+    """Refuse a PDF with more pages than ``$CHUNKSCOPE_MAX_PAGES`` (default 10,000) before parsing any."""
+    try:
+        limit = int(os.environ.get(MAX_PAGES_ENV, "").strip() or DEFAULT_MAX_PAGES)
+    except ValueError:
+        limit = DEFAULT_MAX_PAGES
+    try:
+        import pymupdf
+
+        with pymupdf.open(stream=data, filetype="pdf") as d:
+            n = d.page_count
+    except Exception:  # noqa: BLE001 - a damaged file: the loader gives the specific message
+        return
+    if n > limit:
+        raise IngestError(f"{filename} has {n:,} pages; the limit is {limit:,} ({MAX_PAGES_ENV})")
+
+
 def _format_of(filename: str, data: bytes | None = None) -> str:
     ext = Path(filename).suffix.lower()
     if ext not in SUPPORTED_EXTENSIONS:
@@ -101,6 +122,8 @@ def _load_json(data: bytes, filename: str, name: str | None) -> Document:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
         raise IngestError(f"{filename}: invalid JSON ({exc.msg} at line {exc.lineno})") from None
+    except RecursionError:
+        raise IngestError(f"{filename}: JSON nested too deeply to be a document") from None
     try:
         if is_reference_json(obj):
             doc = document_from_reference(obj, name=name or (None if obj.get("document_name") else Path(filename).stem))
@@ -155,6 +178,7 @@ def load_bytes(data: bytes, filename: str, max_bytes: int | None = None, *, name
     if fmt == "pdf":
         from chunkscope.ingest.pdf import load_pdf_bytes
 
+        _check_pages(data, filename)
         doc = load_pdf_bytes(data, filename, stem)
     elif fmt == "markdown":
         from chunkscope.ingest.markdown import load_markdown_bytes

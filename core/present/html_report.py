@@ -6,7 +6,7 @@ import html
 import json
 from typing import Any
 
-from chunkscope.analysis.selection import explain
+from chunkscope.analysis.selection import audit_failure, explain
 from chunkscope.analysis.uncertainty import RULE_WORDS
 from chunkscope.corpus_report import (
     ADAPTIVE,
@@ -77,7 +77,11 @@ def leaderboard_rows(report: Report) -> list[dict[str, Any]]:
             "chunks": st["chunks"], "mean tokens": round(st["mean"]), "min": st["min"], "max": st["max"],
         }
         row.update({m: c.metrics.get(m) for m in METRICS})
-        row.update({"score": c.score, "seconds": round(c.seconds, 3), "note": c.reason})
+        lost = audit_failure(c)
+        note = f"excluded from winning: fails the coverage audit ({lost})" if lost and c.candidate else (
+            f"fails the coverage audit ({lost})" if lost else "")
+        row.update({"score": c.score, "seconds": round(c.seconds, 3),
+                    "note": "; ".join(x for x in (note, c.reason) if x)})
         rows.append(row)
     return rows
 

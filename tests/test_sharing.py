@@ -1,0 +1,258 @@
+"""Shared mode, tested as the attacks it stops: a path outside the configured root, a results zip
+that would carry other files, the server's API key sent to a typed URL (the loopback LLM server
+records the Authorization header), an unlisted embedding model, more analyses than slots; plus
+workspaces that vanish with the session, the one upload limit and the local-only default bind."""
+
+from __future__ import annotations
+
+import gc
+import io
+import json
+import os
+import sys
+import threading
+import time
+import tomllib
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from chunkscope import sharing
+from chunkscope.sharing import Policy, ShareError
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))  # ui.* from the repository root
+from llm_server import ScriptedLLMServer, reply  # noqa: E402
+
+SERVER_KEY = "sk-SERVERKEY-do-not-leak-0123456789"
+USER_KEY = "sk-userkey-abcdef0123456789"
+
+
+@pytest.fixture(autouse=True)
+def _fresh_policy():
+    sharing.set_policy(None)
+    yield
+    sharing.set_policy(None)
+
+
+def _shared(tmp_path: Path, **kw) -> Policy:
+    return Policy(shared=True, workspace_root=tmp_path / "ws", **kw)
+
+
+# ------------------------------------------------------------------ operator settings
+def test_policy_from_toml_then_env(tmp_path):
+    cfg = tmp_path / "share.toml"
+    cfg.write_text('shared = true\nmax_upload_mb = 12\nembedders = ["all-MiniLM-L6-v2", "/models/e5"]\n'
+                   'llm_user_hosts = ["llm.example.org"]\n')
+    pol = sharing.load_policy({"CHUNKSCOPE_MAX_CONCURRENT": "3"}, path=cfg)
+    assert pol.shared and pol.bind == "0.0.0.0" and pol.max_upload_mb == 12 and pol.max_concurrent == 3
+    assert pol.embedders == ("all-MiniLM-L6-v2", "/models/e5") and pol.llm_user_hosts == ("llm.example.org",)
+    assert sharing.load_policy({"CHUNKSCOPE_MAX_UPLOAD_MB": "5"}, path=cfg).max_upload_mb == 5
+    cfg.write_text("max_uploads = 3\n")
+    with pytest.raises(ShareError, match="unknown setting"):
+        sharing.load_policy({}, path=cfg)
+    with pytest.raises(ShareError, match="max_concurrent must be at least 1"):
+        sharing.load_policy({"CHUNKSCOPE_MAX_CONCURRENT": "0"}, path=tmp_path / "none.toml")
+    assert not sharing.load_policy({}, path=tmp_path / "none.toml").shared  # off by default
+
+
+# ------------------------------------------------------------------ paths
+def test_folder_outside_the_root_is_refused(tmp_path):
+    root = tmp_path / "team"
+    (root / "contracts").mkdir(parents=True)
+    (tmp_path / "private").mkdir()
+    (root / "escape").symlink_to(tmp_path / "private")
+    pol = _shared(tmp_path, corpus_root=root)
+    assert sharing.resolve_folder(pol, "contracts") == (root / "contracts").resolve()
+    assert sharing.resolve_folder(pol, str(root / "contracts")) == (root / "contracts").resolve()
+    for attack in ("../private", str(tmp_path / "private"), "/etc", "escape", "contracts/../../private", "*"):
+        with pytest.raises(ShareError):
+            sharing.resolve_folder(pol, attack)
+    with pytest.raises(ShareError, match="uploads only"):
+        sharing.resolve_folder(_shared(tmp_path), "contracts")
+
+
+def test_results_zip_contains_only_what_the_run_wrote(tmp_path):
+    pytest.importorskip("streamlit")
+    from ui.corpus import zip_bytes
+
+    d = tmp_path / "results"
+    (d / "reports").mkdir(parents=True)
+    (d / "reports" / "a-1.json").write_text("{}")
+    (d / "reports" / "a-1.winners.jsonl").write_text("")
+    (d / "metrics.csv").write_text("x\n")
+    (d / "summary.json").write_text(json.dumps({"documents": [
+        {"report": "reports/a-1.json", "winners": "reports/a-1.winners.jsonl"},
+        {"report": "../outside.json"},  # a doctored summary cannot reach out
+    ]}))
+    (tmp_path / "outside.json").write_text("secret")
+    (d / "notes-of-the-server.txt").write_text("secret")
+    (d / "reports" / "other.json").write_text("secret")
+    (d / "winners.jsonl").symlink_to(tmp_path / "outside.json")
+    names = sorted(zipfile.ZipFile(io.BytesIO(zip_bytes(d))).namelist())
+    assert names == ["metrics.csv", "reports/a-1.json", "reports/a-1.winners.jsonl", "summary.json"]
+
+
+# ------------------------------------------------------------------ LLM endpoints
+def _auth_headers(srv: ScriptedLLMServer) -> list[str]:
+    return [r["headers"].get("authorization", "") for r in srv.requests]
+
+
+def test_server_key_is_never_sent_to_a_user_url(tmp_path):
+    from chunkscope.llm import test_connection
+
+    with ScriptedLLMServer() as op, ScriptedLLMServer() as user, ScriptedLLMServer() as other:
+        for s in (op, user, other):
+            s.push(reply("OK"))
+        env = {"OPENAI_API_KEY": SERVER_KEY, "OPENAI_BASE_URL": op.base_url}
+        pol = _shared(tmp_path, llm_user_hosts=(f"127.0.0.1:{user.port}",))
+        # a typed URL without the user's own key: refused, nothing sent anywhere
+        with pytest.raises(ShareError, match="your own API key"):
+            sharing.llm_settings_for(pol, url=user.base_url, env=env)
+        # ... even when the user pastes the server's key
+        with pytest.raises(ShareError):
+            sharing.llm_settings_for(pol, url=user.base_url, user_key=SERVER_KEY, env=env)
+        # an address the operator did not allow: refused even with the user's key
+        with pytest.raises(ShareError, match="does not send requests"):
+            sharing.llm_settings_for(pol, url=other.base_url, user_key=USER_KEY, env=env)
+        # allowed host with the user's key: the user's key goes there
+        ok, _ = test_connection(sharing.llm_settings_for(pol, url=user.base_url, user_key=USER_KEY, env=env))
+        assert ok
+        # nothing typed: the operator endpoint with the server key
+        ok, _ = test_connection(sharing.llm_settings_for(pol, env=env))
+        assert ok
+        assert _auth_headers(user) == [f"Bearer {USER_KEY}"]
+        assert _auth_headers(op) == [f"Bearer {SERVER_KEY}"]
+        assert other.requests == []
+    # local mode keeps today's behaviour (the user is the operator)
+    assert sharing.llm_settings_for(Policy(), url="http://x/v1", env=env).api_key == SERVER_KEY
+
+
+# ------------------------------------------------------------------ models, documents
+def test_unlisted_embedding_model_is_refused(tmp_path):
+    pol = _shared(tmp_path, embedders=("all-MiniLM-L6-v2", "/models/e5"))
+    assert sharing.check_embedder(pol, None) is None and sharing.check_embedder(pol, "") is None
+    assert sharing.check_embedder(pol, "/models/e5") == "/models/e5"
+    for attack in ("/etc", "/root/.cache/huggingface/some-model", "../models/e5"):
+        with pytest.raises(ShareError, match="not offered"):
+            sharing.check_embedder(pol, attack)
+    assert sharing.check_embedder(Policy(), "/any/path") == "/any/path"  # local mode: any
+
+
+def test_loaded_models_are_bounded():
+    from chunkscope import embeddings
+
+    assert embeddings._models.maxsize == embeddings._MODELS_MAX
+
+
+def test_document_limits(tmp_path):
+    from chunkscope.document import Document, Span
+
+    pol = _shared(tmp_path, max_pages=2, max_tokens=50)
+    doc = Document("d", "word " * 40, "text", pages=[Span(0, 100), Span(100, 150), Span(150, 200)])
+    with pytest.raises(ShareError, match="3 pages"):
+        sharing.check_document(pol, doc)
+    doc.pages = []
+    sharing.check_document(pol, doc)  # 40 tokens
+    doc.text = "word " * 80
+    with pytest.raises(ShareError, match="tokens, this server takes at most 50"):
+        sharing.check_document(pol, doc)
+
+
+# ------------------------------------------------------------------ slots
+def test_analyses_beyond_the_slots_wait_their_turn():
+    slots = sharing.Slots(2)
+    running, peak, places = [0], [0], []
+    lock = threading.Lock()
+
+    def job(i):
+        with slots.slot(on_wait=lambda p: places.append(p), poll=0.01):
+            with lock:
+                running[0] += 1
+                peak[0] = max(peak[0], running[0])
+            time.sleep(0.1)
+            with lock:
+                running[0] -= 1
+
+    ts = [threading.Thread(target=job, args=(i,)) for i in range(6)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(30)
+    assert peak[0] == 2 and places and slots.running == 0 and slots.waiting == 0
+
+    # a waiter that leaves (page closed: the callback raises) frees its place in the queue
+    def leaver(p):
+        raise RuntimeError("session gone")
+
+    with slots.slot(), slots.slot():
+        with pytest.raises(RuntimeError):
+            with slots.slot(on_wait=leaver):
+                pass
+        assert slots.waiting == 0
+
+
+# ------------------------------------------------------------------ workspaces
+def test_workspace_is_private_and_deleted_with_the_session(tmp_path):
+    pol = _shared(tmp_path, session_ttl_s=60)
+    ws = sharing.Workspace(pol.workspace_root)
+    (ws.sub("corpus") / "doc.md").write_text("# mine")
+    path = ws.path
+    assert oct(path.stat().st_mode & 0o777) == "0o700"
+    del ws
+    gc.collect()
+    assert not path.exists()  # the session's state went away: so did its files
+    old = sharing.Workspace(pol.workspace_root)
+    keep = old  # still referenced, but unused for longer than the TTL
+    os.utime(old.path, (time.time() - 120, time.time() - 120))
+    fresh = sharing.Workspace(pol.workspace_root)
+    assert sharing.sweep(pol) == [keep.path] and not keep.path.exists() and fresh.path.exists()
+
+
+# ------------------------------------------------------------------ launching
+def test_local_by_default_and_one_upload_limit(monkeypatch):
+    from chunkscope.cli import build_parser
+    from chunkscope.cli.app import launch_plan
+    from chunkscope.ingest import DEFAULT_MAX_BYTES
+
+    cfg = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert cfg["server"]["address"] == "127.0.0.1"
+    assert cfg["server"]["maxUploadSize"] * 1024 * 1024 == DEFAULT_MAX_BYTES
+    assert "chunkscope app" in (ROOT / "Makefile").read_text().split("\nrun:")[1].split("\n\n")[0]
+    cmd, env = launch_plan(build_parser().parse_args(["app"]), {})
+    assert cmd[cmd.index("--server.address") + 1] == "127.0.0.1" and not env.get(sharing.SHARED_ENV)
+    cmd, env = launch_plan(build_parser().parse_args(["app", "--share"]), {"CHUNKSCOPE_MAX_UPLOAD_MB": "7"})
+    try:
+        assert cmd[cmd.index("--server.address") + 1] == "0.0.0.0" and env[sharing.SHARED_ENV] == "1"
+        assert cmd[cmd.index("--server.maxUploadSize") + 1] == "7"
+        assert int(env["CHUNKSCOPE_MAX_BYTES"]) == 7 * 1024 * 1024  # the same limit for ingest
+    finally:
+        import shutil
+
+        shutil.rmtree(env["CHUNKSCOPE_WORKSPACE_ROOT"], ignore_errors=True)
+
+
+# ------------------------------------------------------------------ the Corpus page in shared mode
+def test_corpus_page_in_shared_mode_refuses_server_paths(tmp_path, monkeypatch):
+    pytest.importorskip("streamlit")
+    from streamlit.testing.v1 import AppTest
+
+    root = tmp_path / "team"
+    (root / "docs").mkdir(parents=True)
+    monkeypatch.setenv("CHUNKSCOPE_SHARED", "1")
+    monkeypatch.setenv("CHUNKSCOPE_CORPUS_ROOT", str(root))
+    monkeypatch.setenv("CHUNKSCOPE_WORKSPACE_ROOT", str(tmp_path / "ws"))
+    at = AppTest.from_file(str(ROOT / "pages" / "4_Corpus.py"), default_timeout=90)
+    at.run()
+    assert not at.exception, at.exception
+    radio = at.radio(key="cs_corpus_mode")
+    assert "Folder on the server" not in radio.options and radio.options[0] == "Upload files"
+    radio.set_value("Folder under team/").run()
+    at.text_input(key="cs_corpus_folder").input("../../").run()
+    assert any("outside the shared folder" in e.value for e in at.error)
+    assert not any(b.key == "cs_corpus_run" for b in at.button)  # nothing to run on
+    # no results-folder box to type a server path into
+    assert not [t for t in at.text_input if (t.key or "").startswith("cs_corpus_out_")]
