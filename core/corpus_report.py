@@ -12,6 +12,10 @@ The paper's layouts (Adaptive Chunking, section 3):
   of the five metric means (the paper's column), ``score`` = mean of the per-document scores
   used by the adaptive selection. *Adaptive Chunking* = each document's winner.
 * **Table 4** -- % of documents for which the adaptive policy selected each chunker.
+* **Table 4, ties counted separately** -- per chunker: the documents where it has the highest
+  score (the paper's policy), where it is a *clear winner* (ahead of every other candidate in
+  >= 95% of the bootstrap resamples), where it is *tied* with others, and where the tie-break
+  picked it (``chunkscope.analysis.uncertainty``); reports without a verdict are counted apart.
 * **Figure 1** -- Spearman rank correlation between metrics over (document, chunking) pairs
   (pairwise complete observations).
 * Per-domain breakdown and the documents where the adaptive choice beats the globally best
@@ -46,6 +50,7 @@ class CorpusResults:
     order: list[str] = field(default_factory=list)
     candidates: list[str] = field(default_factory=list)
     not_run: dict[str, dict[str, Any]] = field(default_factory=dict)  # chunker -> {status, reason, documents}
+    verdicts: dict[str, dict[str, Any]] = field(default_factory=dict)  # document name -> its report's verdict
 
     @classmethod
     def load(cls, results_dir: str | Path) -> "CorpusResults":
@@ -70,6 +75,8 @@ class CorpusResults:
                 rep = json.loads((d / e["report"]).read_text(encoding="utf-8"))
             except (OSError, json.JSONDecodeError):
                 continue
+            res.verdicts[rep.get("document", {}).get("name", e.get("name", ""))] = {
+                **(rep.get("verdict") or {}), "domain": e.get("domain", ""), "report_winner": rep.get("winner")}
             for c in rep.get("chunkings", []):
                 if c.get("status") != "ok":
                     nr = res.not_run.setdefault(c["id"], {"status": c.get("status", ""), "reason": c.get("reason", ""),
@@ -167,6 +174,51 @@ def table4(res: CorpusResults) -> list[dict[str, Any]]:
     total = len(docs) or 1
     return [{"chunker": k, "documents": v, "percent": 100.0 * v / total}
             for k, v in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+
+def table4_ties(res: CorpusResults) -> dict[str, Any]:
+    """Table 4 with ties counted separately: per chunker, documents where it has the top score
+    (the paper's policy), is a clear winner, is in a tie, or was picked by the tie-break."""
+    rows: dict[str, dict[str, Any]] = {}
+    totals = {"documents": 0, "clear": 0, "tie": 0, "no verdict": 0}
+    breaks: dict[str, int] = {}
+
+    def row(cid: str) -> dict[str, Any]:
+        return rows.setdefault(cid, {"chunker": cid, "top": 0, "clear": 0, "tied": 0, "picked": 0})
+
+    for v in res.verdicts.values():
+        totals["documents"] += 1
+        kind = v.get("kind")
+        if kind not in ("clear", "tie"):
+            totals["no verdict"] += 1
+            if v.get("report_winner"):
+                row(v["report_winner"])["top"] += 1
+            continue
+        totals[kind] += 1
+        row(v["top"])["top"] += 1
+        if kind == "clear":
+            row(v["top"])["clear"] += 1
+        else:
+            for cid in [v["top"], *v.get("tied", [])]:
+                row(cid)["tied"] += 1
+            row(v["winner"])["picked"] += 1
+            rule = (v.get("tie_break") or {}).get("rule", "?")
+            breaks[rule] = breaks.get(rule, 0) + 1
+    n = totals["documents"] or 1
+    out = sorted(rows.values(), key=lambda r: (-(r["clear"] + r["picked"]), -r["top"], r["chunker"]))
+    for r in out:
+        r["percent_clear"] = 100.0 * r["clear"] / n
+    return {"rows": out, "totals": totals, "tie_breaks": breaks}
+
+
+def verdicts_by_domain(res: CorpusResults) -> dict[str, dict[str, int]]:
+    """Domain -> {"clear": n, "tie": n, "no verdict": n}."""
+    out: dict[str, dict[str, int]] = {}
+    for v in res.verdicts.values():
+        d = out.setdefault(v.get("domain") or "(none)", {"clear": 0, "tie": 0, "no verdict": 0})
+        kind = str(v.get("kind"))
+        d[kind if kind in ("clear", "tie") else "no verdict"] += 1
+    return out
 
 
 def spearman(res: CorpusResults):
@@ -274,6 +326,21 @@ def format_table4(rows: list[dict[str, Any]], n_docs: int) -> str:
     return "\n".join(lines)
 
 
+def format_table4_ties(t: dict[str, Any]) -> str:
+    tot = t["totals"]
+    rows = t["rows"]
+    w = max([len(r["chunker"]) for r in rows] + [16]) + 2
+    head = f"{'Chunking method':<{w}} {'top score':>9} {'clear wins':>10} {'% clear':>7} {'in a tie':>8} {'picked in tie':>13}"
+    breaks = ", ".join(f"{k} {v}" for k, v in sorted(t["tie_breaks"].items())) or "none"
+    lines = [f"Table 4, ties counted separately: {tot['clear']} clear winner(s), {tot['tie']} tie(s) "
+             f"(broken by: {breaks})" + (f", {tot['no verdict']} without a verdict" if tot["no verdict"] else "")
+             + f" over {tot['documents']} documents", head, "-" * len(head)]
+    for r in rows:
+        lines.append(f"{r['chunker']:<{w}} {r['top']:>9} {r['clear']:>10} {r['percent_clear']:>7.0f} {r['tied']:>8} "
+                     f"{r['picked']:>13}")
+    return "\n".join(lines)
+
+
 def format_corr(corr) -> str:
     lines = ["Figure 1: Spearman correlation between metrics (over document x chunking)",
              "       " + " ".join(f"{m:>6}" for m in corr.columns)]
@@ -282,12 +349,15 @@ def format_corr(corr) -> str:
     return "\n".join(lines)
 
 
-def format_domains(rows: list[dict[str, Any]]) -> str:
-    lines = ["Per domain: adaptive mean score x100, best single candidate, selections"]
+def format_domains(rows: list[dict[str, Any]], verdicts: dict[str, dict[str, int]] | None = None) -> str:
+    lines = ["Per domain: adaptive mean score x100, best single candidate, selections"
+             + (", clear winners vs ties" if verdicts else "")]
     for r in rows:
         sel = ", ".join(f"{k} {v}" for k, v in sorted(r["selection"].items(), key=lambda kv: -kv[1]))
+        vd = (verdicts or {}).get(r["domain"])
         lines.append(f"  {r['domain']:<12} {r['documents']:>3} docs {r['tokens']:>8} tokens  adaptive {_f(r['adaptive'], 2)}"
-                     f"  best {r['best'] or '-'} {_f(r['best_score'], 2)}  selected: {sel}")
+                     f"  best {r['best'] or '-'} {_f(r['best_score'], 2)}  selected: {sel}"
+                     + (f"  verdict: {vd['clear']} clear, {vd['tie']} tie" if vd else ""))
     return "\n".join(lines)
 
 
@@ -312,8 +382,9 @@ def text_report(res: CorpusResults) -> str:
             f"{c.get('skipped', 0)} skipped, {c.get('failed', 0)} failed), "
             f"{sum(int(e.get('tokens') or 0) for e in docs):,} tokens. '* ' = candidate of the adaptive policy.")
     parts = [head, "", format_table2(table2(res)), "", format_table3(table3(res)), "",
-             format_table4(table4(res), len(docs)), "", format_corr(spearman(res)), "",
-             format_domains(domain_breakdown(res)), "", format_gaps(adaptive_gaps(res), global_best(res))]
+             format_table4(table4(res), len(docs)), "", format_table4_ties(table4_ties(res)), "",
+             format_corr(spearman(res)), "",
+             format_domains(domain_breakdown(res), verdicts_by_domain(res)), "", format_gaps(adaptive_gaps(res), global_best(res))]
     if res.not_run:
         parts += ["", "Chunkings without results (left out of the tables):"] + [
             f"  {cid}: {v['status']} on {v['documents']} document(s) ({v['reason'][:100]})" for cid, v in res.not_run.items()]

@@ -44,6 +44,9 @@ class ChunkingResult:
     seconds: float = 0.0
     audit: dict[str, Any] = field(default_factory=dict)
     info: dict[str, Any] = field(default_factory=dict)
+    # 95% bootstrap intervals (chunkscope.analysis.uncertainty); empty/None when not computed
+    score_interval: list[float] | None = None
+    metric_intervals: dict[str, list[float]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -78,6 +81,8 @@ class ChunkingResult:
             "audit": self.audit,
             "info": _jsonable(self.info),
             "diagnostics": _jsonable(self.diagnostics),
+            **({"score_interval": self.score_interval} if self.score_interval is not None else {}),
+            **({"metric_intervals": self.metric_intervals} if self.metric_intervals else {}),
         }
 
     @classmethod
@@ -97,6 +102,8 @@ class ChunkingResult:
             seconds=d.get("seconds", 0.0),
             audit=d.get("audit", {}),
             info=d.get("info", {}),
+            score_interval=d.get("score_interval"),
+            metric_intervals=d.get("metric_intervals") or {},
         )
 
 
@@ -113,6 +120,11 @@ class Report:
     embedder: dict[str, Any] = field(default_factory=dict)
     flags: list[str] = field(default_factory=list)
     provenance: dict[str, Any] = field(default_factory=dict)  # what produced the numbers (chunkscope.provenance)
+    # the verdict on the winner (clear or tie, the tie-break) and what the bootstrap resampled
+    # (chunkscope.analysis.uncertainty); optional: empty when not computed
+    verdict: dict[str, Any] | None = None
+    uncertainty: dict[str, Any] = field(default_factory=dict)
+    _resamples: Any = field(default=None, repr=False, compare=False)  # in-memory cache, never serialised
 
     def get(self, chunking_id: str) -> ChunkingResult | None:
         for c in self.chunkings:
@@ -140,6 +152,8 @@ class Report:
             "coref": _jsonable(self.coref),
             "embedder": _jsonable(self.embedder),
             "provenance": _jsonable(self.provenance),
+            **({"verdict": _jsonable(self.verdict)} if self.verdict else {}),
+            **({"uncertainty": _jsonable(self.uncertainty)} if self.uncertainty else {}),
         }
 
     def to_json(self, indent: int | None = 1) -> str:
@@ -161,6 +175,8 @@ class Report:
             embedder=d.get("embedder", {}),
             flags=d.get("flags", []),
             provenance=d.get("provenance", {}),
+            verdict=d.get("verdict"),
+            uncertainty=d.get("uncertainty") or {},
         )
 
     @classmethod

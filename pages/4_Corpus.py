@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import streamlit as st
 
 from ui.analysis import keep_state, settings_sidebar
@@ -100,12 +101,28 @@ with tab_tables:
     st.dataframe(f["table2"].round(2), hide_index=True)
     st.subheader("Table 4: chunker selected by the adaptive policy")
     st.dataframe(f["table4"].round(1), hide_index=True)
+    t4t = CR.table4_ties(res)
+    if t4t["rows"]:
+        tot = t4t["totals"]
+        st.subheader("Table 4, ties counted separately")
+        st.caption(f"{tot['clear']} document(s) with a clear winner (ahead of every other candidate in ≥ 95% of the "
+                   f"bootstrap resamples), {tot['tie']} tie(s), broken by: "
+                   + (", ".join(f"{k} {v}" for k, v in sorted(t4t["tie_breaks"].items())) or "none")
+                   + (f"; {tot['no verdict']} without a verdict" if tot["no verdict"] else "")
+                   + ". 'top score' is the paper's policy (highest point score).")
+        st.dataframe(pd.DataFrame(t4t["rows"]).rename(columns={
+            "chunker": "chunking", "top": "top score", "clear": "clear wins", "tied": "in a tie",
+            "picked": "picked in a tie", "percent_clear": "% clear"}).round(1), hide_index=True)
 with tab_charts:
     st.plotly_chart(figures.corpus_correlation_figure(CR.spearman(res)), key="cs_corpus_heat")
     st.plotly_chart(figures.corpus_selection_figure(CR.table4(res)), key="cs_corpus_sel")
     st.plotly_chart(figures.corpus_score_figure(res), key="cs_corpus_scores")
 with tab_domains:
     st.dataframe(f["domains"], hide_index=True)
+    vd = CR.verdicts_by_domain(res)
+    if vd:
+        st.caption("Verdicts per domain: " + " · ".join(f"{d}: {n['clear']} clear, {n['tie']} tie"
+                                                       for d, n in sorted(vd.items())))
     st.plotly_chart(figures.corpus_domain_figure(res), key="cs_corpus_dom")
     st.subheader(f"Where the adaptive choice differs most from {CR.global_best(res) or 'the global best'}")
     if f["gaps"].empty:

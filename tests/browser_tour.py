@@ -176,7 +176,8 @@ def run_tour(url: str, sample: Path, shots: Path | None = None, dark: bool = Fal
         page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length >= 3", timeout=60_000)
         seen["radar_traces"] = page.evaluate(
             "() => [...document.querySelectorAll('.js-plotly-plot')].map(p => (p.data || [])"
-            ".filter(t => t.type === 'scatterpolar').map(t => t.name)).find(n => n.length) || []")
+            ".filter(t => t.type === 'scatterpolar' && !(t.name || '').endsWith(' 95%'))"  # not the interval bands
+            ".map(t => t.name)).find(n => n.length) || []")
         seen["downloads"] = page.locator('[data-testid="stDownloadButton"]').count()
         seen["escaped_text_shown"] = page.get_by_text("<script>window.__pwned", exact=False).count() > 0
         if shots:

@@ -12,7 +12,7 @@ import json
 import pandas as pd
 import streamlit as st
 
-from chunkscope.analysis import selection
+from chunkscope.analysis import selection, uncertainty
 from chunkscope.document import Document
 from chunkscope.present import figures, highlight, html_report
 from chunkscope.report import METRICS, Report, chunk_records
@@ -45,6 +45,31 @@ def _chips(items: list[dict], sign: str) -> str:
         for x in items)
 
 
+def verdict_badge(v: dict | None, score_interval: list[float] | None) -> str:
+    """The verdict as one HTML line: clear winner (green) or tie with the tie-break (amber)."""
+    if not v:
+        return ""
+    ci = (f' · score 95% interval <b>{score_interval[0]:.3f}–{score_interval[1]:.3f}</b>'
+          if score_interval else "")
+    n = v["resamples"]
+    if v["kind"] == "clear":
+        worst = min(v["rivals"], key=lambda r: r["ahead"])
+        color, head = "#009E73", "✅ Clear winner"
+        body = (f"ahead of every other candidate in ≥ {v['clear_share']:.0%} of {n} resamples of the document "
+                f"(closest: {html.escape(worst['id'])}, {worst['ahead']:.0%}){ci}")
+    else:
+        tied = [r for r in v["rivals"] if r["tied"]]
+        color = "#E69F00"
+        head = "⚖️ Tie: " + ", ".join(html.escape(x) for x in [v["top"], *[r["id"] for r in tied]])
+        firsts = ", ".join([f"{html.escape(v['top'])} {v['top_first']:.0%}"]
+                           + [f"{html.escape(r['id'])} {r['first']:.0%}" for r in tied])
+        rule = uncertainty.RULE_WORDS.get(v["tie_break"]["rule"], v["tie_break"]["rule"])
+        body = (f"equally good on this document (first in {n} resamples: {firsts}); "
+                f"<b>{html.escape(v['winner'])}</b> picked by {rule}{ci}")
+    return (f'<div class="cs-verdict" style="border-left:4px solid {color};padding:.25rem .6rem;margin:.1rem 0 .4rem 0;'
+            f'background:{figures._rgba(color, 0.10)}"><b style="color:{color}">{head}</b> — {body}</div>')
+
+
 def winner_card(report: Report) -> None:
     if report.winner is None:
         st.warning(md_escape(report.explanation))
@@ -52,11 +77,15 @@ def winner_card(report: Report) -> None:
     best = report.get(report.winner)
     ws = selection.winner_summary(report)
     with st.container(border=True, key="cs_winner_card"):
+        if ws.get("verdict"):
+            st.html(verdict_badge(ws["verdict"], best.score_interval))
         c1, c2, c3, c4 = st.columns([2.2, 1, 1, 1])
         c1.html(f'<div style="font-size:1.6rem;font-weight:700">🏆 {swatch(best.id)}</div>'
                 f'<div style="opacity:.75;font-size:.9rem">{html.escape(best.label)}</div>')
-        c2.metric("score", f"{best.score:.3f}",
-                  delta=f"{ws['margin']:+.3f} vs {ws['runner']}" if ws["runner"] else None)
+        ci = best.score_interval
+        c2.metric("score", f"{best.score:.3f}" + (f" ± {(ci[1] - ci[0]) / 2:.3f}" if ci else ""),
+                  delta=f"{ws['margin']:+.3f} vs {ws['runner']}" if ws["runner"] else None,
+                  help=f"95% interval {ci[0]:.3f}–{ci[1]:.3f} (bootstrap over the document's blocks)" if ci else None)
         c3.metric("chunks", len(best.chunks))
         st_ = best.token_stats()
         c4.metric("mean tokens", f"{st_['mean']:.0f}", help=f"min {st_['min']}, max {st_['max']}")
@@ -85,12 +114,23 @@ def leaderboard(report: Report) -> None:
     styled = (df.style.apply(colours, axis=1).map(_shade, subset=[*METRICS, "score"])
               .format({**{m: (lambda v: "–" if v is None or v != v else f"{v:.3f}") for m in (*METRICS, "score")},
                        "seconds": "{:.2f}"}))
+    for i, c in enumerate(order):  # ± half the 95% interval in each cell that has one
+        for col, ci in [*((m, c.metric_intervals.get(m)) for m in METRICS), ("score", c.score_interval)]:
+            if ci and ci[1] > ci[0]:
+                styled = styled.format(lambda v, h=(ci[1] - ci[0]) / 2: f"{v:.3f} ± {h:.3f}",
+                                       subset=pd.IndexSlice[[df.index[i]], [col]])
     st.dataframe(styled, hide_index=True, width="stretch", key="cs_leaderboard",
                  column_config={"candidate": st.column_config.CheckboxColumn("candidate"),
                                 "●": st.column_config.TextColumn("", width=28),
                                 "note": st.column_config.TextColumn("note", width="medium")})
     st.caption("🏆 adaptive winner · ◆ candidate · ● the chunker's colour in every chart and page · click a column "
-               "header to sort · metric cells shaded from red (0) to green (1) · problem counts: see Compare")
+               "header to sort · metric cells shaded from red (0) to green (1) · ± half the 95% interval "
+               "(bootstrap over the document's blocks) · problem counts: see Compare")
+    if any(c.score_interval for c in report.ranked):
+        with guard("The score intervals"), st.expander("Scores with their 95% intervals", expanded=False):
+            st.plotly_chart(figures.score_interval_figure(report), width="stretch", key="cs_score_ci")
+            st.caption("Where two bars overlap a lot, the document cannot tell the two chunkings apart: the verdict "
+                       "above compares them resample by resample (paired), which is sharper than comparing bars.")
 
 
 def radar_ids(report: Report) -> list[str]:
@@ -121,7 +161,9 @@ def charts(report: Report) -> None:
             st.session_state.pop("cs_radar_sel", None)
         sel = st.multiselect("Chunkings on the radar (winner and runner-up first)", ok_ids, default=default,
                              key="cs_radar_sel")
-        st.plotly_chart(figures.radar_figure(report, sel or default), width="stretch", key="cs_radar")
+        bands = st.toggle("95% bands", value=True, key="cs_radar_bands",
+                          help="shade each metric's 95% interval (bootstrap over the document's blocks)")
+        st.plotly_chart(figures.radar_figure(report, sel or default, bands=bands), width="stretch", key="cs_radar")
     with right, guard("The chunk-size chart"):
         st.plotly_chart(figures.size_figure(report, ok_ids), width="stretch", key="cs_sizes")
         lo, hi = report.settings.get("min_tokens", 100), report.settings.get("max_tokens", 1100)

@@ -17,6 +17,7 @@ from chunkscope.analysis.resources import Resources
 from chunkscope.analysis.selection import rescore
 from chunkscope.analysis.settings import Settings
 from chunkscope.analysis.structure import chunk_one, chunking_plan, needs, structure_metrics
+from chunkscope.analysis.uncertainty import uncertainty_facts
 from chunkscope.document import Document
 from chunkscope.provenance import provenance
 from chunkscope.report import METRICS, ChunkingResult, Report
@@ -137,6 +138,7 @@ def analyze(doc: Document, settings: Settings | None = None, resources: Resource
         coref=coref_info,
         embedder=emb_info,
         provenance=provenance(settings, emb_info, coref_info),
+        uncertainty=uncertainty_facts(pairs),
     )
     rescore(report, settings.weights, settings.candidates)
     # time spent inside the embedding model (loading + encoding), wherever it happened

@@ -1,9 +1,13 @@
 """Stage 7, selection: scores, the adaptive winner, and the one explanation of why it won.
 
 ``explain(report)`` is the only place the winner's story is computed (runner-up, margin, the
-metrics where it leads and trails, degenerate and fragile wins as flags and warnings). The CLI
-text, the app's winner card, the JSON report's ``flags`` and the HTML report all read it, so they
-can never disagree.
+metrics where it leads and trails, degenerate and fragile wins as flags and warnings, the verdict:
+clear winner or tie and the tie-break). The CLI text, the app's winner card, the JSON report's
+``flags`` and the HTML report all read it, so they can never disagree.
+
+``rescore`` computes the winner: the best candidate by point score, unless the bootstrap
+(``chunkscope.analysis.uncertainty``) cannot separate it from other candidates; then the tie-break
+(fewer chunks, or the retrieval check's budgeted recall) picks among them.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from chunkscope.analysis import uncertainty
 from chunkscope.analysis.settings import DEFAULT_CANDIDATES
 from chunkscope.metrics import score as metric_score
 from chunkscope.report import METRICS, ChunkingResult, Report
@@ -29,10 +34,12 @@ class Explanation:
     flags: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # what the winner card and reports warn about
     text: str = ""
+    verdict: dict[str, Any] | None = None  # report.verdict plus "text" (None: not computed)
 
     def to_dict(self) -> dict[str, Any]:
         return {"winner": self.winner, "runner": self.runner, "margin": self.margin, "leads": self.leads,
-                "trails": self.trails, "flags": self.flags, "warnings": self.warnings, "text": self.text}
+                "trails": self.trails, "flags": self.flags, "warnings": self.warnings, "text": self.text,
+                "verdict": self.verdict}
 
 
 def rescore(report: Report, weights: dict[str, float] | None = None,
@@ -47,9 +54,21 @@ def rescore(report: Report, weights: dict[str, float] | None = None,
         c.score = metric_score(c.metrics, weights) if c.ok else None
     pool = [c for c in report.ranked if c.candidate]
     report.winner = pool[0].id if pool else None
+    judge(report, weights, pool)
     ex = explain(report)
     report.explanation, report.flags = ex.text, list(ex.flags)
     return report
+
+
+def judge(report: Report, weights: dict[str, float], pool: Sequence[ChunkingResult]) -> None:
+    """Intervals of every chunking and the verdict among ``pool`` (candidates, best first); the
+    verdict's pick becomes the winner. Cheap on a report that was judged before (cached resamples)."""
+    scores = uncertainty.fill_intervals(report, weights)
+    v = uncertainty.verdict(report, pool, scores, str(report.settings.get("tie_break") or "auto"))
+    if v is not None:
+        v["text"] = uncertainty.verdict_text(v, report)
+        report.winner = v["winner"]
+    report.verdict = v
 
 
 def explain(report: Report) -> Explanation:
@@ -61,27 +80,40 @@ def explain(report: Report) -> Explanation:
     assert best is not None and best.score is not None
     pool = [c for c in report.ranked if c.candidate and c.id != best.id]
     runner = pool[0] if pool else None
-    ex = Explanation(winner=best.id)
-    parts = [f"{best.id} wins with a score of {best.score:.3f}"]
+    ex = Explanation(winner=best.id, verdict=report.verdict)
+    v: dict[str, Any] = report.verdict if report.verdict and report.verdict.get("winner") == best.id else {}
+    parts = [f"{best.id} wins with a score of {best.score:.3f}{_ci(best)}"]
+    tied = bool(v) and v["kind"] == "tie"
+    if tied:
+        ex.flags += ["statistical-tie", f"tie-break:{v['tie_break']['rule']}"]
+        scores = ", ".join(f"{c.id} {c.score:.3f}{_ci(c)}" for c in (report.get(i) for i in [v["top"], *v["tied"]])
+                           if c is not None and c.score is not None)
+        parts = [v["text"], f"Scores: {scores}."]
+    elif v:
+        ex.flags.append("clear-winner")
     if runner is None:
         parts[0] += " as the only candidate with a score."
         ex.flags.append("single-candidate")
         ex.warnings.append("Only one candidate produced a score, so there was nothing to compare it with.")
     else:
         ex.runner, ex.margin = runner.id, best.score - (runner.score or 0.0)
-        parts[0] += f", {ex.margin:.3f} ahead of {runner.id} ({runner.score:.3f})."
-        if ex.margin == 0:
+        if not tied:
+            parts[0] += f", {ex.margin:.3f} ahead of {runner.id} ({runner.score:.3f})."
+        if v and not tied:
+            parts.append(v["text"])
+        if ex.margin == 0 and not tied:
             ex.flags.append("tie")
             parts.append(f"It ties on score and wins the tie-break ({len(best.chunks)} vs "
                          f"{len(runner.chunks)} chunks, then id).")
             ex.warnings.append("Tie on score with the runner-up: decided by fewer chunks, then id.")
-        elif ex.margin < NEAR:
+        elif 0 < ex.margin < NEAR and not tied:
             ex.flags.append("narrow-win")
             ex.warnings.append(f"Narrow win: {ex.margin:.3f} ahead of {runner.id}, within what a small settings "
                                "change can flip. Compare the two before deciding.")
         one_sided = _compare(best, runner, weights, ex)
         if ex.leads:
-            parts.append("It leads on " + ", ".join(_fmt(x) for x in ex.leads) + ".")
+            who = f"Against {runner.id}, {best.id}" if tied else "It"
+            parts.append(f"{who} leads on " + ", ".join(_fmt(x) for x in ex.leads) + ".")
         if ex.trails:
             parts.append("It trails on " + ", ".join(_fmt(x) for x in ex.trails) + ".")
         if one_sided:
@@ -128,6 +160,11 @@ def _compare(best: ChunkingResult, runner: ChunkingResult, weights: dict[str, fl
     ex.leads.sort(key=lambda x: -x["delta"])
     ex.trails.sort(key=lambda x: x["delta"])
     return one_sided
+
+
+def _ci(c: ChunkingResult) -> str:
+    lo_hi = c.score_interval
+    return f" (95% interval {lo_hi[0]:.3f}–{lo_hi[1]:.3f})" if lo_hi else ""
 
 
 def _fmt(x: dict[str, Any]) -> str:

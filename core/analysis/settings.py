@@ -42,6 +42,10 @@ class Settings:
     # named candidates ("promoted" configurations): name -> {"chunker": base id, "params": {...}};
     # analyze() runs each like any other chunking under its name (which may be a candidate)
     variants: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # what decides between candidates the bootstrap cannot separate (chunkscope.analysis.uncertainty):
+    # auto = budgeted retrieval recall when the report has a retrieval check, else fewer chunks;
+    # chunks; retrieval; score = the highest point score (the paper's policy; the verdict is still reported)
+    tie_break: str = "auto"
 
     def validate(self) -> None:
         from chunkscope.chunkers.registry import is_registered
@@ -57,6 +61,10 @@ class Settings:
                              f"(got {self.embedding_mode!r})")
         if self.coref not in COREF_BACKENDS:
             raise ValueError(f"coref backend must be {', '.join(COREF_BACKENDS)} (got {self.coref!r})")
+        from chunkscope.analysis.uncertainty import TIE_BREAKS
+
+        if self.tie_break not in TIE_BREAKS:
+            raise ValueError(f"tie-break must be one of {', '.join(TIE_BREAKS)} (got {self.tie_break!r})")
         bad = [k for k in self.weights if k not in METRICS]
         if bad:
             raise ValueError(f"unknown metric weight(s): {', '.join(bad)} (metrics: {', '.join(METRICS)})")

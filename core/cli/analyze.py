@@ -76,7 +76,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         if not args.coref:
             base["coref"] = "precomputed"
     for name in ("coref", "embedder", "embedding_mode", "min_tokens", "max_tokens", "bi_tolerance",
-                 "window_tokens", "window_step"):
+                 "window_tokens", "window_step", "tie_break"):
         v = getattr(args, name, None)
         if v is not None:
             base[name] = v
@@ -157,6 +157,9 @@ def add_analysis_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bi-tolerance", dest="bi_tolerance", type=int, default=None, help="BI tolerance in characters (default 5)")
     p.add_argument("--window-tokens", dest="window_tokens", type=int, default=None, help="DCC window budget (default 3000)")
     p.add_argument("--window-step", dest="window_step", type=int, default=None, help="DCC window stride in chunks (default 1)")
+    p.add_argument("--tie-break", dest="tie_break", choices=["auto", "chunks", "retrieval", "score"], default=None,
+                   help="what picks among candidates the bootstrap cannot separate (default auto: budgeted retrieval "
+                        "recall when there are questions, else fewer chunks; score = the paper's highest score)")
 
 
 class StderrProgress:
@@ -185,9 +188,13 @@ def _fmt(v: float | None, digits: int = 3) -> str:
     return "  -  " if v is None else f"{v:.{digits}f}"
 
 
+def _ci(lo_hi: list[float] | None) -> str:
+    return "  -  " if not lo_hi else f"{lo_hi[0]:.3f}-{lo_hi[1]:.3f}"
+
+
 def leaderboard_lines(report: Report) -> list[str]:
     head = f"{'chunking':<20} {'st':<4} {'chunks':>6} {'mean':>6} {'min':>5} {'max':>5}  " + "  ".join(
-        f"{m:>5}" for m in METRICS) + f"  {'score':>6} {'sec':>6}"
+        f"{m:>5}" for m in METRICS) + f"  {'score':>6} {'95% interval':>13} {'sec':>6}"
     lines = [head, "-" * len(head)]
     order = report.ranked + [c for c in report.chunkings if c not in report.ranked]
     for c in order:
@@ -197,7 +204,7 @@ def leaderboard_lines(report: Report) -> list[str]:
             lines.append(
                 f"{mark} {c.id:<18} {'ok':<4} {st['chunks']:>6} {st['mean']:>6.0f} {st['min']:>5} {st['max']:>5}  "
                 + "  ".join(f"{_fmt(c.metrics[m]):>5}" for m in METRICS)
-                + f"  {_fmt(c.score):>6} {c.seconds:>6.2f}"
+                + f"  {_fmt(c.score):>6} {_ci(c.score_interval):>13} {c.seconds:>6.2f}"
             )
         else:
             lines.append(f"{mark} {c.id:<18} {c.status[:4]:<4} {c.reason}")
@@ -251,7 +258,9 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     print()
     print("\n".join(leaderboard_lines(report)))
     print()
-    print(f"winner: {report.winner or 'none'}")
+    v = report.verdict
+    print(f"winner: {report.winner or 'none'}" + ("" if not v else " (clear winner)" if v["kind"] == "clear" else
+                                                   f" (tie, broken by {v['tie_break']['rule']})"))
     print(report.explanation)
     for w in report.warnings:
         print(f"warning: {w}")

@@ -51,8 +51,11 @@ def _layout(fig: go.Figure, title: str = "", height: int = 420) -> go.Figure:
     return fig
 
 
-def radar_figure(report: Report, ids: Sequence[str]) -> go.Figure:
-    """One polygon per chunking over the five metrics (missing metric -> drawn at 0, noted in hover)."""
+def radar_figure(report: Report, ids: Sequence[str], bands: bool = False) -> go.Figure:
+    """One polygon per chunking over the five metrics (missing metric -> drawn at 0, noted in hover).
+
+    ``bands``: also draw each chunking's 95% intervals (``metric_intervals``) as a shaded ring.
+    """
     fig = go.Figure()
     theta = list(METRICS) + [METRICS[0]]
     for cid in ids:
@@ -61,14 +64,47 @@ def radar_figure(report: Report, ids: Sequence[str]) -> go.Figure:
             continue
         r = [c.metrics.get(m) for m in METRICS]
         vals = [v if v is not None else 0.0 for v in r] + [r[0] if r[0] is not None else 0.0]
-        hover = [f"{m}: {'n/a' if v is None else f'{v:.3f}'}" for m, v in zip(METRICS, r)]
+        ci = c.metric_intervals or {}
+        hover = [f"{m}: {'n/a' if v is None else f'{v:.3f}'}"
+                 + (f" (95% interval {ci[m][0]:.3f}–{ci[m][1]:.3f})" if m in ci else "") for m, v in zip(METRICS, r)]
+        if bands and ci:
+            lo = [ci[m][0] if m in ci else (v or 0.0) for m, v in zip(METRICS, r)]
+            hi = [ci[m][1] if m in ci else (v or 0.0) for m, v in zip(METRICS, r)]
+            # a ring: around the high edge, then back around the low edge
+            fig.add_trace(go.Scatterpolar(
+                r=hi + hi[:1] + lo[:1] + lo[::-1], theta=theta + [METRICS[0]] + list(METRICS[::-1]),
+                fill="toself", fillcolor=_rgba(chunker_color(cid), 0.28), line=dict(width=0), mode="lines",
+                name=f"{cid} 95%", legendgroup=cid, showlegend=False, hoverinfo="skip"))
         fig.add_trace(go.Scatterpolar(
-            r=vals, theta=theta, name=cid, fill="toself",
+            r=vals, theta=theta, name=cid, fill="none" if bands and ci else "toself", legendgroup=cid,
             line=dict(color=chunker_color(cid), width=2), fillcolor=_rgba(chunker_color(cid), 0.12),
             text=hover + hover[:1], hoverinfo="text+name",
         ))
     fig.update_layout(polar=dict(bgcolor="rgba(0,0,0,0)", radialaxis=dict(range=[0, 1], tickvals=[0.25, 0.5, 0.75, 1.0])))
-    return _layout(fig, "Metrics per chunking")
+    return _layout(fig, "Metrics per chunking" + (" (shaded: 95% intervals)" if bands else ""))
+
+
+def score_interval_figure(report: Report, ids: Sequence[str] | None = None) -> go.Figure:
+    """Each chunking's score with its 95% interval as an error bar (best first; the winner in bold)."""
+    cs = [report.get(i) for i in ids] if ids is not None else list(report.ranked)
+    cs = [c for c in cs if c is not None and c.ok and c.score is not None]
+    cs.reverse()  # best at the top
+    x = [c.score for c in cs]
+    lo = [c.score - c.score_interval[0] if c.score_interval else 0.0 for c in cs]  # type: ignore[operator]
+    hi = [c.score_interval[1] - c.score if c.score_interval else 0.0 for c in cs]  # type: ignore[operator]
+    names = [(f"<b>{html.escape(c.id)}</b>" if c.id == report.winner else html.escape(c.id))
+             + (" ◆" if c.candidate else "") for c in cs]
+    hover = [f"{html.escape(c.id)}: {c.score:.3f}" + (f" (95% interval {c.score_interval[0]:.3f}–"
+                                                     f"{c.score_interval[1]:.3f})" if c.score_interval else "")
+             for c in cs]
+    fig = go.Figure(go.Scatter(
+        x=x, y=names, mode="markers", marker=dict(color=[chunker_color(c.id) for c in cs], size=9),
+        error_x=dict(type="data", symmetric=False, array=hi, arrayminus=lo, thickness=2, width=4,
+                     color="rgba(128,128,128,.8)"),
+        text=hover, hovertemplate="%{text}<extra></extra>"))
+    fig.update_xaxes(title="score (dot) and its 95% interval (bar)")
+    fig.update_layout(showlegend=False, margin=dict(l=10, r=10, t=30, b=40))
+    return _layout(fig, "", height=max(180, 26 * len(cs) + 80))
 
 
 def size_figure(report: Report, ids: Sequence[str], min_tokens: int | None = None,

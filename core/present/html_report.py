@@ -6,6 +6,7 @@ import html
 import json
 from typing import Any
 
+from chunkscope.analysis.uncertainty import RULE_WORDS
 from chunkscope.corpus_report import (
     ADAPTIVE,
     CorpusResults,
@@ -17,6 +18,8 @@ from chunkscope.corpus_report import (
     table2,
     table3,
     table4,
+    table4_ties,
+    verdicts_by_domain,
 )
 from chunkscope.present.figures import (
     corpus_correlation_figure,
@@ -37,6 +40,29 @@ def _cell_shade(v: float | None) -> str:
     # red (low) -> green (high), light alpha so both themes stay readable
     r, g = int(213 + (0 - 213) * v), int(94 + (158 - 94) * v)
     return f' style="background:rgba({r},{g},{115 if v > .5 else 0},{0.15 + 0.25 * abs(v - .5) * 2:.2f})"'
+
+
+def _pm(ci: list[float] | None) -> str:
+    """± half the 95% interval, with the interval itself on hover."""
+    if not ci or ci[1] <= ci[0]:
+        return ""
+    return f' <small title="95% interval {ci[0]:.3f}–{ci[1]:.3f}">± {(ci[1] - ci[0]) / 2:.3f}</small>'
+
+
+def _ci_small(ci: list[float] | None) -> str:
+    return f"<br><small>{ci[0]:.3f}–{ci[1]:.3f}</small>" if ci else ""
+
+
+def _verdict_html(report: Report) -> str:
+    v = report.verdict
+    if not v:
+        return ""
+    if v["kind"] == "clear":
+        return '<p class="verdict clear"><b>Verdict: clear winner.</b></p>'
+    names = ", ".join(html.escape(x) for x in [v["top"], *v["tied"]])
+    return (f'<p class="verdict tie"><b>Verdict: tie between {names}</b> (the document cannot tell them apart); '
+            f'picked by {html.escape(RULE_WORDS.get(v["tie_break"]["rule"], v["tie_break"]["rule"]))}: '
+            f'<b>{html.escape(v["winner"])}</b>.</p>')
 
 
 def leaderboard_rows(report: Report) -> list[dict[str, Any]]:
@@ -61,7 +87,7 @@ def html_report(report: Report) -> str:
     e = html.escape
     ok_ids = [c.id for c in report.ranked]
     radar_ids = ok_ids[:2] if report.winner is None else [report.winner] + [i for i in ok_ids if i != report.winner][:1]
-    radar = radar_figure(report, radar_ids or ok_ids).to_html(full_html=False, include_plotlyjs=True)
+    radar = radar_figure(report, radar_ids or ok_ids, bands=True).to_html(full_html=False, include_plotlyjs=True)
     radar_all = radar_figure(report, ok_ids).to_html(full_html=False, include_plotlyjs=False)
     sizes = size_figure(report, ok_ids).to_html(full_html=False, include_plotlyjs=False)
     head = "".join(f"<th>{e(h)}</th>" for h in ["chunking", "status", "chunks", "mean tok", *METRICS, "score",
@@ -72,9 +98,9 @@ def html_report(report: Report) -> str:
         name = e(c.id) + (" 🏆" if row["winner"] else "") + (" <small>(candidate)</small>" if c.candidate else "")
         cells = [f"<td>{name}</td>", f"<td>{e(c.status)}{(': ' + e(c.reason)) if c.reason else ''}</td>",
                  f"<td>{row['chunks']}</td>", f"<td>{row['mean tokens']}</td>"]
-        cells += [f"<td{_cell_shade(c.metrics.get(m))}>{'–' if c.metrics.get(m) is None else f'{c.metrics[m]:.3f}'}</td>"
-                  for m in METRICS]
-        cells += [f"<td><b>{'–' if c.score is None else f'{c.score:.3f}'}</b></td>",
+        cells += [f"<td{_cell_shade(c.metrics.get(m))}>{'–' if c.metrics.get(m) is None else f'{c.metrics[m]:.3f}'}"
+                  f"{_pm(c.metric_intervals.get(m))}</td>" for m in METRICS]
+        cells += [f"<td><b>{'–' if c.score is None else f'{c.score:.3f}'}</b>{_ci_small(c.score_interval)}</td>",
                   f"<td>{pc['broken blocks']}</td>", f"<td>{pc['split pairs']}</td>",
                   f"<td>{pc['out-of-size chunks']}</td>", f"<td>{c.seconds:.2f}</td>"]
         body.append("<tr>" + "".join(cells) + "</tr>")
@@ -92,15 +118,18 @@ table{{border-collapse:collapse;width:100%;font-size:13px}} th,td{{border:1px so
 th{{background:#f2f2f2}} td:first-child,td:nth-child(2){{text-align:left}}
 .card{{border:2px solid #009E73;border-radius:10px;padding:1em 1.4em;margin:1em 0}}
 .muted{{color:#888;font-size:13px}} pre{{font-size:12px;overflow:auto}}
+.verdict{{padding:.3em .6em;border-left:4px solid #009E73}} .verdict.tie{{border-left-color:#E69F00}}
 </style></head><body>
 <h1>ChunkScope report</h1>
 <p class="muted">{e(d.get('name', ''))} · {d.get('chars', 0):,} characters · {d.get('tokens', 0):,} o200k tokens ·
 {len(d.get('pages', []))} pages · {len(d.get('blocks', []))} blocks · language {e(str(d.get('language')))} ·
 sha256 {e(str(d.get('sha256', ''))[:16])}…</p>
-<div class="card"><h2>Adaptive winner: {e(report.winner or 'none')}</h2><p>{e(report.explanation)}</p>
+<div class="card"><h2>Adaptive winner: {e(report.winner or 'none')}</h2>{_verdict_html(report)}<p>{e(report.explanation)}</p>
 <p class="muted">flags: {flags}</p></div>
 {('<h3>Warnings</h3><ul>' + warn + '</ul>') if warn else ''}
 <h2>Leaderboard</h2><table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>
+<p class="muted">± half the 95% interval of each metric and score: a bootstrap over the document's blocks
+(hover a ± for the interval). The verdict compares chunkings on the same resamples.</p>
 <h2>Winner vs runner-up</h2>{radar}
 <h2>All chunkings</h2>{radar_all}
 <h2>Chunk sizes</h2>{sizes}
@@ -142,9 +171,21 @@ def corpus_html_report(res: CorpusResults) -> str:
                        + [_f(r["mean"], 2), _f(r["score"], 2)] for r in t3], bold_last=True)
     t4h = _html_table(["Selected method", "% selection", "documents"],
                       [[r["chunker"], f"{r['percent']:.0f}", r["documents"]] for r in t4])
-    domh = _html_table(["domain", "documents", "tokens", "adaptive score", "best candidate", "its score", "selected"],
+    vd = verdicts_by_domain(res)
+    domh = _html_table(["domain", "documents", "tokens", "adaptive score", "best candidate", "its score", "selected",
+                        "clear winners", "ties"],
                        [[d["domain"], d["documents"], d["tokens"], _f(d["adaptive"], 2), d["best"],
-                         _f(d["best_score"], 2), ", ".join(f"{k} {v}" for k, v in d["selection"].items())] for d in dom])
+                         _f(d["best_score"], 2), ", ".join(f"{k} {v}" for k, v in d["selection"].items()),
+                         vd.get(d["domain"], {}).get("clear", "–"), vd.get(d["domain"], {}).get("tie", "–")]
+                        for d in dom])
+    t4t = table4_ties(res)
+    tot = t4t["totals"]
+    t4th = (f"<p>{tot['clear']} document(s) with a clear winner, {tot['tie']} tie(s) (broken by: "
+            + (", ".join(f"{html.escape(k)} {v}" for k, v in sorted(t4t["tie_breaks"].items())) or "none") + ")"
+            + (f", {tot['no verdict']} without a verdict" if tot["no verdict"] else "") + ".</p>"
+            + _html_table(["Chunking method", "top score (paper)", "clear wins", "% clear", "in a tie", "picked in a tie"],
+                          [[r["chunker"], r["top"], r["clear"], f"{r['percent_clear']:.0f}", r["tied"], r["picked"]]
+                           for r in t4t["rows"]]))
     gaph = _html_table(["document", "domain", "winner", "winner score", f"{best} score", "gap"],
                        [[g["document"], g["domain"], g["winner"], _f(g["winner_score"] * 100, 2),
                          _f(g["global_best_score"] * 100, 2), _f(g["gap"] * 100, 2)] for g in gaps])
@@ -167,6 +208,7 @@ def corpus_html_report(res: CorpusResults) -> str:
         + "<h2>Table 2: chunk sizes (o200k tokens) and runtime</h2>" + t2h
         + "<h2>Table 3: metrics ×100, mean ± std. dev. over documents</h2>" + t3h
         + "<h2>Table 4: selection by the adaptive policy</h2>" + t4h
+        + "<h2>Table 4, ties counted separately</h2>" + t4th
         + "<h2>Figure 1: metric correlations</h2>" + fig_html[0]
         + "<h2>Selection and scores</h2>" + "".join(fig_html[1:3])
         + "<h2>Per domain</h2>" + domh + ("".join(fig_html[3:]))
