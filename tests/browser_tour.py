@@ -139,6 +139,18 @@ def _timed(page, action, until: str, arg=None, timeout: float = 60_000) -> float
     return dt
 
 
+def _radar_plotted(page) -> list[str]:
+    return page.evaluate(
+        "() => [...document.querySelectorAll('.js-plotly-plot')].map(p => (p.data || [])"
+        ".filter(t => t.type === 'scatterpolar' && !(t.name || '').endsWith(' 95%'))"  # not the interval bands
+        ".map(t => t.name)).find(n => n.length) || []")
+
+
+def _radar_listed(page) -> list[str]:
+    box = page.locator('[data-testid="stMultiSelect"]').filter(has_text="radar").first
+    return [t.strip() for t in box.inner_text().split("\n")[1:] if t.strip()]
+
+
 ALERT_HAS = "t => [...document.querySelectorAll('[data-testid=\"stAlert\"]')].some(a => a.innerText.includes(t))"
 
 
@@ -193,10 +205,8 @@ def run_tour(url: str, sample: Path, shots: Path | None = None, dark: bool = Fal
         card = page.locator(".st-key-cs_winner_card")
         seen["winner_card"] = card.inner_text()
         page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length >= 3", timeout=60_000)
-        seen["radar_traces"] = page.evaluate(
-            "() => [...document.querySelectorAll('.js-plotly-plot')].map(p => (p.data || [])"
-            ".filter(t => t.type === 'scatterpolar' && !(t.name || '').endsWith(' 95%'))"  # not the interval bands
-            ".map(t => t.name)).find(n => n.length) || []")
+        seen["radar_traces"] = _radar_plotted(page)
+        seen["radar_listed"] = _radar_listed(page)
         seen["downloads"] = page.locator('[data-testid="stDownloadButton"]').count()
         seen["model_limit_caption"] = page.get_by_text("over model limit", exact=False).count()
         seen["escaped_text_shown"] = page.get_by_text("<script>window.__pwned", exact=False).count() > 0
@@ -215,6 +225,26 @@ def run_tour(url: str, sample: Path, shots: Path | None = None, dark: bool = Fal
             path = dl.value.path()
             seen["exports"][name] = {"file": dl.value.suggested_filename,
                                      "head": Path(path).read_text(encoding="utf-8")[:20_000]}
+
+        # a weight change that changes the winner: the radar lists and plots the new winner and runner-up
+        page.get_by_text("Metric weights", exact=True).first.click()
+        page.wait_for_timeout(500)
+        sliders = page.get_by_role("slider")
+        for i in (0, 2, 3, 4):  # RC, DCC, BI, SC to 0: ICC alone decides
+            sliders.nth(i).focus()
+            page.keyboard.press("Home")
+            _wait_idle(page)
+        page.wait_for_timeout(800)
+        seen["reweighted"] = {"winner": card.inner_text().split("\n")[0].replace("🏆", "").strip(),
+                              "listed": _radar_listed(page), "plotted": _radar_plotted(page)}
+        for i in (0, 2, 3, 4):  # back to 1.0 (steps of 0.25)
+            sliders.nth(i).focus()
+            for _ in range(4):
+                page.keyboard.press("ArrowRight")
+            _wait_idle(page)
+        page.get_by_text("Metric weights", exact=True).first.click()
+        page.wait_for_timeout(500)
+        _wait_idle(page)
 
         t0 = time.perf_counter()
         _nav(page, "Compare")

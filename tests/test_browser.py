@@ -45,7 +45,10 @@ def test_tour_in_a_real_browser(tmp_path):
     # the winner card: winner, margin over the runner-up, where it leads and trails
     card = seen["winner_card"]
     assert WINNER in card and f"vs {LOSER}" in card and "Leads" in card and "Trails it on" in card
-    assert seen["radar_traces"] == [WINNER, LOSER]  # winner and runner-up overlaid
+    assert seen["radar_traces"] == [WINNER, LOSER] == seen["radar_listed"]  # winner and runner-up overlaid
+    # after a weight change that changes the winner, the radar lists and plots the same (new) pair
+    rw = seen["reweighted"]
+    assert rw["winner"] != WINNER and rw["listed"] == rw["plotted"] and rw["plotted"][0] == rw["winner"], rw
     assert seen["downloads"] == 3
     ex = seen["exports"]
     assert ex["json"]["file"].endswith(".chunkscope.json") and '"schema": "chunkscope.report/1"' in ex["json"]["head"]

@@ -28,6 +28,7 @@ VARIANTS_KEY = "cs_variants"  # {name: {"chunker": id, "params": {...}}} promote
 SETTINGS_KEY = "cs_settings_now"  # the sidebar's Settings of this run (None when invalid)
 _WIDGETS = ("cs_sample", "cs_min_tokens", "cs_max_tokens", "cs_bi_tol", "cs_win_tokens", "cs_win_step", "cs_chunkers",
             "cs_candidates", "cs_embedder", "cs_mode", "cs_coref", "cs_llm_url", "cs_llm_model",
+            "cs_target_model", "cs_target_limit", "cs_target_tokenizer",  # ui.limits: the user's embedding model
             *(f"cs_w_{m}" for m in METRICS))
 
 
