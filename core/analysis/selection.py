@@ -88,7 +88,10 @@ def explain(report: Report) -> Explanation:
             parts.append("; ".join(one_sided) + ".")
         if not ex.leads and not ex.trails and not one_sided:
             parts.append("Both score the same on every metric.")
-    missing = [m for m in METRICS if best.metrics.get(m) is None and weights.get(m, 0) > 0]
+    pending = set(report.pending_metrics) if report.provisional else set()
+    missing = [m for m in METRICS if best.metrics.get(m) is None and weights.get(m, 0) > 0 and m not in pending]
+    if report.provisional:
+        _provisional(report, ex, parts)
     if missing:
         ex.flags.append("metrics-missing")
         reasons = "; ".join(f"{m}: {best.metric_reasons.get(m, 'not computed')}" for m in missing)
@@ -109,6 +112,24 @@ def explain(report: Report) -> Explanation:
         parts.append(f"(Non-candidate {top.id} scores higher, {top.score:.3f}; add it to the candidates to let it win.)")
     ex.text = " ".join(parts)
     return ex
+
+
+def provisional_note(report: Report) -> str:
+    """"provisional: ICC/DCC pending" (and the chunkings still to run); "" for a complete report."""
+    if not report.provisional:
+        return ""
+    what = "/".join(report.pending_metrics)
+    note = f"provisional: {what} pending" if what else "provisional"
+    if report.pending_chunkings:
+        note += f"; still to run: {', '.join(report.pending_chunkings)}"
+    return note
+
+
+def _provisional(report: Report, ex: Explanation, parts: list[str]) -> None:
+    ex.flags.append("provisional")
+    note = provisional_note(report)
+    parts.insert(0, note[0].upper() + note[1:] + ".")
+    ex.warnings.append(f"{note[0].upper() + note[1:]}: the ranking uses the metrics known so far and may change.")
 
 
 def _compare(best: ChunkingResult, runner: ChunkingResult, weights: dict[str, float], ex: Explanation) -> list[str]:
@@ -146,7 +167,12 @@ def _no_winner(report: Report, weights: dict[str, float]) -> Explanation:
         why = "; ".join(filter(None, [why, f"no metric with a positive weight ({', '.join(used)}) is "
                                            f"available for the candidates ({reasons})"]))
     text = "No candidate chunking produced a score, so there is no adaptive winner" + (f" ({why})." if why else ".")
-    return Explanation(winner=None, flags=["no-winner"], text=text)
+    ex = Explanation(winner=None, flags=["no-winner"], text=text)
+    if report.provisional:
+        parts = [text]
+        _provisional(report, ex, parts)
+        ex.text = " ".join(parts)
+    return ex
 
 
 def winner_summary(report: Report) -> dict[str, Any]:

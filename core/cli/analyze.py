@@ -205,6 +205,20 @@ def leaderboard_lines(report: Report) -> list[str]:
     return lines
 
 
+def partial_printer(stream=None):
+    """``on_partial`` for ``--progress``: the provisional leaderboard and winner after each stage."""
+    from chunkscope.analysis.selection import provisional_note
+
+    def show(report: Report, stage: str) -> None:
+        out = stream or sys.stderr
+        out.write(f"\n== after {stage}: {provisional_note(report)}\n")
+        out.write("\n".join(leaderboard_lines(report)) + "\n")
+        out.write(f"provisional winner: {report.winner or 'none'}\n\n")
+        out.flush()
+
+    return show
+
+
 def add_analyze(sub) -> None:
     p = sub.add_parser(
         "analyze",
@@ -217,6 +231,9 @@ def add_analyze(sub) -> None:
     add_input_arguments(p)
     p.add_argument("--json", metavar="OUT", help="write the report (schema chunkscope.report/1) to OUT")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.add_argument("--progress", action="store_true",
+                   help="after each stage, print the provisional leaderboard on stderr (SC/BI first, then RC, "
+                        "then ICC/DCC); stdout and --json are unchanged")
     add_analysis_options(p)
     p.set_defaults(func=cmd_analyze)
 
@@ -239,7 +256,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         except CorefError as exc:
             raise SettingsError(f"--mentions: {exc}") from None
     parse_s = time.perf_counter() - t0
-    report = analyze(doc, settings, progress=StderrProgress(quiet=args.quiet))
+    on_partial = partial_printer() if getattr(args, "progress", False) else None
+    report = analyze(doc, settings, progress=StderrProgress(quiet=args.quiet), on_partial=on_partial)
     report.timings["parse"] = parse_s
     report.timings["total"] += parse_s
     d = report.document
