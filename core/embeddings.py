@@ -32,6 +32,32 @@ from chunkscope.document import Span
 
 BUNDLED_NAME = "all-MiniLM-L6-v2"
 MODES = ("composed", "exact")
+# how the model runs: "reference" = sentence-transformers on torch, fp32 (any model); "onnx" /
+# "onnx-int8" = the bundled model on ONNX Runtime (chunkscope.embeddings_onnx); "auto" = the
+# default: DEFAULT_BACKEND for the bundled model, "reference" for any other model
+BACKENDS = ("auto", "reference", "onnx", "onnx-int8")
+DEFAULT_BACKEND = "onnx-int8"
+_BACKEND_FACTS = {"reference": ("sentence-transformers", "fp32"), "onnx": ("onnxruntime", "fp32"),
+                  "onnx-int8": ("onnxruntime", "int8")}
+
+
+def is_bundled(name_or_path: str | None) -> bool:
+    return name_or_path is None or name_or_path in (BUNDLED_NAME, f"sentence-transformers/{BUNDLED_NAME}")
+
+
+def resolve_backend(name_or_path: str | None, backend: str = "auto") -> str:
+    """The backend a run uses: "auto" -> DEFAULT_BACKEND for the bundled model, else "reference"."""
+    if backend not in BACKENDS:
+        raise ValueError(f"embedding backend must be one of {', '.join(BACKENDS)} (got {backend!r})")
+    if backend == "auto":
+        return DEFAULT_BACKEND if is_bundled(name_or_path) else "reference"
+    return backend
+
+
+def backend_facts(name_or_path: str | None, backend: str = "auto") -> dict[str, str]:
+    """{"backend": runtime, "precision": ...} as reports and cache keys name them."""
+    run, precision = _BACKEND_FACTS[resolve_backend(name_or_path, backend)]
+    return {"backend": run, "precision": precision}
 
 
 class EmbedderUnavailable(RuntimeError):
@@ -80,7 +106,7 @@ def bundled_model_path() -> Path:
 
 def _resolve(name_or_path: str | None) -> tuple[str, str]:
     """(display name, local path or hub id to load)."""
-    if name_or_path is None or name_or_path in (BUNDLED_NAME, f"sentence-transformers/{BUNDLED_NAME}"):
+    if is_bundled(name_or_path):
         path = bundled_model_path()
         os.environ["HF_HUB_OFFLINE"] = "1"
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -120,6 +146,30 @@ def _load_model(target: str, device: str | None):
             except Exception as exc:
                 first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
                 raise EmbedderUnavailable(f"cannot load embedding model '{target}': {first}") from None
+            _models[key] = m
+        return m
+
+
+def _load_onnx(precision: str, device: str | None):
+    """The bundled model on ONNX Runtime (exported at ``make setup``; exported now when missing)."""
+    key = (f"onnx:{precision}", device)
+    with _load_lock:
+        m = _models.get(key)
+        if m is None:
+            try:
+                from chunkscope import embeddings_onnx as eo
+            except ImportError as exc:
+                raise EmbedderUnavailable(f"the ONNX backend needs onnxruntime and tokenizers ({exc})") from None
+            problem = eo.export_status()
+            if problem:
+                try:
+                    eo.export(log=lambda msg: None)
+                except Exception as exc:
+                    raise EmbedderUnavailable(f"{problem}; exporting it failed: {type(exc).__name__}: {exc}") from None
+            try:
+                m = eo.OnnxSentenceModel(precision, device)
+            except Exception as exc:
+                raise EmbedderUnavailable(f"cannot load the ONNX model ({precision}): {exc}") from None
             _models[key] = m
         return m
 
@@ -176,7 +226,12 @@ class Embedder:
         self.batch_size = batch_size
         get_dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
         self.dim = int(get_dim())
-        self.key = f"{name}|max{self.max_tokens}"
+        self.backend = str(getattr(model, "runtime", "sentence-transformers"))
+        self.precision = str(getattr(model, "precision", "fp32"))
+        self.device = str(getattr(model, "device", "cpu"))
+        # vectors of one runtime and precision never serve another (the reference keeps its old key)
+        self.key = f"{name}|max{self.max_tokens}" + (
+            "" if self.backend == "sentence-transformers" else f"|{self.backend}|{self.precision}")
         self.stats = EmbedStats()
         self._memory = _memory.setdefault(self.key, {})
         self._disk = _DiskCache(cache_dir, self.key, self.dim) if cache_dir else None
@@ -186,13 +241,26 @@ class Embedder:
 
     @classmethod
     def load(
-        cls, name_or_path: str | None = None, device: str | None = None, cache_dir: str | Path | None = "env"
+        cls, name_or_path: str | None = None, device: str | None = None, cache_dir: str | Path | None = "env",
+        backend: str = "auto",
     ) -> "Embedder":
         """Load a model: None -> bundled all-MiniLM-L6-v2; else a local directory or a hub id.
 
-        ``cache_dir="env"`` (default) takes ``CHUNKSCOPE_CACHE_DIR`` (no disk cache if unset).
-        Raises ``EmbedderUnavailable`` with a one-line reason when the model cannot be loaded.
+        ``backend``: one of ``BACKENDS`` ("auto": ONNX Runtime int8 for the bundled model,
+        sentence-transformers for any other). ``cache_dir="env"`` (default) takes
+        ``CHUNKSCOPE_CACHE_DIR`` (no disk cache if unset). Raises ``EmbedderUnavailable`` with a
+        one-line reason when the model cannot be loaded.
         """
+        chosen = resolve_backend(name_or_path, backend)
+        if chosen != "reference":
+            if not is_bundled(name_or_path):
+                raise EmbedderUnavailable(f"the {chosen} backend runs the bundled {BUNDLED_NAME} only; "
+                                          "use --embedding-backend reference for other models")
+            bundled_model_path()  # the same clear error when the weights are missing
+            name, model = BUNDLED_NAME, _load_onnx(_BACKEND_FACTS[chosen][1], device)
+            if cache_dir == "env":
+                cache_dir = os.environ.get("CHUNKSCOPE_CACHE_DIR") or None
+            return cls(model, name, cache_dir=cache_dir)
         name, target = _resolve(name_or_path)
         model = _load_model(target, device)
         if cache_dir == "env":

@@ -45,13 +45,16 @@ def _chips(items: list[dict], sign: str) -> str:
         for x in items)
 
 
-def winner_card(report: Report) -> None:
+def winner_card(report: Report, key: str | None = "cs_winner_card") -> None:
     if report.winner is None:
         st.warning(md_escape(report.explanation))
         return
     best = report.get(report.winner)
     ws = selection.winner_summary(report)
-    with st.container(border=True, key="cs_winner_card"):
+    with st.container(border=True, key=key):
+        if report.provisional:
+            st.html('<div class="cs-provisional" style="font-weight:600;color:#b26b00">⏳ '
+                    f'{html.escape(selection.provisional_note(report))}</div>')
         c1, c2, c3, c4 = st.columns([2.2, 1, 1, 1])
         c1.html(f'<div style="font-size:1.6rem;font-weight:700">🏆 {swatch(best.id)}</div>'
                 f'<div style="opacity:.75;font-size:.9rem">{html.escape(best.label)}</div>')
@@ -69,7 +72,7 @@ def winner_card(report: Report) -> None:
             st.warning(md_escape(w), icon="⚠️")
 
 
-def leaderboard(report: Report) -> None:
+def leaderboard(report: Report, key: str | None = "cs_leaderboard") -> None:
     rows = html_report.leaderboard_rows(report)
     order = report.ranked + [c for c in report.chunkings if c not in report.ranked]
     for row, c in zip(rows, order):
@@ -85,12 +88,22 @@ def leaderboard(report: Report) -> None:
     styled = (df.style.apply(colours, axis=1).map(_shade, subset=[*METRICS, "score"])
               .format({**{m: (lambda v: "–" if v is None or v != v else f"{v:.3f}") for m in (*METRICS, "score")},
                        "seconds": "{:.2f}"}))
-    st.dataframe(styled, hide_index=True, width="stretch", key="cs_leaderboard",
+    st.dataframe(styled, hide_index=True, width="stretch", key=key,
                  column_config={"candidate": st.column_config.CheckboxColumn("candidate"),
                                 "●": st.column_config.TextColumn("", width=28),
                                 "note": st.column_config.TextColumn("note", width="medium")})
     st.caption("🏆 adaptive winner · ◆ candidate · ● the chunker's colour in every chart and page · click a column "
-               "header to sort · metric cells shaded from red (0) to green (1) · problem counts: see Compare")
+               "header to sort · metric cells shaded from red (0) to green (1) · problem counts: see Compare"
+               + (f" · **{selection.provisional_note(report)}** (– = not known yet)" if report.provisional else ""))
+
+
+def provisional_view(report: Report) -> None:
+    """What a running analysis shows as soon as the structure stage is done: the winner so far and
+    the leaderboard, marked provisional (no keys: drawn again after each stage in one page run)."""
+    with guard("The provisional winner card"):
+        winner_card(report, key=None)
+    with guard("The provisional leaderboard"):
+        leaderboard(report, key=None)
 
 
 def radar_ids(report: Report) -> list[str]:

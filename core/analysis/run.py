@@ -31,6 +31,7 @@ from chunkscope.analysis.selection import rescore
 from chunkscope.analysis.settings import Settings
 from chunkscope.analysis.structure import chunk_one, chunking_plan, needs, structure_metrics
 from chunkscope.document import Document
+from chunkscope.embeddings import backend_facts
 from chunkscope.provenance import provenance
 from chunkscope.report import METRICS, ChunkingResult, Report
 
@@ -111,8 +112,9 @@ def analyze(doc: Document, settings: Settings | None = None, resources: Resource
     settings.validate()
     progress = progress or _no_progress
     cancelled = cancel or (lambda: False)
-    resources = (resources or Resources(settings.embedder, settings.embedding_mode)).for_settings(
-        settings.embedder, settings.embedding_mode)
+    resources = (resources or Resources(settings.embedder, settings.embedding_mode,
+                                        backend=settings.embedding_backend)).for_settings(
+        settings.embedder, settings.embedding_mode, settings.embedding_backend)
     t_total = time.perf_counter()
     embed_s0 = resources.embedding_seconds()
     timings = {k: 0.0 for k in ("chunk", "coref", "embed", "metrics")}
@@ -124,7 +126,8 @@ def analyze(doc: Document, settings: Settings | None = None, resources: Resource
     results: list[ChunkingResult | None] = [None] * len(plan)
     coref_info: dict[str, Any] = {}
     emb_info: dict[str, Any] = {"model": settings.embedder or "all-MiniLM-L6-v2 (bundled)",
-                                "mode": settings.embedding_mode}
+                                "mode": settings.embedding_mode,
+                                **backend_facts(settings.embedder, settings.embedding_backend)}
     last: list[Report] = []  # the latest snapshot (what a cancelled run leaves)
 
     def check(stage: str) -> None:

@@ -75,7 +75,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         base["mentions"] = args.mentions
         if not args.coref:
             base["coref"] = "precomputed"
-    for name in ("coref", "embedder", "embedding_mode", "min_tokens", "max_tokens", "bi_tolerance",
+    for name in ("coref", "embedder", "embedding_mode", "embedding_backend", "min_tokens", "max_tokens", "bi_tolerance",
                  "window_tokens", "window_step"):
         v = getattr(args, name, None)
         if v is not None:
@@ -151,6 +151,9 @@ def add_analysis_options(p: argparse.ArgumentParser) -> None:
                    help="coreference backend for RC (default heuristic; precomputed when --mentions is given)")
     p.add_argument("--embedder", metavar="NAME_OR_PATH", help="sentence-transformers model (default: bundled all-MiniLM-L6-v2)")
     p.add_argument("--embedding-mode", dest="embedding_mode", choices=["composed", "exact"], default=None)
+    p.add_argument("--embedding-backend", dest="embedding_backend", choices=["auto", "reference", "onnx", "onnx-int8"],
+                   default=None, help="how the embedding model runs: auto (default: ONNX Runtime int8 for the bundled "
+                   "model, sentence-transformers otherwise), reference (sentence-transformers fp32), onnx, onnx-int8")
     p.add_argument("--weights", metavar="RC=1,ICC=1,...", help="metric weights for the score")
     p.add_argument("--min-tokens", dest="min_tokens", type=int, default=None, help="SC lower bound (default 100)")
     p.add_argument("--max-tokens", dest="max_tokens", type=int, default=None, help="SC upper bound (default 1100)")
