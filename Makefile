@@ -15,6 +15,7 @@ $(STAMP): pyproject.toml Makefile
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q "$(TORCH_SPEC)"
 	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m chunkscope.embeddings_onnx || true  # ONNX export of the bundled model (docs/performance.md)
 	touch $(STAMP)
 
 run: setup

@@ -335,6 +335,45 @@ class Embedder:
             out[i] = self._memory[k]
         return out
 
+    def lookup(self, texts: Sequence[str]) -> np.ndarray | None:
+        """The cached embeddings of ``texts`` (memory, then disk) when every one is cached, else None."""
+        keys = [_sha1(t) for t in texts]
+        missing = [k for k in dict.fromkeys(keys) if k not in self._memory]
+        if missing and self._disk is not None:
+            found = self._disk.get_many(missing)
+            for k, v in found.items():
+                self._remember(k, v)
+            self.stats.disk_hits += len(found)
+            missing = [k for k in missing if k not in found]
+        if missing:
+            return None
+        self.stats.memory_hits += len(keys)
+        return np.stack([self._memory[k] for k in keys]) if keys else np.zeros((0, self.dim), dtype=np.float32)
+
+    @property
+    def supports_tokens(self) -> bool:
+        """Whether the model returns token states with its embeddings (the ONNX backends)."""
+        return hasattr(self.model, "encode_with_tokens")
+
+    def encode_with_tokens(self, texts: Sequence[str]) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
+        """One model pass: embeddings (cached like ``encode``) and each text's content-token states
+        and character offsets (not cached: a composed analysis keeps them for its edge fragments)."""
+        texts = list(texts)
+        t0 = time.perf_counter()
+        vecs, toks = self.model.encode_with_tokens(texts, batch_size=self.batch_size)
+        self.stats.model_calls += (len(texts) + self.batch_size - 1) // self.batch_size
+        self.stats.texts_embedded += len(texts)
+        self.stats.seconds += time.perf_counter() - t0
+        new = {}
+        for t, v in zip(texts, vecs):
+            k = _sha1(t)
+            if k not in self._memory:
+                self._remember(k, np.array(v, dtype=np.float32))
+                new[k] = self._memory[k]
+        if self._disk is not None and new:
+            self._disk.put_many(new)
+        return vecs, toks
+
     def _remember(self, key: str, vec: np.ndarray) -> None:
         if len(self._memory) >= _MEMORY_MAX:
             self._memory.clear()
@@ -417,7 +456,8 @@ class SpanEmbedder:
     """
 
     def __init__(self, doc: Any, embedder: Embedder, mode: str = "composed", *,
-                 split_points: Sequence[int] | None = None, units: Sequence[Span] | None = None):
+                 split_points: Sequence[int] | None = None, units: Sequence[Span] | None = None,
+                 fragments: str = "auto"):
         if mode not in MODES:
             raise ValueError(f"embedding mode must be one of {', '.join(MODES)} (got {mode!r})")
         if isinstance(doc, str):
@@ -439,14 +479,26 @@ class SpanEmbedder:
         self._truncated = 0
         self._longest = 0
         self._checked: set[tuple[int, int]] = set()
+        # edge fragments (a span's part of a unit it covers partly): "encode" (default, "auto") =
+        # each fragment text embedded on its own; "tokens" = pooled from the token states of the
+        # unit pass (no model call; ONNX backends only). Measured further from exact mode than
+        # "encode" (docs/performance.md), so it is an option, not the default.
+        if fragments not in ("auto", "tokens", "encode"):
+            raise ValueError(f"fragments must be auto, tokens or encode (got {fragments!r})")
+        supports = bool(getattr(embedder, "supports_tokens", False))
+        self.fragment_mode = "encode" if fragments == "auto" else fragments
+        if self.fragment_mode == "tokens" and not supports:
+            raise ValueError("fragments='tokens' needs an embedder that returns token states (an ONNX backend)")
+        self._tokens: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # unit index -> (states, char starts)
+        self.token_fragments = 0
 
     # ---------------------------------------------------------------- info
     @property
     def stats(self) -> dict[str, Any]:
         d = {"mode": self.mode, "spans": self.spans_embedded, **self.embedder.stats.to_dict()}
         if self.mode == "composed":
-            d.update(units=len(self._units or []), fragments=self.fragments,
-                     unit_seconds=round(self.unit_seconds, 4))
+            d.update(units=len(self._units or []), fragments=self.fragments, fragment_mode=self.fragment_mode,
+                     token_fragments=self.token_fragments, unit_seconds=round(self.unit_seconds, 4))
         else:
             d.update(truncated=self._truncated)
         return d
@@ -484,7 +536,15 @@ class SpanEmbedder:
         w[[not t.strip() for t in texts]] = 0.0
         vecs = np.zeros((len(texts), self.embedder.dim), dtype=np.float32)
         live = np.flatnonzero(w > 0)
-        if len(live):
+        cached = self.embedder.lookup([texts[i] for i in live]) if len(live) and self.fragment_mode == "tokens" else None
+        if cached is not None:  # a document seen before: token states come when a fragment needs them
+            vecs[live] = cached
+        elif len(live) and self.fragment_mode == "tokens":
+            got, toks = self.embedder.encode_with_tokens([texts[i] for i in live])
+            vecs[live] = got
+            for i, (states, offs) in zip(live, toks):
+                self._tokens[int(i)] = (states, offs[:, 0] + self._units[i].start)
+        elif len(live):
             vecs[live] = self.embedder.encode([texts[i] for i in live])
         self._unit_vecs = vecs
         self._weights = w
@@ -503,6 +563,36 @@ class SpanEmbedder:
         if self.mode == "exact":
             return self._embed_exact(pairs)
         return self._embed_composed(pairs)
+
+    def _token_fragments(self, frags: list[tuple[int, int, int]], acc: np.ndarray) -> list[tuple[int, int, int]]:
+        """Add to ``acc`` each fragment pooled from the token states of the unit holding it (tokens
+        starting inside the fragment; weight = their count); return the fragments left to encode."""
+        assert self._starts is not None and self._units is not None and self._weights is not None
+        left = []
+        units = np.searchsorted(self._starts, [a for _, a, _ in frags], side="right") - 1
+        need = sorted({int(u) for u in units if int(u) not in self._tokens and self._weights[int(u)] > 0})
+        if need:  # units whose vectors came from the cache: one model pass over them for their token states
+            _, toks = self.embedder.encode_with_tokens([self.text[self._units[u].start:self._units[u].end]
+                                                        for u in need])
+            for u, (states, offs) in zip(need, toks):
+                self._tokens[u] = (states, offs[:, 0] + self._units[u].start)
+        for (r, a, b), u in zip(frags, units):
+            tok = self._tokens.get(int(u))
+            if tok is None or b > int(self._starts[u + 1]):
+                left.append((r, a, b))
+                continue
+            states, starts = tok
+            lo, hi = np.searchsorted(starts, [a, b], side="left")
+            if hi <= lo:
+                if self.text[a:b].strip():
+                    left.append((r, a, b))
+                continue
+            v = states[lo:hi].astype(np.float64).mean(axis=0)
+            norm = np.linalg.norm(v)
+            if norm > 0:
+                acc[r] += (hi - lo) * (v / norm)
+                self.token_fragments += 1
+        return left
 
     def _embed_exact(self, pairs: list[tuple[int, int]]) -> np.ndarray:
         texts = [self.text[a:b] for a, b in pairs]
@@ -540,6 +630,8 @@ class SpanEmbedder:
                     frags.append((r, right, b))
             elif b > a:
                 frags.append((r, a, b))
+        if frags and self.fragment_mode == "tokens":
+            frags = self._token_fragments(frags, acc)
         if frags:
             ftexts = [self.text[a:b] for _, a, b in frags]
             fw = self._weights_of(ftexts)

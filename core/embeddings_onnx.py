@@ -179,8 +179,15 @@ class OnnxSentenceModel:
     def encode(self, texts: Sequence[str], batch_size: int = MAX_BATCH, normalize_embeddings: bool = True,
                convert_to_numpy: bool = True, show_progress_bar: bool = False) -> np.ndarray:
         """Mean-pooled (optionally L2-normalised) embeddings, one row per text, in the given order."""
+        return self.encode_with_tokens(texts, batch_size, normalize_embeddings, tokens=False)[0]
+
+    def encode_with_tokens(self, texts: Sequence[str], batch_size: int = MAX_BATCH, normalize_embeddings: bool = True,
+                           tokens: bool = True) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
+        """(embeddings, per text: (its content tokens' hidden states as float16 [n, dim], their
+        character offsets [n, 2])) from one model pass; the second list is empty unless ``tokens``."""
         enc = self.tokenizer.encode_for_model(texts)
         out = np.zeros((len(texts), self._dim), dtype=np.float32)
+        per_text: list[Any] = [None] * len(texts) if tokens else []
         order = sorted(range(len(enc)), key=lambda i: len(enc[i].ids))
         i = 0
         cap = max(batch_size, MAX_BATCH)
@@ -204,8 +211,14 @@ class OnnxSentenceModel:
             if normalize_embeddings:
                 vec /= np.maximum(np.linalg.norm(vec, axis=1, keepdims=True), 1e-12)
             out[idx] = vec
+            if tokens:
+                for r, k in enumerate(idx):
+                    e = enc[k]
+                    content = [t for t, sp in enumerate(e.special_tokens_mask) if not sp]
+                    per_text[k] = (hidden[r, content].astype(np.float16),
+                                   np.asarray([e.offsets[t] for t in content], dtype=np.int64).reshape(-1, 2))
             i = j
-        return out
+        return out, per_text
 
 
 def main(argv: Sequence[str] | None = None) -> int:
