@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import copy
 import os
+import threading
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -191,6 +192,22 @@ def analyze(doc: Document, settings: Settings | None = None, resources: Resource
     progress("structure", 1.0, f"{sum(1 for r in results if r is not None and r.ok)} chunkings ok")
     snapshot("structure", ("RC", "ICC", "DCC"), by_stage["embedder"] + by_stage["llm"])
 
+    # the one embedding pass over the document's units starts now, in a thread, while coreference
+    # runs here (ONNX Runtime and tokenizers release the GIL); the embeddings stage joins it
+    need_embedder = any(r is not None and r.ok for r in results) or bool(by_stage["embedder"] or by_stage["llm"])
+    unit_pass: dict[str, Any] = {}
+
+    def embed_units() -> None:
+        _hold_embeddings(cancelled)
+        t0 = time.perf_counter()
+        unit_pass["result"] = span_embedding(doc, resources)
+        unit_pass["seconds"] = time.perf_counter() - t0
+
+    worker = threading.Thread(target=embed_units, name="chunkscope-unit-pass", daemon=True) if need_embedder else None
+    if worker is not None:
+        check("embeddings")
+        worker.start()
+
     # coreference (RC)
     check("coreference")
     progress("coreference", 0.0, settings.coref)
@@ -207,16 +224,16 @@ def analyze(doc: Document, settings: Settings | None = None, resources: Resource
     check("embeddings")
     embed: Embed | None = None
     emb_error = ""
-    if any(r is not None and r.ok for r in results) or by_stage["embedder"] or by_stage["llm"]:
-        progress("embeddings", 0.0, "loading model")
-        _hold_embeddings(cancelled)
-        check("embeddings")
-        t0 = time.perf_counter()
-        embed, more, emb_error = span_embedding(doc, resources)
+    if worker is not None:
+        progress("embeddings", 0.0, "embedding the document's units")
+        while worker.is_alive():
+            worker.join(0.1)
+            check("embeddings")
+        embed, more, emb_error = unit_pass["result"]
         emb_info.update(more)
         if emb_error:
             warnings.append(emb_error)
-        timings["embed"] += time.perf_counter() - t0
+        timings["embed"] += unit_pass["seconds"]
     semantic = run_chunkings("embeddings", by_stage["embedder"])
     emb_reasons = {"ICC": emb_error, "DCC": emb_error}
     score("embeddings", structural, lambda r: embedding_metrics(doc, r, settings, embed), emb_reasons)
