@@ -412,8 +412,14 @@ def _units_and_weights(text: str, split_points: Sequence[int], embedder: Any, ma
         return [], []
     edges = [0, *[p for p in split_points if 0 < p < n], n]
     cuts: set[int] = set(edges)
-    for a, b in zip(edges, edges[1:]):
-        cuts.update(_sentence_starts(text, a, b))
+    try:
+        from chunkscope.sentences import sentence_boundaries_many
+    except ImportError:  # pragma: no cover
+        for a, b in zip(edges, edges[1:]):
+            cuts.update(_sentence_starts(text, a, b))
+    else:  # every block's sentences in one batch
+        for found in sentence_boundaries_many(text, list(zip(edges, edges[1:]))):
+            cuts.update(found)
     starts = sorted(c for c in cuts if 0 <= c < n)
     units = [(a, b) for a, b in zip(starts, starts[1:] + [n])]
     limit = embedder.content_limit if embedder is not None else None
