@@ -18,7 +18,7 @@ from chunkscope.analysis.structure import chunk_one
 from chunkscope.document import Document
 from chunkscope.report import Report
 
-_RESOURCES: dict[tuple[str | None, str], Resources] = {}
+_RESOURCES: dict[tuple[str | None, str, str], Resources] = {}
 
 
 @dataclass(frozen=True)
