@@ -51,8 +51,15 @@ def section_document(doc: Document) -> None:
 
 def section_analyze(doc: Document) -> None:
     """Chunkers, metrics and the adaptive winner: winner card, leaderboard, charts, exports."""
-    from ui.analysis import (current_report, follow_analysis, latest_report, provisional_banner, running_job,
-                             start_analysis, settings_sidebar)
+    from ui.analysis import (
+        current_report,
+        follow_analysis,
+        latest_report,
+        provisional_banner,
+        running_job,
+        settings_sidebar,
+        start_analysis,
+    )
     from ui.overview import charts, exports, leaderboard, winner_card
 
     settings, problem = settings_sidebar()

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from test_analysis import DOC_MD
 
 from chunkscope.analysis import Resources, Settings, analyze
 from chunkscope.analysis.run import AnalysisCancelled
 from chunkscope.ingest import load_bytes
 from chunkscope.report import Report
-from test_analysis import DOC_MD
 
 CHUNKERS = ("recursive-1100", "recursive-600+pp", "fixed-512", "sentence-5", "semantic")
 CANDS = ("recursive-1100", "recursive-600+pp", "fixed-512", "semantic")
