@@ -53,17 +53,30 @@ def section_document(doc: Document) -> None:
 
 def section_analyze(doc: Document) -> None:
     """Chunkers, metrics and the adaptive winner: winner card, leaderboard, charts, exports."""
-    from ui.analysis import current_report, latest_report, run_analysis, settings_sidebar
+    from ui.analysis import (
+        current_report,
+        follow_analysis,
+        latest_report,
+        provisional_banner,
+        running_job,
+        settings_sidebar,
+        start_analysis,
+    )
     from ui.overview import charts, exports, leaderboard, metric_legend, pipeline_export, winner_card
 
     settings, problem = settings_sidebar()
     if problem:
         st.error(f"Settings: {md_escape(problem)}")
     report = current_report(doc, settings)
-    label = "Analyze" if report is None else "Re-run analysis"
+    label = "Analyze" if report is None or running_job(doc) is not None else "Re-run analysis"
     if st.button(label, type="primary", disabled=settings is None, key="cs_analyze",
-                 help="Run every chunker on this document, score the chunkings and pick the adaptive winner."):
-        report = run_analysis(doc, settings) or report
+                 help="Run every chunker on this document, score the chunkings and pick the adaptive winner. "
+                      "The structure scores (SC, BI) show first; RC, ICC and DCC join as they are computed."):
+        start_analysis(doc, settings)
+    job = running_job(doc)
+    if job is not None:  # running (or just finished): follow it here until it ends
+        follow_analysis(job, settings)
+        report = current_report(doc, settings)
     if report is None:
         stale = latest_report(doc)
         if stale is None:
@@ -74,6 +87,7 @@ def section_analyze(doc: Document) -> None:
             return
         st.warning("Settings changed since the last analysis: these are the last results; press Analyze to update.")
         report = stale
+    provisional_banner(report)
     with guard("The winner card"):
         winner_card(report)
     st.subheader("Leaderboard", anchor=False)

@@ -18,7 +18,7 @@ from chunkscope.analysis.structure import chunk_one
 from chunkscope.document import Document
 from chunkscope.report import Report
 
-_RESOURCES: dict[tuple[str | None, str], Resources] = {}
+_RESOURCES: dict[tuple[str | None, str, str], Resources] = {}
 
 
 @dataclass(frozen=True)
@@ -48,10 +48,10 @@ def load(source: str | os.PathLike | bytes, name: str | None = None, max_bytes: 
 
 
 def _resources(settings: Settings) -> Resources:
-    key = (settings.embedder, settings.embedding_mode)
+    key = (settings.embedder, settings.embedding_mode, settings.embedding_backend)
     if key not in _RESOURCES:
         _RESOURCES.clear()  # one model at a time in a pipeline process
-        _RESOURCES[key] = Resources(*key)
+        _RESOURCES[key] = Resources(key[0], key[1], backend=key[2])
     return _RESOURCES[key]
 
 

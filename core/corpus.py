@@ -263,17 +263,17 @@ def _slug(name: str, limit: int = 60) -> str:
 _RESOURCES: BoundedCache[tuple[Any, str], Any] = BoundedCache(1)  # one model per process (read-only once loaded)
 
 
-def _resources(embedder: str | None, mode: str):
+def _resources(embedder: str | None, mode: str, backend: str = "auto"):
     from chunkscope.analysis import Resources
 
-    return _RESOURCES.get_or_compute((embedder, mode), lambda: Resources(embedder, mode))
+    return _RESOURCES.get_or_compute((embedder, mode, backend), lambda: Resources(embedder, mode, backend=backend))
 
 
-def init_worker(embedder: str | None = None, mode: str = "composed") -> None:
+def init_worker(embedder: str | None = None, mode: str = "composed", backend: str = "auto") -> None:
     """Process-pool initializer: load the embedding model once per worker."""
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     try:
-        _resources(embedder, mode).embedder()
+        _resources(embedder, mode, backend).embedder()
     except Exception:  # a missing model is reported per document (ICC/DCC None with the reason)
         pass
 
@@ -303,7 +303,7 @@ def analyze_file(path: str | os.PathLike, settings_dict: dict[str, Any], max_byt
 
         doc = load_document(path, max_bytes=max_bytes)
         parse_s = time.perf_counter() - t0
-        res = _resources(settings.embedder, settings.embedding_mode)
+        res = _resources(settings.embedder, settings.embedding_mode, settings.embedding_backend)
         try:
             report = analyze(doc, settings, res)
         finally:
@@ -489,7 +489,8 @@ def run_corpus(inputs, out_dir: str | os.PathLike, settings=None, jobs: int = 1,
 
             ctx = mp.get_context("spawn")  # fork after torch/threads is unsafe
             with ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=ctx, initializer=init_worker,
-                                     initargs=(s_dict.get("embedder"), s_dict.get("embedding_mode", "composed"))) as ex:
+                                     initargs=(s_dict.get("embedder"), s_dict.get("embedding_mode", "composed"),
+                                               s_dict.get("embedding_backend", "auto"))) as ex:
                 futs = {ex.submit(analyze_file, e["path"], ds, max_bytes): e for e, ds in todo}
                 for f in as_completed(futs):
                     e = futs[f]

@@ -33,6 +33,32 @@ from chunkscope.document import Span
 
 BUNDLED_NAME = "all-MiniLM-L6-v2"
 MODES = ("composed", "exact")
+# how the model runs: "reference" = sentence-transformers on torch, fp32 (any model); "onnx" /
+# "onnx-int8" = the bundled model on ONNX Runtime (chunkscope.embeddings_onnx); "auto" = the
+# default: DEFAULT_BACKEND for the bundled model, "reference" for any other model
+BACKENDS = ("auto", "reference", "onnx", "onnx-int8")
+DEFAULT_BACKEND = "onnx-int8"
+_BACKEND_FACTS = {"reference": ("sentence-transformers", "fp32"), "onnx": ("onnxruntime", "fp32"),
+                  "onnx-int8": ("onnxruntime", "int8")}
+
+
+def is_bundled(name_or_path: str | None) -> bool:
+    return name_or_path is None or name_or_path in (BUNDLED_NAME, f"sentence-transformers/{BUNDLED_NAME}")
+
+
+def resolve_backend(name_or_path: str | None, backend: str = "auto") -> str:
+    """The backend a run uses: "auto" -> DEFAULT_BACKEND for the bundled model, else "reference"."""
+    if backend not in BACKENDS:
+        raise ValueError(f"embedding backend must be one of {', '.join(BACKENDS)} (got {backend!r})")
+    if backend == "auto":
+        return DEFAULT_BACKEND if is_bundled(name_or_path) else "reference"
+    return backend
+
+
+def backend_facts(name_or_path: str | None, backend: str = "auto") -> dict[str, str]:
+    """{"backend": runtime, "precision": ...} as reports and cache keys name them."""
+    run, precision = _BACKEND_FACTS[resolve_backend(name_or_path, backend)]
+    return {"backend": run, "precision": precision}
 
 
 class EmbedderUnavailable(RuntimeError):
@@ -91,7 +117,7 @@ def bundled_model_path() -> Path:
 
 def _resolve(name_or_path: str | None) -> tuple[str, str]:
     """(display name, local path or hub id to load)."""
-    if name_or_path is None or name_or_path in (BUNDLED_NAME, f"sentence-transformers/{BUNDLED_NAME}"):
+    if is_bundled(name_or_path):
         path = bundled_model_path()
         os.environ["HF_HUB_OFFLINE"] = "1"
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -132,6 +158,30 @@ def _load_model(target: str, device: str | None):
                 first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
                 raise EmbedderUnavailable(f"cannot load embedding model '{target}': {first}") from None
             _models.put(key, m)
+        return m
+
+
+def _load_onnx(precision: str, device: str | None):
+    """The bundled model on ONNX Runtime (exported at ``make setup``; exported now when missing)."""
+    key = (f"onnx:{precision}", device)
+    with _load_lock:
+        m = _models.get(key)
+        if m is None:
+            try:
+                from chunkscope import embeddings_onnx as eo
+            except ImportError as exc:
+                raise EmbedderUnavailable(f"the ONNX backend needs onnxruntime and tokenizers ({exc})") from None
+            problem = eo.export_status()
+            if problem:
+                try:
+                    eo.export(log=lambda msg: None)
+                except Exception as exc:
+                    raise EmbedderUnavailable(f"{problem}; exporting it failed: {type(exc).__name__}: {exc}") from None
+            try:
+                m = eo.OnnxSentenceModel(precision, device)
+            except Exception as exc:
+                raise EmbedderUnavailable(f"cannot load the ONNX model ({precision}): {exc}") from None
+            _models[key] = m
         return m
 
 
@@ -187,7 +237,12 @@ class Embedder:
         self.batch_size = batch_size
         get_dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
         self.dim = int(get_dim())
-        self.key = f"{name}|max{self.max_tokens}"
+        self.backend = str(getattr(model, "runtime", "sentence-transformers"))
+        self.precision = str(getattr(model, "precision", "fp32"))
+        self.device = str(getattr(model, "device", "cpu"))
+        # vectors of one runtime and precision never serve another (the reference keeps its old key)
+        self.key = f"{name}|max{self.max_tokens}" + (
+            "" if self.backend == "sentence-transformers" else f"|{self.backend}|{self.precision}")
         self.stats = EmbedStats()
         self._memory = _memory_for(self.key)
         self._disk = _DiskCache(cache_dir, self.key, self.dim) if cache_dir else None
@@ -197,13 +252,26 @@ class Embedder:
 
     @classmethod
     def load(
-        cls, name_or_path: str | None = None, device: str | None = None, cache_dir: str | Path | None = "env"
+        cls, name_or_path: str | None = None, device: str | None = None, cache_dir: str | Path | None = "env",
+        backend: str = "auto",
     ) -> "Embedder":
         """Load a model: None -> bundled all-MiniLM-L6-v2; else a local directory or a hub id.
 
-        ``cache_dir="env"`` (default) takes ``CHUNKSCOPE_CACHE_DIR`` (no disk cache if unset).
-        Raises ``EmbedderUnavailable`` with a one-line reason when the model cannot be loaded.
+        ``backend``: one of ``BACKENDS`` ("auto": ONNX Runtime int8 for the bundled model,
+        sentence-transformers for any other). ``cache_dir="env"`` (default) takes
+        ``CHUNKSCOPE_CACHE_DIR`` (no disk cache if unset). Raises ``EmbedderUnavailable`` with a
+        one-line reason when the model cannot be loaded.
         """
+        chosen = resolve_backend(name_or_path, backend)
+        if chosen != "reference":
+            if not is_bundled(name_or_path):
+                raise EmbedderUnavailable(f"the {chosen} backend runs the bundled {BUNDLED_NAME} only; "
+                                          "use --embedding-backend reference for other models")
+            bundled_model_path()  # the same clear error when the weights are missing
+            name, model = BUNDLED_NAME, _load_onnx(_BACKEND_FACTS[chosen][1], device)
+            if cache_dir == "env":
+                cache_dir = os.environ.get("CHUNKSCOPE_CACHE_DIR") or None
+            return cls(model, name, cache_dir=cache_dir)
         name, target = _resolve(name_or_path)
         model = _load_model(target, device)
         if cache_dir == "env":
@@ -279,6 +347,45 @@ class Embedder:
             out[i] = got[k]
         return out
 
+    def lookup(self, texts: Sequence[str]) -> np.ndarray | None:
+        """The cached embeddings of ``texts`` (memory, then disk) when every one is cached, else None."""
+        keys = [_sha1(t) for t in texts]
+        got = self._memory.get_many(keys)  # held here: the shared LRU may evict them meanwhile
+        missing = [k for k in dict.fromkeys(keys) if k not in got]
+        if missing and self._disk is not None:
+            found = self._disk.get_many(missing)
+            for k, v in found.items():
+                got[k] = self._remember(k, v)
+            self.stats.disk_hits += len(found)
+            missing = [k for k in missing if k not in found]
+        if missing:
+            return None
+        self.stats.memory_hits += len(keys)
+        return np.stack([got[k] for k in keys]) if keys else np.zeros((0, self.dim), dtype=np.float32)
+
+    @property
+    def supports_tokens(self) -> bool:
+        """Whether the model returns token states with its embeddings (the ONNX backends)."""
+        return hasattr(self.model, "encode_with_tokens")
+
+    def encode_with_tokens(self, texts: Sequence[str]) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
+        """One model pass: embeddings (cached like ``encode``) and each text's content-token states
+        and character offsets (not cached: a composed analysis keeps them for its edge fragments)."""
+        texts = list(texts)
+        t0 = time.perf_counter()
+        vecs, toks = self.model.encode_with_tokens(texts, batch_size=self.batch_size)
+        self.stats.model_calls += (len(texts) + self.batch_size - 1) // self.batch_size
+        self.stats.texts_embedded += len(texts)
+        self.stats.seconds += time.perf_counter() - t0
+        new = {}
+        for t, v in zip(texts, vecs):
+            k = _sha1(t)
+            if k not in new:
+                new[k] = self._remember(k, np.array(v, dtype=np.float32))
+        if self._disk is not None and new:
+            self._disk.put_many(new)
+        return vecs, toks
+
     def _remember(self, key: str, vec: np.ndarray) -> np.ndarray:
         return self._memory.put(key, vec)
 
@@ -315,8 +422,14 @@ def _units_and_weights(text: str, split_points: Sequence[int], embedder: Any, ma
         return [], []
     edges = [0, *[p for p in split_points if 0 < p < n], n]
     cuts: set[int] = set(edges)
-    for a, b in zip(edges, edges[1:]):
-        cuts.update(_sentence_starts(text, a, b))
+    try:
+        from chunkscope.sentences import sentence_boundaries_many
+    except ImportError:  # pragma: no cover
+        for a, b in zip(edges, edges[1:]):
+            cuts.update(_sentence_starts(text, a, b))
+    else:  # every block's sentences in one batch
+        for found in sentence_boundaries_many(text, list(zip(edges, edges[1:]))):
+            cuts.update(found)
     starts = sorted(c for c in cuts if 0 <= c < n)
     units = [(a, b) for a, b in zip(starts, starts[1:] + [n])]
     limit = embedder.content_limit if embedder is not None else None
@@ -359,7 +472,8 @@ class SpanEmbedder:
     """
 
     def __init__(self, doc: Any, embedder: Embedder, mode: str = "composed", *,
-                 split_points: Sequence[int] | None = None, units: Sequence[Span] | None = None):
+                 split_points: Sequence[int] | None = None, units: Sequence[Span] | None = None,
+                 fragments: str = "auto"):
         if mode not in MODES:
             raise ValueError(f"embedding mode must be one of {', '.join(MODES)} (got {mode!r})")
         if isinstance(doc, str):
@@ -381,14 +495,26 @@ class SpanEmbedder:
         self._truncated = 0
         self._longest = 0
         self._checked: set[tuple[int, int]] = set()
+        # edge fragments (a span's part of a unit it covers partly): "encode" (default, "auto") =
+        # each fragment text embedded on its own; "tokens" = pooled from the token states of the
+        # unit pass (no model call; ONNX backends only). Measured further from exact mode than
+        # "encode" (docs/performance.md), so it is an option, not the default.
+        if fragments not in ("auto", "tokens", "encode"):
+            raise ValueError(f"fragments must be auto, tokens or encode (got {fragments!r})")
+        supports = bool(getattr(embedder, "supports_tokens", False))
+        self.fragment_mode = "encode" if fragments == "auto" else fragments
+        if self.fragment_mode == "tokens" and not supports:
+            raise ValueError("fragments='tokens' needs an embedder that returns token states (an ONNX backend)")
+        self._tokens: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # unit index -> (states, char starts)
+        self.token_fragments = 0
 
     # ---------------------------------------------------------------- info
     @property
     def stats(self) -> dict[str, Any]:
         d = {"mode": self.mode, "spans": self.spans_embedded, **self.embedder.stats.to_dict()}
         if self.mode == "composed":
-            d.update(units=len(self._units or []), fragments=self.fragments,
-                     unit_seconds=round(self.unit_seconds, 4))
+            d.update(units=len(self._units or []), fragments=self.fragments, fragment_mode=self.fragment_mode,
+                     token_fragments=self.token_fragments, unit_seconds=round(self.unit_seconds, 4))
         else:
             d.update(truncated=self._truncated)
         return d
@@ -426,7 +552,15 @@ class SpanEmbedder:
         w[[not t.strip() for t in texts]] = 0.0
         vecs = np.zeros((len(texts), self.embedder.dim), dtype=np.float32)
         live = np.flatnonzero(w > 0)
-        if len(live):
+        cached = self.embedder.lookup([texts[i] for i in live]) if len(live) and self.fragment_mode == "tokens" else None
+        if cached is not None:  # a document seen before: token states come when a fragment needs them
+            vecs[live] = cached
+        elif len(live) and self.fragment_mode == "tokens":
+            got, toks = self.embedder.encode_with_tokens([texts[i] for i in live])
+            vecs[live] = got
+            for i, (states, offs) in zip(live, toks):
+                self._tokens[int(i)] = (states, offs[:, 0] + self._units[i].start)
+        elif len(live):
             vecs[live] = self.embedder.encode([texts[i] for i in live])
         self._unit_vecs = vecs
         self._weights = w
@@ -445,6 +579,36 @@ class SpanEmbedder:
         if self.mode == "exact":
             return self._embed_exact(pairs)
         return self._embed_composed(pairs)
+
+    def _token_fragments(self, frags: list[tuple[int, int, int]], acc: np.ndarray) -> list[tuple[int, int, int]]:
+        """Add to ``acc`` each fragment pooled from the token states of the unit holding it (tokens
+        starting inside the fragment; weight = their count); return the fragments left to encode."""
+        assert self._starts is not None and self._units is not None and self._weights is not None
+        left = []
+        units = np.searchsorted(self._starts, [a for _, a, _ in frags], side="right") - 1
+        need = sorted({int(u) for u in units if int(u) not in self._tokens and self._weights[int(u)] > 0})
+        if need:  # units whose vectors came from the cache: one model pass over them for their token states
+            _, toks = self.embedder.encode_with_tokens([self.text[self._units[u].start:self._units[u].end]
+                                                        for u in need])
+            for u, (states, offs) in zip(need, toks):
+                self._tokens[u] = (states, offs[:, 0] + self._units[u].start)
+        for (r, a, b), u in zip(frags, units):
+            tok = self._tokens.get(int(u))
+            if tok is None or b > int(self._starts[u + 1]):
+                left.append((r, a, b))
+                continue
+            states, starts = tok
+            lo, hi = np.searchsorted(starts, [a, b], side="left")
+            if hi <= lo:
+                if self.text[a:b].strip():
+                    left.append((r, a, b))
+                continue
+            v = states[lo:hi].astype(np.float64).mean(axis=0)
+            norm = np.linalg.norm(v)
+            if norm > 0:
+                acc[r] += (hi - lo) * (v / norm)
+                self.token_fragments += 1
+        return left
 
     def _embed_exact(self, pairs: list[tuple[int, int]]) -> np.ndarray:
         texts = [self.text[a:b] for a, b in pairs]
@@ -482,6 +646,8 @@ class SpanEmbedder:
                     frags.append((r, right, b))
             elif b > a:
                 frags.append((r, a, b))
+        if frags and self.fragment_mode == "tokens":
+            frags = self._token_fragments(frags, acc)
         if frags:
             ftexts = [self.text[a:b] for _, a, b in frags]
             fw = self._weights_of(ftexts)

@@ -19,13 +19,29 @@ class NLPUnavailable(RuntimeError):
     """The spaCy English pipeline is not installed (one-line message)."""
 
 
+def _import_without_torch(name: str) -> Any:
+    """Import ``name`` (a spaCy pipeline) without letting thinc import torch: thinc imports it when
+    installed, which costs seconds of a cold start, and these CPU pipelines never use it. When
+    torch is already loaded (the reference embedder), nothing changes."""
+    import sys
+
+    if "torch" in sys.modules or "thinc" in sys.modules:
+        return importlib.import_module(name)
+    sys.modules["torch"] = None  # type: ignore[assignment]  # "import torch" raises ImportError meanwhile
+    try:
+        return importlib.import_module(name)
+    finally:
+        if sys.modules.get("torch", 0) is None:
+            del sys.modules["torch"]
+
+
 @functools.lru_cache(maxsize=4)
 def english(exclude: tuple[str, ...] = ("ner", "lemmatizer"), enable: tuple[str, ...] = ()) -> Any:
     """The en_core_web_sm pipeline without ``exclude``d components, with ``enable``d ones switched on
     (e.g. ``senter``, disabled by default). Raises NLPUnavailable when absent."""
     for name in PACKAGES:
         try:
-            mod = importlib.import_module(name)
+            mod = _import_without_torch(name)
         except ImportError:
             continue
         with _lock:

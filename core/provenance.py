@@ -15,8 +15,10 @@ from chunkscope.version import __version__
 
 def provenance(settings: Any, embedder: dict[str, Any] | None = None, coref: dict[str, Any] | None = None) -> dict[str, Any]:
     """``settings``: a Settings (or its dict); ``embedder``/``coref``: the facts the stages found."""
+    from chunkscope.embeddings import backend_facts
+
     s = settings.to_dict() if hasattr(settings, "to_dict") else dict(settings)
-    emb = dict(embedder or {})
+    emb = backend_facts(s.get("embedder"), s.get("embedding_backend", "auto")) | dict(embedder or {})
     return {
         "engine": f"chunkscope {__version__}",
         "embedding": {

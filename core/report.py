@@ -142,6 +142,10 @@ class Report:
     verdict: dict[str, Any] | None = None
     uncertainty: dict[str, Any] = field(default_factory=dict)
     _resamples: Any = field(default=None, repr=False, compare=False)  # in-memory cache, never serialised
+    # a snapshot of a progressive analysis (``analyze(on_partial=...)``): the metrics and
+    # chunkings still to come; absent from the JSON of a complete report
+    provisional: bool = False
+    pending: list[str] = field(default_factory=list)
 
     def get(self, chunking_id: str) -> ChunkingResult | None:
         for c in self.chunkings:
@@ -155,7 +159,22 @@ class Report:
         ok = [c for c in self.chunkings if c.ok and c.score is not None]
         return sorted(ok, key=lambda c: (-(c.score or 0.0), len(c.chunks), c.id))
 
+    @property
+    def pending_metrics(self) -> list[str]:
+        return [m for m in self.pending if m in METRICS]
+
+    @property
+    def pending_chunkings(self) -> list[str]:
+        return [p for p in self.pending if p not in METRICS]
+
     def to_dict(self) -> dict[str, Any]:
+        d = self._to_dict()
+        if self.provisional:
+            d["provisional"] = True
+            d["pending"] = list(self.pending)
+        return d
+
+    def _to_dict(self) -> dict[str, Any]:
         return {
             "schema": SCHEMA,
             "document": self.document,
@@ -194,6 +213,8 @@ class Report:
             provenance=d.get("provenance", {}),
             verdict=d.get("verdict"),
             uncertainty=d.get("uncertainty") or {},
+            provisional=bool(d.get("provisional", False)),
+            pending=list(d.get("pending", [])),
         )
 
     @classmethod

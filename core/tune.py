@@ -44,7 +44,7 @@ from chunkscope.report import METRICS, ChunkingResult, Report
 MAX_SWEEP_POINTS = 1000
 # settings that change a chunking's metrics (weights only change the score: not part of the key)
 METRIC_KEYS = ("min_tokens", "max_tokens", "bi_tolerance", "window_tokens", "window_step", "coref", "mentions",
-               "embedder", "embedding_mode")
+               "embedder", "embedding_mode", "embedding_backend")
 
 Progress = Callable[[str, float, str], None]
 
@@ -214,7 +214,7 @@ def score_chunking(doc: Document, chunker_id: str, params: Mapping[str, Any] | N
     hit = cache.get(key)
     if hit is None:
         if resources is None:
-            resources = Resources(settings.embedder, settings.embedding_mode)
+            resources = Resources(settings.embedder, settings.embedding_mode, backend=settings.embedding_backend)
         cr = chunk_one(doc, chunker_id, chunker_id, resolved, resources)
         if cr.ok:
             pairs, rc_reason, _ = cache.pairs(doc, settings)
@@ -347,7 +347,7 @@ def iter_sweep(doc: Document, chunker_id: str, param: str, values: Sequence[Any]
     if param not in names:
         raise ValueError(f"{chunker_id} has no parameter {param!r} (parameters: {', '.join(names) or 'none'})")
     if resources is None:
-        resources = Resources(settings.embedder, settings.embedding_mode)
+        resources = Resources(settings.embedder, settings.embedding_mode, backend=settings.embedding_backend)
     for v in values:
         try:
             value = names[param].coerce(v)

@@ -147,7 +147,7 @@ def test_load_errors_are_one_line(tmp_path):
 @pytest.fixture(scope="module")
 def minilm():
     try:
-        return Embedder.load(cache_dir=None)
+        return Embedder.load(cache_dir=None, backend="reference")  # the sentence-transformers path
     except EmbedderUnavailable as exc:
         pytest.skip(str(exc))
 

@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ REPORTS_KEY = "cs_reports"
 VARIANTS_KEY = "cs_variants"  # {name: {"chunker": id, "params": {...}}} promoted on the Tune page
 SETTINGS_KEY = "cs_settings_now"  # the sidebar's Settings of this run (None when invalid)
 _WIDGETS = ("cs_sample", "cs_min_tokens", "cs_max_tokens", "cs_bi_tol", "cs_win_tokens", "cs_win_step", "cs_chunkers",
-            "cs_candidates", "cs_embedder", "cs_mode", "cs_coref", "cs_llm_url", "cs_llm_model",
+            "cs_candidates", "cs_embedder", "cs_mode", "cs_backend", "cs_coref", "cs_llm_url", "cs_llm_model",
             "cs_target_model", "cs_target_limit", "cs_target_tokenizer",  # ui.limits: the user's embedding model
             *(f"cs_w_{m}" for m in METRICS))
 
@@ -76,18 +77,18 @@ def seed_from_query() -> list[str]:
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
-def get_resources(embedder: str | None, mode: str) -> Resources:
-    """One Resources (model, unit embeddings) per embedder and mode, shared by all sessions (bounded)."""
-    return Resources(embedder, mode)
+def get_resources(embedder: str | None, mode: str, backend: str = "auto") -> Resources:
+    """One Resources (model, unit embeddings) per embedder, mode and backend, shared by all sessions (bounded)."""
+    return Resources(embedder, mode, backend=backend)
 
 
-def session_resources(embedder: str | None, mode: str) -> Resources:
+def session_resources(embedder: str | None, mode: str, backend: str = "auto") -> Resources:
     """The shared model and embeddings with this session's LLM endpoint and key (never another
     session's: the shared Resources itself is not modified). On a shared server only an
     operator-listed model (ShareError otherwise)."""
     from chunkscope.sharing import check_embedder, policy
 
-    return get_resources(check_embedder(policy(), embedder), mode).with_llm(llm_settings())
+    return get_resources(check_embedder(policy(), embedder), mode, backend).with_llm(llm_settings())
 
 
 def all_chunker_ids() -> list[str]:
@@ -214,6 +215,10 @@ def settings_sidebar() -> tuple[Settings | None, str]:
         mode = st.radio("Embedding mode", list(EMBEDDING_MODES), key="cs_mode", horizontal=True,
                         help="composed: embed the document's sentences once and compose every span (fast); "
                              "exact: embed every chunk, piece and window text (the paper's way, slow)")
+        backend = st.selectbox("Embedding backend", ["auto", "reference", "onnx", "onnx-int8"], key="cs_backend",
+                               help="auto: the bundled model on ONNX Runtime int8 (fast, same winners on the dev "
+                                    "corpus); reference: sentence-transformers fp32 (any model); see "
+                                    "docs/performance.md")
         coref = st.selectbox("Coreference backend (RC)", list(COREF_BACKENDS), key="cs_coref")
         mentions = mentions_input()
     llm_panel()
@@ -239,6 +244,7 @@ def settings_sidebar() -> tuple[Settings | None, str]:
         chunkers=tuple(chunkers), candidates=tuple(cands), min_tokens=int(min_t), max_tokens=int(max_t),
         bi_tolerance=int(tol), window_tokens=int(win), window_step=int(step), weights=weights,
         coref=coref, mentions=mentions, embedder=emb.strip() or None, embedding_mode=mode,
+        embedding_backend=backend,
         params=dict(st.session_state.get("cs_params", {})),
         variants=dict(st.session_state.get(VARIANTS_KEY, {})),
     )
@@ -318,39 +324,153 @@ def analysis_key(doc: Document, s: Settings) -> str:
     return hashlib.sha256(json.dumps(blob, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def run_analysis(doc: Document, s: Settings) -> Report | None:
-    """Run with a progress display by stage; store the raw report; None (with st.error) on failure."""
-    box = st.status("Analyzing…", expanded=True)
+JOB_KEY = "cs_job"  # the analysis running in the background for this session (AnalysisJob)
+POLL_S = 0.25
+
+
+class AnalysisJob:
+    """One analysis in a background thread: its progress, its latest provisional snapshot and,
+    when done, the report (or the partial one when cancelled, or the error). The thread never
+    touches Streamlit; the page reads these fields and draws them."""
+
+    def __init__(self, key: str, doc: Document, s: Settings, resources: Resources):
+        self.key, self.doc_sha = key, doc.sha256
+        self.stage, self.fraction, self.message = "starting", 0.0, ""
+        self.snapshot: Report | None = None
+        self.report: Report | None = None
+        self.error = ""
+        self.cancelled = False
+        self.done = False
+        self.t0 = time.perf_counter()
+        self.seconds = 0.0
+        self._cancel = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(doc, s, resources), daemon=True,
+                                         name=f"chunkscope-analysis-{key[:8]}")
+
+    def start(self) -> "AnalysisJob":
+        self._thread.start()
+        return self
+
+    def cancel(self) -> None:
+        self._cancel.set()
+
+    def _progress(self, stage: str, fraction: float, message: str) -> None:
+        self.stage, self.fraction, self.message = stage, fraction, message
+
+    def _partial(self, report: Report, stage: str) -> None:
+        self.snapshot = report  # a fresh copy per stage: the page may re-rank it freely
+
+    def _run(self, doc: Document, s: Settings, resources: Resources) -> None:
+        from chunkscope.analysis.run import AnalysisCancelled
+
+        from chunkscope import sharing
+
+        def waiting(place: int) -> None:  # a shared server runs a bounded number at once; the rest wait
+            self._progress("waiting", 0.0, f"waiting for a slot ({place} in line; the server runs "
+                                           f"{sharing.slots().n} analyses at once)")
+
+        try:
+            with sharing.slots().slot(on_wait=waiting):
+                self.report = analyze(doc, s, resources, progress=self._progress, on_partial=self._partial,
+                                      cancel=self._cancel.is_set)
+        except AnalysisCancelled as exc:
+            self.cancelled, self.snapshot = True, exc.partial
+        except Exception as exc:  # a specific line, never a traceback
+            from ui.common import short_error
+
+            self.error = short_error(exc, 300)
+        finally:
+            self.seconds = time.perf_counter() - self.t0
+            self.done = True
+
+    @property
+    def overall(self) -> float:
+        i = STAGES.index(self.stage) if self.stage in STAGES else 0
+        return min(1.0, (i + max(0.0, min(1.0, self.fraction))) / len(STAGES))
+
+
+def start_analysis(doc: Document, s: Settings) -> AnalysisJob | None:
+    """Start the analysis in the background (cancelling one still running in this session);
+    None (with st.error) when this server does not offer the chosen model."""
+    old = st.session_state.get(JOB_KEY)
+    if old is not None and not old.done:
+        old.cancel()
     try:
-        res = session_resources(s.embedder, s.embedding_mode)
+        res = session_resources(s.embedder, s.embedding_mode, s.embedding_backend)
     except ValueError as exc:  # ShareError: a model this server does not offer
-        box.update(label="Analysis refused", state="error", expanded=True)
-        st.error(str(exc))
+        from ui.common import md_escape
+
+        st.error(f"Analysis refused: {md_escape(str(exc))}")
         return None
-    bar = box.progress(0.0, text="starting")
-    t0 = time.perf_counter()
+    job = AnalysisJob(analysis_key(doc, s), doc, s, res).start()
+    st.session_state[JOB_KEY] = job
+    return job
 
-    def progress(stage: str, fraction: float, message: str) -> None:
-        i = STAGES.index(stage) if stage in STAGES else 0
-        overall = min(1.0, (i + max(0.0, min(1.0, fraction))) / len(STAGES))
-        bar.progress(overall, text=f"{stage}: {message}"[:120])
 
-    from ui.share import analysis_slot
+def running_job(doc: Document | None) -> AnalysisJob | None:
+    job = st.session_state.get(JOB_KEY)
+    return job if job is not None and doc is not None and job.doc_sha == doc.sha256 else None
 
-    try:
-        with analysis_slot(box):  # a shared server runs a bounded number at once; the rest wait here
-            report = analyze(doc, s, res, progress=progress)
-    except Exception as exc:  # a specific line, never a traceback
-        box.update(label="Analysis failed", state="error", expanded=True)
-        from ui.common import md_escape, short_error
 
-        st.error(f"Analysis failed: {md_escape(short_error(exc, 300))}")
-        return None
-    took = time.perf_counter() - t0
-    st.session_state["cs_last_analysis_s"] = took
-    box.update(label=f"Analyzed in {took:.1f} s", state="complete", expanded=False)
-    store_report(analysis_key(doc, s), report)
-    return report
+def _adopt(job: AnalysisJob) -> None:
+    """A finished job's result becomes the session's report (complete, or partial when cancelled)."""
+    if st.session_state.get(JOB_KEY) is job:
+        st.session_state.pop(JOB_KEY, None)
+    if job.report is not None:
+        st.session_state["cs_last_analysis_s"] = job.seconds
+        store_report(job.key, job.report)
+    elif job.cancelled and job.snapshot is not None:
+        store_report(job.key, job.snapshot)  # provisional: labelled partial wherever it is shown
+    elif job.error:
+        st.session_state["cs_analysis_error"] = job.error
+
+
+def follow_analysis(job: AnalysisJob, s: Settings | None) -> Report | None:
+    """Draw the running analysis until it ends: progress by stage, a cancel button and the
+    provisional winner and leaderboard as soon as the structure stage is done (re-ranked with
+    the current weights). Returns the final report, the partial one when cancelled, or None
+    (with ``st.error``) on failure. A rerun (a widget, another page) interrupts the drawing,
+    not the analysis: the next run of the page follows it again."""
+    from ui.common import md_escape
+    from ui.overview import provisional_view
+
+    box = st.status("Analyzing…", expanded=True)
+    bar = box.progress(job.overall, text="starting")
+    box.button("Cancel analysis", key="cs_cancel", on_click=job.cancel,
+               help="Stop after the current step; the results so far stay, marked partial.")
+    view = st.empty()
+    shown = None
+    while True:
+        done = job.done  # read once: draw the last snapshot before adopting the result
+        bar.progress(job.overall, text=f"{job.stage}: {job.message}"[:120])
+        snap = job.snapshot
+        if snap is not None and snap is not shown and not job.report:
+            shown = snap
+            if s is not None:
+                rescore(snap, s.weights, s.candidates)
+            with view.container():
+                provisional_view(snap)
+        if done:
+            break
+        time.sleep(POLL_S)
+    _adopt(job)
+    view.empty()
+    if job.report is not None:
+        box.update(label=f"Analyzed in {job.seconds:.1f} s", state="complete", expanded=False)
+        return job.report
+    if job.cancelled:
+        box.update(label=f"Cancelled after {job.seconds:.1f} s: partial results", state="error", expanded=False)
+        return job.snapshot
+    box.update(label="Analysis failed", state="error", expanded=True)
+    st.error(f"Analysis failed: {md_escape(job.error)}")
+    st.session_state.pop("cs_analysis_error", None)
+    return None
+
+
+def run_analysis(doc: Document, s: Settings) -> Report | None:
+    """Run in the background and follow it on this page; the final report (None on failure)."""
+    job = start_analysis(doc, s)
+    return follow_analysis(job, s) if job is not None else None
 
 
 MAX_REPORTS = 8  # per session: a report with diagnostics can be tens of MB on a long document
@@ -373,7 +493,15 @@ def current_report(doc: Document | None, s: Settings | None) -> Report | None:
     """The analysis of this document with these settings, re-ranked with the current weights."""
     if doc is None or s is None:
         return None
-    r = st.session_state.get(REPORTS_KEY, {}).get(analysis_key(doc, s))
+    key = analysis_key(doc, s)
+    job = running_job(doc)
+    if job is not None and job.key == key:
+        if job.done:
+            _adopt(job)
+        elif job.snapshot is not None:  # still running: what is known so far (provisional)
+            rescore(job.snapshot, s.weights, s.candidates)
+            return job.snapshot
+    r = st.session_state.get(REPORTS_KEY, {}).get(key)
     if r is not None:
         rescore(r, s.weights, s.candidates)
         r.settings = {**r.settings, **{k: v for k, v in s.to_dict().items() if k in ("weights", "candidates")}}
@@ -388,3 +516,21 @@ def latest_report(doc: Document | None) -> Report | None:
         if r.document.get("sha256") == doc.sha256:
             return r
     return None
+
+
+def provisional_banner(report: Report) -> None:
+    """Say when the results shown are not complete: still running, or a cancelled run's partial."""
+    if not report.provisional:
+        return
+    from chunkscope.analysis.selection import provisional_note
+    from ui.common import md_escape
+
+    job = st.session_state.get(JOB_KEY)
+    running = job is not None and not job.done and job.doc_sha == report.document.get("sha256")
+    note = md_escape(provisional_note(report))
+    if running:
+        st.info(f"{note[0].upper()}{note[1:]}. The analysis is still running: these scores use the metrics known so far "
+                "(open the Overview to follow it).", icon="⏳")
+    else:
+        st.warning(f"Partial results ({note}): the analysis was cancelled. Press Analyze / Re-run analysis "
+                   "on the Overview for the complete scores.")

@@ -71,13 +71,16 @@ def verdict_badge(v: dict | None, score_interval: list[float] | None) -> str:
             f'background:{figures._rgba(color, 0.10)}"><b style="color:{color}">{head}</b> — {body}</div>')
 
 
-def winner_card(report: Report) -> None:
+def winner_card(report: Report, key: str | None = "cs_winner_card") -> None:
     if report.winner is None:
         st.warning(md_escape(report.explanation))
         return
     best = report.get(report.winner)
     ws = selection.winner_summary(report)
-    with st.container(border=True, key="cs_winner_card"):
+    with st.container(border=True, key=key):
+        if report.provisional:
+            st.html('<div class="cs-provisional" style="font-weight:600;color:#b26b00">⏳ '
+                    f'{html.escape(selection.provisional_note(report))}</div>')
         if ws.get("verdict"):
             st.html(verdict_badge(ws["verdict"], best.score_interval))
         c1, c2, c3, c4 = st.columns([2.2, 1, 1, 1])
@@ -123,7 +126,7 @@ def metric_legend(report: Report | None = None) -> None:
             f'<ul style="margin:.3rem 0 .2rem 1.2rem;padding:0">{items}</ul></div>')
 
 
-def leaderboard(report: Report, doc: Document | None = None) -> None:
+def leaderboard(report: Report, doc: Document | None = None, key: str | None = "cs_leaderboard") -> None:
     from ui import limits
 
     rows = html_report.leaderboard_rows(report)
@@ -153,7 +156,7 @@ def leaderboard(report: Report, doc: Document | None = None) -> None:
             if ci and ci[1] > ci[0]:
                 styled = styled.format(lambda v, h=(ci[1] - ci[0]) / 2: f"{v:.3f} ± {h:.3f}",
                                        subset=pd.IndexSlice[[df.index[i]], [col]])
-    st.dataframe(styled, hide_index=True, width="stretch", key="cs_leaderboard",
+    st.dataframe(styled, hide_index=True, width="stretch", key=key,
                  column_config={"candidate": st.column_config.CheckboxColumn("candidate"),
                                 "●": st.column_config.TextColumn("", width=28),
                                 "note": st.column_config.TextColumn("note", width="medium"),
@@ -161,18 +164,28 @@ def leaderboard(report: Report, doc: Document | None = None) -> None:
                                    for m, (name, text) in METRIC_GUIDE.items()}})
     st.caption("🏆 adaptive winner · ◆ candidate · ● the chunker's colour in every chart and page · click a column "
                "header to sort · metric cells shaded from red (0) to green (1) · ± half the 95% interval "
-               "(bootstrap over the document's blocks) · problem counts: where they are, see Compare")
+               "(bootstrap over the document's blocks) · problem counts: where they are, see Compare"
+               + (f" · **{selection.provisional_note(report)}** (– = not known yet)" if report.provisional else ""))
     done = next((x for x in checks if x is not None), None)
     if done is not None:
         st.caption(f"“over model limit”: chunks longer than the {done.model.max_tokens:,}-token input limit of "
                    f"{md_escape(done.model.name)}, counted in {md_escape(done.tokenizer)}"
                    + (f" ({md_escape(done.note)})" if done.note else "")
                    + ": the model embeds only their beginning.")
-    if any(c.score_interval for c in report.ranked):
+    if key is not None and any(c.score_interval for c in report.ranked):
         with guard("The score intervals"), st.expander("Scores with their 95% intervals", expanded=False):
             st.plotly_chart(figures.score_interval_figure(report), width="stretch", key="cs_score_ci")
             st.caption("Where two bars overlap a lot, the document cannot tell the two chunkings apart: the verdict "
                        "above compares them resample by resample (paired), which is sharper than comparing bars.")
+
+
+def provisional_view(report: Report) -> None:
+    """What a running analysis shows as soon as the structure stage is done: the winner so far and
+    the leaderboard, marked provisional (no keys: drawn again after each stage in one page run)."""
+    with guard("The provisional winner card"):
+        winner_card(report, key=None)
+    with guard("The provisional leaderboard"):
+        leaderboard(report, key=None)
 
 
 def radar_ids(report: Report) -> list[str]:

@@ -6,7 +6,7 @@ import streamlit as st
 
 from chunkscope.document import Document
 from chunkscope.report import Report
-from ui.analysis import current_report, latest_report, settings_sidebar
+from ui.analysis import current_report, latest_report, provisional_banner, settings_sidebar
 
 
 def _link_home() -> None:
@@ -49,4 +49,5 @@ def require_report() -> tuple[Document, Report]:
             st.stop()
         st.warning("Settings changed since the last analysis: showing the last results. "
                    "Press Analyze on the Overview page to update them.")
+    provisional_banner(report)
     return doc, report

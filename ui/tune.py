@@ -238,7 +238,8 @@ def promote(doc: Document, report_settings_: Settings) -> None:
     if before is not None:
         rep = current_report(doc, before)
         if rep is not None:
-            res = session_resources(report_settings_.embedder, report_settings_.embedding_mode)
+            res = session_resources(report_settings_.embedder, report_settings_.embedding_mode,
+                                    report_settings_.embedding_backend)
             c = tune.score_chunking(doc, p["chunker"], p["params"], report_settings_, res, name=name)
             if c.ok:
                 after = before.with_(variants=variants, candidates=tuple(cands))

@@ -27,7 +27,7 @@ def embedder_info(resources: Any, se: Any) -> dict[str, Any]:
     """Facts about the embedding run: model, its input limit, unit/span statistics, warnings."""
     info: dict[str, Any] = {}
     emb = resources.embedder()
-    for attr in ("name", "max_tokens"):
+    for attr in ("name", "max_tokens", "backend", "precision", "device"):
         if hasattr(emb, attr):
             info[attr if attr != "name" else "model"] = getattr(emb, attr)
     stats = getattr(se, "stats", None)

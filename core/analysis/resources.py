@@ -17,9 +17,11 @@ SPAN_EMBEDDERS_MAX = 4  # documents whose span embedders stay in memory
 class Resources:
     """Shared, reusable resources for analyses. Acts as the chunkers' RunContext."""
 
-    def __init__(self, embedder_name: str | None = None, mode: str = "composed", llm_settings: Any = None):
+    def __init__(self, embedder_name: str | None = None, mode: str = "composed", llm_settings: Any = None,
+                 backend: str = "auto"):
         self.embedder_name = embedder_name
         self.mode = mode
+        self.backend = backend
         self._embedder = None
         self._llm_settings = llm_settings
         self._llm = None
@@ -27,21 +29,21 @@ class Resources:
         self._span_embedders: BoundedCache[tuple[str, str], Any] = BoundedCache(SPAN_EMBEDDERS_MAX)
         self.load_seconds = 0.0
 
-    def matches(self, embedder_name: str | None, mode: str) -> bool:
-        return self.embedder_name == embedder_name and self.mode == mode
+    def matches(self, embedder_name: str | None, mode: str, backend: str = "auto") -> bool:
+        return self.embedder_name == embedder_name and self.mode == mode and self.backend == backend
 
-    def for_settings(self, embedder_name: str | None, mode: str) -> "Resources":
-        """This Resources when it serves that model and mode, else a new one (same LLM settings)."""
-        if self.matches(embedder_name, mode):
+    def for_settings(self, embedder_name: str | None, mode: str, backend: str = "auto") -> "Resources":
+        """This Resources when it serves that model, mode and backend, else a new one (same LLM settings)."""
+        if self.matches(embedder_name, mode, backend):
             return self
-        return Resources(embedder_name, mode, self._llm_settings)
+        return Resources(embedder_name, mode, self._llm_settings, backend)
 
     def embedder(self):
         if self._embedder is None:
             from chunkscope.embeddings import Embedder
 
             t0 = time.perf_counter()
-            self._embedder = Embedder.load(self.embedder_name)
+            self._embedder = Embedder.load(self.embedder_name, backend=self.backend)
             self.load_seconds = time.perf_counter() - t0
         return self._embedder
 
@@ -106,10 +108,10 @@ class _LLMView:
     def with_llm(self, llm_settings: Any) -> "_LLMView":
         return _LLMView(self._base, llm_settings)
 
-    def for_settings(self, embedder_name: str | None, mode: str) -> Any:
-        if self._base.matches(embedder_name, mode):
+    def for_settings(self, embedder_name: str | None, mode: str, backend: str = "auto") -> Any:
+        if self._base.matches(embedder_name, mode, backend):
             return self
-        return Resources(embedder_name, mode, self._llm_settings)
+        return Resources(embedder_name, mode, self._llm_settings, backend)
 
     def __getattr__(self, name: str) -> Any:  # embedder(), span_embedder(), mode, ...: the shared ones
         return getattr(self._base, name)

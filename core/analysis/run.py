@@ -4,13 +4,27 @@ document (given) → structure (chunkings that need no model; SC, BI) → corefe
 embeddings (units once; the chunkings that need the embedder; ICC, DCC) → LLM chunkings →
 selection. Each stage fills the same ``Report``; ``progress(stage, fraction, message)`` hears
 about each step. One function serves the CLI, the app and corpus mode, so their numbers agree.
+
+The analysis is progressive: each stage scores the metrics it makes possible as soon as it ends
+(SC and BI after structure, RC after coreference, ICC and DCC after embeddings), and
+``on_partial(report, stage)`` receives a snapshot after every stage: a provisional ``Report``
+(``provisional=True``, ``pending`` names the metrics and chunkings still to come, their
+``metric_reasons`` say "pending: ..."), ranked and explained from what is known. Metric values
+do not depend on the order in which they are computed, so the final report is the same with or
+without ``on_partial`` (tests check it). ``cancel()`` returning True stops the run between steps
+with ``AnalysisCancelled`` carrying the last snapshot.
 """
 
 from __future__ import annotations
 
+import copy
+import os
+import threading
 import time
+from pathlib import Path
 from typing import Any, Callable
 
+from chunkscope import metrics as M
 from chunkscope.analysis.coreference import Pairs, coref_pairs, reference_metrics
 from chunkscope.analysis.embedding import Embed, embedder_info, embedding_metrics, span_embedding
 from chunkscope.analysis.resources import Resources
@@ -19,6 +33,7 @@ from chunkscope.analysis.settings import Settings
 from chunkscope.analysis.structure import chunk_one, chunking_plan, needs, structure_metrics
 from chunkscope.analysis.uncertainty import uncertainty_facts
 from chunkscope.document import Document
+from chunkscope.embeddings import backend_facts
 from chunkscope.provenance import provenance
 from chunkscope.report import METRICS, ChunkingResult, Report
 
@@ -28,10 +43,47 @@ STAGES = ("structure", "coreference", "embeddings", "llm", "selection")
 TIMING_KEYS = ("chunk", "coref", "embed", "metrics", "other", "total")
 
 Progress = Callable[[str, float, str], None]  # (stage, fraction of stage done, message)
+OnPartial = Callable[[Report, str], None]  # (provisional snapshot, the stage just finished)
+
+# the metrics each stage makes possible (SC and BI need nothing but the chunks)
+STAGE_METRICS = {"structure": ("SC", "BI"), "coreference": ("RC",), "embeddings": ("ICC", "DCC")}
+PENDING_REASON = {"RC": "pending: coreference", "ICC": "pending: embeddings", "DCC": "pending: embeddings"}
+# test setting: the embedding stage waits until this file exists (the browser test looks at the
+# provisional view first); at most HOLD_MAX_S seconds
+HOLD_ENV = "CHUNKSCOPE_TEST_HOLD_EMBEDDINGS"
+HOLD_MAX_S = 300.0
+
+
+class AnalysisCancelled(Exception):
+    """``cancel()`` asked the run to stop; ``partial`` is the last snapshot (or None before any)."""
+
+    def __init__(self, partial: Report | None, stage: str):
+        super().__init__(f"analysis cancelled during {stage}")
+        self.partial = partial
+        self.stage = stage
 
 
 def _no_progress(stage: str, fraction: float, message: str) -> None:
     return None
+
+
+def _apply(r: ChunkingResult, found: dict[str, M.MetricResult | None], reasons: dict[str, str]) -> None:
+    """Store computed metrics (value, reason when None, diagnostics) on ``r``; ``reasons``: why a
+    metric the stage could not compute (None in ``found``) is missing."""
+    for m, res in found.items():
+        r.metric_reasons.pop(m, None)
+        r.diagnostics.pop(m, None)
+        if res is None:
+            r.metrics[m] = None
+            r.metric_reasons[m] = reasons.get(m) or "not computed"
+        else:
+            r.metrics[m] = res.value
+            if res.value is None:
+                r.metric_reasons[m] = res.reason
+            r.diagnostics[m] = res.details
+    # the same key order however the metrics arrived (the JSON of a progressive run is identical)
+    r.metric_reasons = {m: r.metric_reasons[m] for m in METRICS if m in r.metric_reasons}
+    r.diagnostics = {m: r.diagnostics[m] for m in METRICS if m in r.diagnostics}
 
 
 def score_metrics(doc: Document, r: ChunkingResult, settings: Settings, pairs: Pairs | None, rc_reason: str,
@@ -43,28 +95,31 @@ def score_metrics(doc: Document, r: ChunkingResult, settings: Settings, pairs: P
     """
     t0 = time.perf_counter()
     found = structure_metrics(doc, r, settings) | reference_metrics(r, pairs) | embedding_metrics(doc, r, settings, embed)
-    for m in METRICS:
-        res = found.get(m)
-        if res is None:
-            r.metrics[m] = None
-            r.metric_reasons[m] = rc_reason if m == "RC" else (emb_error or "not computed")
-        else:
-            r.metrics[m] = res.value
-            if res.value is None:
-                r.metric_reasons[m] = res.reason
-            r.diagnostics[m] = res.details
+    _apply(r, {m: found.get(m) for m in METRICS}, {"RC": rc_reason, "ICC": emb_error, "DCC": emb_error})
     dt = time.perf_counter() - t0
     r.seconds += dt
     return dt
 
 
+def _hold_embeddings(cancelled: Callable[[], bool]) -> None:
+    flag = os.environ.get(HOLD_ENV)
+    if not flag:
+        return
+    t0 = time.perf_counter()
+    while not Path(flag).exists() and time.perf_counter() - t0 < HOLD_MAX_S and not cancelled():
+        time.sleep(0.1)
+
+
 def analyze(doc: Document, settings: Settings | None = None, resources: Resources | None = None,
-            progress: Progress | None = None) -> Report:
+            progress: Progress | None = None, on_partial: OnPartial | None = None,
+            cancel: Callable[[], bool] | None = None) -> Report:
     settings = settings or Settings()
     settings.validate()
     progress = progress or _no_progress
-    resources = (resources or Resources(settings.embedder, settings.embedding_mode)).for_settings(
-        settings.embedder, settings.embedding_mode)
+    cancelled = cancel or (lambda: False)
+    resources = (resources or Resources(settings.embedder, settings.embedding_mode,
+                                        backend=settings.embedding_backend)).for_settings(
+        settings.embedder, settings.embedding_mode, settings.embedding_backend)
     t_total = time.perf_counter()
     embed_s0 = resources.embedding_seconds()
     # disjoint stage timings that add up to the total: time inside the embedding model (loading,
@@ -77,53 +132,135 @@ def analyze(doc: Document, settings: Settings | None = None, resources: Resource
     for i, item in enumerate(plan):
         by_stage[needs(item[1])].append((i, item))
     results: list[ChunkingResult | None] = [None] * len(plan)
+    coref_info: dict[str, Any] = {}
+    emb_info: dict[str, Any] = {"model": settings.embedder or "all-MiniLM-L6-v2 (bundled)",
+                                "mode": settings.embedding_mode,
+                                **backend_facts(settings.embedder, settings.embedding_backend)}
+    last: list[Report] = []  # the latest snapshot (what a cancelled run leaves)
 
-    def run_chunkings(stage: str, items: list) -> None:
+    def check(stage: str) -> None:
+        if cancelled():
+            raise AnalysisCancelled(last[-1] if last else None, stage)
+
+    def run_chunkings(stage: str, items: list) -> list[ChunkingResult]:
+        out = []
         for k, (i, (cid, base_id, overrides)) in enumerate(items):
+            check(stage)
             progress(stage, k / max(1, len(items)), cid)
             e0 = resources.embedding_seconds()
             cr = chunk_one(doc, cid, base_id, overrides, resources, candidate=cid in settings.candidates)
             timings["chunk"] += max(0.0, cr.seconds - (resources.embedding_seconds() - e0))
             results[i] = cr
+            out.append(cr)
+        return out
 
-    # structure: every chunking that needs no model
-    run_chunkings("structure", by_stage[""])
+    def score(stage: str, rs: list[ChunkingResult], found_of: Callable[[ChunkingResult], dict], reasons: dict) -> None:
+        for r in rs:
+            if r.ok:
+                t0, e0 = time.perf_counter(), resources.embedding_seconds()
+                _apply(r, found_of(r), reasons)
+                dt = time.perf_counter() - t0
+                r.seconds += dt
+                timings["metrics"] += max(0.0, dt - (resources.embedding_seconds() - e0))  # model time is "embed"
+
+    def build(pending: list[str]) -> Report:
+        report = Report(
+            document=facts,
+            settings=settings.to_dict(),
+            chunkings=[r for r in results if r is not None],
+            winner=None,
+            explanation="",
+            timings=timings,
+            warnings=warnings,
+            coref=coref_info,
+            embedder=emb_info,
+            provenance=provenance(settings, emb_info, coref_info),
+            provisional=bool(pending),
+            pending=pending,
+            uncertainty=uncertainty_facts(pairs),
+        )
+        return rescore(report, settings.weights, settings.candidates)
+
+    def snapshot(stage: str, pending_metrics: tuple[str, ...], later: list) -> None:
+        if on_partial is None:
+            return
+        pending = list(pending_metrics) + [cid for _, (cid, _, _) in later]
+        rep = build(pending)
+        snap = _snapshot(rep)
+        last[:] = [snap]
+        on_partial(snap, stage)
+
+    facts = document_facts(doc)
+    pairs: Pairs | None = None  # known after the coreference stage
+
+    # structure: every chunking that needs no model; SC and BI at once
+    structural = run_chunkings("structure", by_stage[""])
+    for r in structural:
+        if r.ok:
+            r.metric_reasons.update({m: PENDING_REASON[m] for m in ("RC", "ICC", "DCC")})
+    score("structure", structural, lambda r: structure_metrics(doc, r, settings), {})
     progress("structure", 1.0, f"{sum(1 for r in results if r is not None and r.ok)} chunkings ok")
+    snapshot("structure", ("RC", "ICC", "DCC"), by_stage["embedder"] + by_stage["llm"])
+
+    # the one embedding pass over the document's units starts now, in a thread, while coreference
+    # runs here (ONNX Runtime and tokenizers release the GIL); the embeddings stage joins it
+    need_embedder = any(r is not None and r.ok for r in results) or bool(by_stage["embedder"] or by_stage["llm"])
+    unit_pass: dict[str, Any] = {}
+
+    def embed_units() -> None:
+        _hold_embeddings(cancelled)
+        t0 = time.perf_counter()
+        unit_pass["result"] = span_embedding(doc, resources)
+        unit_pass["seconds"] = time.perf_counter() - t0
+
+    worker = threading.Thread(target=embed_units, name="chunkscope-unit-pass", daemon=True) if need_embedder else None
+    if worker is not None:
+        check("embeddings")
+        worker.start()
 
     # coreference (RC)
+    check("coreference")
     progress("coreference", 0.0, settings.coref)
     t0 = time.perf_counter()
-    pairs, rc_reason, coref_info = coref_pairs(doc, settings)
+    pairs, rc_reason, info = coref_pairs(doc, settings)
+    coref_info.update(info)
     warnings.extend(f"coreference: {w}" for w in coref_info.get("warnings", []))
     timings["coref"] = time.perf_counter() - t0
+    score("coreference", structural, lambda r: reference_metrics(r, pairs), {"RC": rc_reason})
     progress("coreference", 1.0, rc_reason or f"{len(pairs or [])} entity-pronoun pairs")
+    snapshot("coreference", ("ICC", "DCC"), by_stage["embedder"] + by_stage["llm"])
 
-    # embeddings: units once, then the chunkings that need the embedder
+    # embeddings: units once, then the chunkings that need the embedder; ICC and DCC
+    check("embeddings")
     embed: Embed | None = None
-    emb_info: dict[str, Any] = {"model": settings.embedder or "all-MiniLM-L6-v2 (bundled)",
-                                "mode": settings.embedding_mode}
     emb_error = ""
-    if any(r is not None and r.ok for r in results) or by_stage["embedder"] or by_stage["llm"]:
-        progress("embeddings", 0.0, "loading model")
-        embed, more, emb_error = span_embedding(doc, resources)
+    if worker is not None:
+        progress("embeddings", 0.0, "embedding the document's units")
+        while worker.is_alive():
+            worker.join(0.1)
+            check("embeddings")
+        embed, more, emb_error = unit_pass["result"]
         emb_info.update(more)
         if emb_error:
             warnings.append(emb_error)
-    run_chunkings("embeddings", by_stage["embedder"])
+        timings["embed"] += unit_pass["seconds"]
+    semantic = run_chunkings("embeddings", by_stage["embedder"])
+    emb_reasons = {"ICC": emb_error, "DCC": emb_error}
+    score("embeddings", structural, lambda r: embedding_metrics(doc, r, settings, embed), emb_reasons)
+    score("embeddings", semantic, lambda r: structure_metrics(doc, r, settings) | reference_metrics(r, pairs)
+          | embedding_metrics(doc, r, settings, embed), {"RC": rc_reason, **emb_reasons})
     progress("embeddings", 1.0, emb_error or "document units embedded")
+    if by_stage["llm"]:
+        snapshot("embeddings", (), by_stage["llm"])
 
-    # LLM chunkings
-    run_chunkings("llm", by_stage["llm"])
+    # LLM chunkings, scored at once
+    llm = run_chunkings("llm", by_stage["llm"])
+    score("llm", llm, lambda r: structure_metrics(doc, r, settings) | reference_metrics(r, pairs)
+          | embedding_metrics(doc, r, settings, embed), {"RC": rc_reason, **emb_reasons})
     progress("llm", 1.0, f"{len(by_stage['llm'])} LLM chunking(s)")
 
-    # metrics of every OK chunking (values do not depend on the order)
-    done = [r for r in results if r is not None]
-    ok = [r for r in done if r.ok]
-    for k, r in enumerate(ok):
-        progress("selection", k / max(1, len(ok)) * 0.9, r.id)
-        e0 = resources.embedding_seconds()
-        dt = score_metrics(doc, r, settings, pairs, rc_reason, embed, emb_error)
-        timings["metrics"] += max(0.0, dt - (resources.embedding_seconds() - e0))
+    check("selection")
+    progress("selection", 0.9, "ranking")
     if embed is not None:
         # spans are embedded while scoring: only now are the stats and warnings (exact mode:
         # texts truncated by the model) complete
@@ -133,21 +270,7 @@ def analyze(doc: Document, settings: Settings | None = None, resources: Resource
             warnings.extend(w for w in (getattr(se, "warnings", None) or []) if w not in warnings)
         except Exception:  # facts only: never fail an analysis for them
             pass
-
-    report = Report(
-        document=document_facts(doc),
-        settings=settings.to_dict(),
-        chunkings=done,
-        winner=None,
-        explanation="",
-        timings=timings,
-        warnings=warnings,
-        coref=coref_info,
-        embedder=emb_info,
-        provenance=provenance(settings, emb_info, coref_info),
-        uncertainty=uncertainty_facts(pairs),
-    )
-    rescore(report, settings.weights, settings.candidates)
+    report = build([])
     # time spent inside the embedding model (loading + encoding), wherever it happened
     # (the semantic chunker embeds sentences during chunking)
     timings["embed"] = resources.embedding_seconds() - embed_s0
@@ -155,6 +278,21 @@ def analyze(doc: Document, settings: Settings | None = None, resources: Resource
     timings["other"] = max(0.0, timings["total"] - sum(timings[k] for k in ("chunk", "coref", "embed", "metrics")))
     progress("selection", 1.0, f"winner: {report.winner}")
     return report
+
+
+def _snapshot(report: Report) -> Report:
+    """A copy the caller may keep and re-rank while the run goes on (chunk rows are shared: they
+    never change once produced)."""
+    out = copy.copy(report)
+    out.chunkings = [copy.copy(c) for c in report.chunkings]
+    for c in out.chunkings:
+        c.metrics, c.metric_reasons, c.diagnostics = dict(c.metrics), dict(c.metric_reasons), dict(c.diagnostics)
+        c.params, c.info = dict(c.params), dict(c.info)
+    out.settings = copy.deepcopy(report.settings)
+    out.timings, out.warnings, out.pending = dict(report.timings), list(report.warnings), list(report.pending)
+    out.coref, out.embedder = copy.deepcopy(report.coref), copy.deepcopy(report.embedder)
+    out.provenance, out.flags = copy.deepcopy(report.provenance), list(report.flags)
+    return out
 
 
 def document_facts(doc: Document) -> dict[str, Any]:

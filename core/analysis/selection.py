@@ -134,7 +134,10 @@ def explain(report: Report) -> Explanation:
             parts.append("; ".join(one_sided) + ".")
         if not ex.leads and not ex.trails and not one_sided:
             parts.append("Both score the same on every metric.")
-    missing = [m for m in METRICS if best.metrics.get(m) is None and weights.get(m, 0) > 0]
+    pending = set(report.pending_metrics) if report.provisional else set()
+    missing = [m for m in METRICS if best.metrics.get(m) is None and weights.get(m, 0) > 0 and m not in pending]
+    if report.provisional:
+        _provisional(report, ex, parts)
     if missing:
         ex.flags.append("metrics-missing")
         reasons = "; ".join(f"{m}: {best.metric_reasons.get(m, 'not computed')}" for m in missing)
@@ -171,6 +174,24 @@ def _explain_excluded(report: Report, ex: Explanation, parts: list[str]) -> None
                            + (f", although it scores higher ({c.score:.3f})." if above else "."))
     parts.append("Excluded from winning because they fail the coverage audit (they lose text): "
                  + "; ".join(f"{c.id} ({audit_failure(c)})" for c in out) + ".")
+
+
+def provisional_note(report: Report) -> str:
+    """"provisional: ICC/DCC pending" (and the chunkings still to run); "" for a complete report."""
+    if not report.provisional:
+        return ""
+    what = "/".join(report.pending_metrics)
+    note = f"provisional: {what} pending" if what else "provisional"
+    if report.pending_chunkings:
+        note += f"; still to run: {', '.join(report.pending_chunkings)}"
+    return note
+
+
+def _provisional(report: Report, ex: Explanation, parts: list[str]) -> None:
+    ex.flags.append("provisional")
+    note = provisional_note(report)
+    parts.insert(0, note[0].upper() + note[1:] + ".")
+    ex.warnings.append(f"{note[0].upper() + note[1:]}: the ranking uses the metrics known so far and may change.")
 
 
 def _compare(best: ChunkingResult, runner: ChunkingResult, weights: dict[str, float], ex: Explanation) -> list[str]:
@@ -219,6 +240,8 @@ def _no_winner(report: Report, weights: dict[str, float]) -> Explanation:
     else:
         parts = ["No candidate chunking produced a score, so there is no adaptive winner" + (f" ({why})." if why else ".")]
     _explain_excluded(report, ex, parts)
+    if report.provisional:
+        _provisional(report, ex, parts)
     ex.text = " ".join(parts)
     return ex
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from chunkscope.coref import BACKENDS as COREF_BACKENDS
+from chunkscope.embeddings import BACKENDS as EMBEDDING_BACKENDS
 from chunkscope.embeddings import MODES as EMBEDDING_MODES
 from chunkscope.report import METRICS
 
@@ -39,6 +40,9 @@ class Settings:
     mentions: str | None = None  # path to precomputed mentions (parquet/JSON)
     embedder: str | None = None  # model name or path; None = bundled all-MiniLM-L6-v2
     embedding_mode: str = "composed"  # one of EMBEDDING_MODES
+    # how the model runs (EMBEDDING_BACKENDS): "auto" = ONNX Runtime int8 for the bundled model,
+    # "reference" = sentence-transformers fp32 (docs/performance.md)
+    embedding_backend: str = "auto"
     # named candidates ("promoted" configurations): name -> {"chunker": base id, "params": {...}};
     # analyze() runs each like any other chunking under its name (which may be a candidate)
     variants: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -59,6 +63,9 @@ class Settings:
         if self.embedding_mode not in EMBEDDING_MODES:
             raise ValueError(f"embedding mode must be {' or '.join(map(repr, EMBEDDING_MODES))} "
                              f"(got {self.embedding_mode!r})")
+        if self.embedding_backend not in EMBEDDING_BACKENDS:
+            raise ValueError(f"embedding backend must be one of {', '.join(EMBEDDING_BACKENDS)} "
+                             f"(got {self.embedding_backend!r})")
         if self.coref not in COREF_BACKENDS:
             raise ValueError(f"coref backend must be {', '.join(COREF_BACKENDS)} (got {self.coref!r})")
         from chunkscope.analysis.uncertainty import TIE_BREAKS

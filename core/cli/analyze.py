@@ -77,8 +77,8 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         base["mentions"] = args.mentions
         if not args.coref:
             base["coref"] = "precomputed"
-    for name in ("coref", "embedder", "embedding_mode", "min_tokens", "max_tokens", "bi_tolerance",
-                 "window_tokens", "window_step", "tie_break"):
+    for name in ("coref", "embedder", "embedding_mode", "embedding_backend", "min_tokens", "max_tokens",
+                 "bi_tolerance", "window_tokens", "window_step", "tie_break"):
         v = getattr(args, name, None)
         if v is not None:
             base[name] = v
@@ -153,6 +153,9 @@ def add_analysis_options(p: argparse.ArgumentParser) -> None:
                    help="coreference backend for RC (default heuristic; precomputed when --mentions is given)")
     p.add_argument("--embedder", metavar="NAME_OR_PATH", help="sentence-transformers model (default: bundled all-MiniLM-L6-v2)")
     p.add_argument("--embedding-mode", dest="embedding_mode", choices=EMBEDDING_MODES, default=None)
+    p.add_argument("--embedding-backend", dest="embedding_backend", choices=["auto", "reference", "onnx", "onnx-int8"],
+                   default=None, help="how the embedding model runs: auto (default: ONNX Runtime int8 for the bundled "
+                   "model, sentence-transformers otherwise), reference (sentence-transformers fp32), onnx, onnx-int8")
     p.add_argument("--weights", metavar="RC=1,ICC=1,...", help="metric weights for the score")
     p.add_argument("--min-tokens", dest="min_tokens", type=int, default=None, help="SC lower bound (default 100)")
     p.add_argument("--max-tokens", dest="max_tokens", type=int, default=None, help="SC upper bound (default 1100)")
@@ -214,6 +217,20 @@ def leaderboard_lines(report: Report) -> list[str]:
     return lines
 
 
+def partial_printer(stream=None):
+    """``on_partial`` for ``--progress``: the provisional leaderboard and winner after each stage."""
+    from chunkscope.analysis.selection import provisional_note
+
+    def show(report: Report, stage: str) -> None:
+        out = stream or sys.stderr
+        out.write(f"\n== after {stage}: {provisional_note(report)}\n")
+        out.write("\n".join(leaderboard_lines(report)) + "\n")
+        out.write(f"provisional winner: {report.winner or 'none'}\n\n")
+        out.flush()
+
+    return show
+
+
 def add_analyze(sub) -> None:
     p = sub.add_parser(
         "analyze",
@@ -226,6 +243,9 @@ def add_analyze(sub) -> None:
     add_input_arguments(p)
     p.add_argument("--json", metavar="OUT", help="write the report (schema chunkscope.report/1) to OUT")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.add_argument("--progress", action="store_true",
+                   help="after each stage, print the provisional leaderboard on stderr (SC/BI first, then RC, "
+                        "then ICC/DCC); stdout and --json are unchanged")
     add_analysis_options(p)
     p.set_defaults(func=cmd_analyze)
 
@@ -248,7 +268,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         except CorefError as exc:
             raise SettingsError(f"--mentions: {exc}") from None
     parse_s = time.perf_counter() - t0
-    report = analyze(doc, settings, progress=StderrProgress(quiet=args.quiet))
+    on_partial = partial_printer() if getattr(args, "progress", False) else None
+    report = analyze(doc, settings, progress=StderrProgress(quiet=args.quiet), on_partial=on_partial)
     report.timings["parse"] = parse_s
     report.timings["total"] += parse_s
     d = report.document

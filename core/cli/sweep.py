@@ -83,7 +83,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         raise CLIError(f"{args.chunker}: {name}={values[0]}: " + "; ".join(bad[0]))
 
     doc = load_input(args.file, args.max_bytes)
-    resources = Resources(settings.embedder, settings.embedding_mode)
+    resources = Resources(settings.embedder, settings.embedding_mode, backend=settings.embedding_backend)
     quiet = args.quiet or args.json == "-"
     out = sys.stdout if args.json != "-" else sys.stderr
     print(f"{doc.name}: sweep of {args.chunker} {name} over {len(values)} values "

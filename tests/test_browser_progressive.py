@@ -1,0 +1,63 @@
+"""In a real browser: the provisional leaderboard shows before the embeddings finish, then the winner.
+
+The embedding stage is held (test setting ``CHUNKSCOPE_TEST_HOLD_EMBEDDINGS``: it waits until a
+file exists) until the provisional view has been seen, so the test is deterministic. The
+screenshot of the provisional state goes to ``$CHUNKSCOPE_SCREENSHOTS`` (else the test's folder).
+"""
+
+from __future__ import annotations
+
+import os
+import urllib.parse
+from pathlib import Path
+
+import pytest
+from browser_tour import CHUNKERS, WINNER, _wait_idle, browser, missing, streamlit_app
+from inspector_sample import sample_markdown
+
+pytestmark = pytest.mark.timeout(400)
+
+
+def test_provisional_leaderboard_then_final_winner(tmp_path, monkeypatch):
+    why = missing()
+    if why:
+        pytest.skip(f"browser test skipped: {why}")
+    sample = tmp_path / "policy_progressive.md"
+    sample.write_text(sample_markdown(), encoding="utf-8")
+    shots = Path(os.environ.get("CHUNKSCOPE_SCREENSHOTS") or tmp_path / "shots")
+    shots.mkdir(parents=True, exist_ok=True)
+    flag = tmp_path / "release-embeddings"
+    monkeypatch.setenv("CHUNKSCOPE_TEST_HOLD_EMBEDDINGS", str(flag))
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    with streamlit_app(cache) as url, browser() as ctx:
+        page = ctx.new_page()
+        page.set_default_timeout(120_000)
+        q = urllib.parse.urlencode({"chunkers": ",".join(CHUNKERS), "candidates": ",".join(CHUNKERS),
+                                    "coref": "heuristic"})
+        page.goto(f"{url}/?{q}", wait_until="domcontentloaded")
+        page.get_by_role("button", name="Analyze").wait_for(timeout=120_000)
+        _wait_idle(page)
+        page.locator('[data-testid="stFileUploader"] input[type=file]').first.set_input_files(str(sample))
+        page.get_by_text(sample.stem, exact=True).first.wait_for(timeout=60_000)
+        _wait_idle(page)
+        page.get_by_role("button", name="Analyze").click()
+        # provisional: structure scores known, ICC/DCC pending, the embedding stage held
+        page.locator(".cs-provisional").first.wait_for(timeout=180_000)
+        card = page.locator(".cs-provisional").first.inner_text()
+        assert "provisional" in card and "ICC/DCC pending" in card
+        page.locator('[data-testid="stDataFrame"]').first.wait_for()
+        assert page.get_by_role("button", name="Cancel analysis").count() == 1
+        assert not flag.exists()  # the embeddings have not run: what is shown is provisional
+        page.mouse.move(5, 995)  # no tooltip over the view
+        page.wait_for_timeout(500)
+        page.screenshot(path=str(shots / "provisional.png"))
+        flag.write_text("go")
+        # the final winner: the card without the provisional mark, with where it leads the runner-up
+        page.get_by_text("Leads ", exact=False).first.wait_for(timeout=300_000)
+        _wait_idle(page)
+        final = page.locator(".st-key-cs_winner_card").inner_text()
+        assert WINNER in final and "provisional" not in final.lower()
+        assert page.locator(".cs-provisional").count() == 0
+        page.screenshot(path=str(shots / "final.png"))
+    assert (shots / "provisional.png").stat().st_size > 10_000

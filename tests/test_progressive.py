@@ -1,0 +1,89 @@
+"""Progressive analysis: snapshots after each stage, provisional marks, final report unchanged."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from test_analysis import DOC_MD
+
+from chunkscope.analysis import Resources, Settings, analyze
+from chunkscope.analysis.run import AnalysisCancelled
+from chunkscope.ingest import load_bytes
+from chunkscope.report import Report
+
+CHUNKERS = ("recursive-1100", "recursive-600+pp", "fixed-512", "sentence-5", "semantic")
+CANDS = ("recursive-1100", "recursive-600+pp", "fixed-512", "semantic")
+
+
+@pytest.fixture(scope="module")
+def doc():
+    return load_bytes(DOC_MD.encode(), "policy.md")
+
+
+def _values(report: Report) -> str:
+    """The report's JSON without what a clock or a cache decides (times, cache statistics)."""
+    d = report.to_dict()
+    d.pop("timings")
+    d["embedder"].pop("stats", None)
+    for c in d["chunkings"]:
+        c.pop("seconds")
+    return json.dumps(d, ensure_ascii=False)
+
+
+@pytest.fixture(scope="module")
+def runs(doc):
+    s = Settings(chunkers=CHUNKERS, candidates=CANDS, coref="heuristic")
+    snaps: list[tuple[str, Report]] = []
+    progressive = analyze(doc, s, Resources(), on_partial=lambda r, st: snaps.append((st, r)))
+    plain = analyze(doc, s, Resources())
+    return snaps, progressive, plain
+
+
+def test_final_report_is_identical_to_a_plain_run(runs):
+    _, progressive, plain = runs
+    assert not progressive.provisional and "provisional" not in progressive.to_dict()
+    assert _values(progressive) == _values(plain)
+
+
+def test_a_snapshot_after_each_stage_with_what_is_pending(runs):
+    snaps, final, _ = runs
+    assert [st for st, _ in snaps] == ["structure", "coreference"]  # embeddings end the run (no LLM chunking)
+    first = snaps[0][1]
+    assert first.provisional and first.pending == ["RC", "ICC", "DCC", "semantic"]
+    assert first.get("semantic") is None  # needs the embedder: not run yet
+    r = first.get("recursive-1100")
+    assert r.metrics["SC"] is not None and r.metrics["BI"] is not None
+    assert r.metrics["ICC"] is None and r.metric_reasons["ICC"] == "pending: embeddings"
+    assert r.metric_reasons["RC"] == "pending: coreference"
+    assert "provisional" in first.flags and first.explanation.startswith("Provisional: RC/ICC/DCC pending")
+    assert "metrics-missing" not in first.flags
+    d = first.to_dict()
+    assert d["provisional"] is True and d["pending"] == first.pending
+    second = snaps[1][1]
+    assert second.pending == ["ICC", "DCC", "semantic"]
+    assert second.get("recursive-1100").metrics["RC"] == final.get("recursive-1100").metrics["RC"]
+    # snapshots are copies: the run went on without changing them
+    assert first.get("recursive-1100").metrics["RC"] is None
+    for c in first.chunkings:
+        if c.ok:
+            assert c.metrics["SC"] == final.get(c.id).metrics["SC"]
+            assert c.metrics["BI"] == final.get(c.id).metrics["BI"]
+
+
+def test_a_snapshot_re_ranks_with_other_weights(runs):
+    from chunkscope.analysis import rescore
+
+    snap = runs[0][0][1]
+    rescore(snap, {"SC": 0.0, "BI": 1.0}, CANDS)
+    assert snap.provisional and snap.winner is not None
+    assert all(c.score == c.metrics["BI"] for c in snap.chunkings if c.ok)
+
+
+def test_cancel_keeps_the_last_snapshot(doc):
+    s = Settings(chunkers=CHUNKERS, candidates=CANDS, coref="heuristic")
+    seen: list[str] = []
+    with pytest.raises(AnalysisCancelled) as exc:
+        analyze(doc, s, Resources(), on_partial=lambda r, st: seen.append(st), cancel=lambda: "coreference" in seen)
+    assert exc.value.partial is not None and exc.value.partial.provisional
+    assert exc.value.partial.pending[:2] == ["ICC", "DCC"]
