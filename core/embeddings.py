@@ -165,7 +165,7 @@ def _load_onnx(precision: str, device: str | None):
                 m = eo.OnnxSentenceModel(precision, device)
             except Exception as exc:
                 raise EmbedderUnavailable(f"cannot load the ONNX model ({precision}): {exc}") from None
-            _models[key] = m
+            _models.put(key, m)
         return m
 
 
