@@ -418,12 +418,20 @@ def worker_id() -> str:
     return f"{node}:{os.getpid()}"
 
 
+def _failed_marker(base: str) -> str:
+    """``failed/STEM-KEY16.json`` for ``reports/STEM-KEY16``: the reason a document failed on its own."""
+    return "failed/" + base.split("/", 1)[-1] + ".json"
+
+
 def write_result(store: ResultStore, base: str, res: dict[str, Any]) -> dict[str, Any]:
     """THE writer of a document's result (every engine): winners, then the report (the report is the
     commit mark resume looks for), each written atomically. Returns the entry fields of the summary."""
     upd: dict[str, Any] = {"seconds": round(res.get("seconds", 0.0), 3), "worker": res.get("worker", "")}
     if res.get("status") != "ok":
         upd.update(status="failed", reason=res.get("reason") or "unknown error")
+        # the document failed on its own (same bytes + settings fail again): remembered, so a rerun skips it
+        # (--retry-failed tries again); a dead worker never gets here
+        store.write_text(_failed_marker(base), json.dumps({"reason": upd["reason"]}, ensure_ascii=False))
         return upd
     rep = res["report"]
     store.write_text(f"{base}.winners.jsonl",
@@ -517,7 +525,8 @@ class RunOptions:
     """How to run (not what: that is Settings). ``jobs``: workers for either engine; ``threads``: math
     threads per worker (default: this machine's cores / jobs); Ray only: ``address`` (None: start a
     local Ray instance; "auto" or "ray://HOST:PORT": join that cluster), ``gpus_per_worker``,
-    ``max_retries`` (tries after a worker died mid-document)."""
+    ``max_retries`` (tries after a worker died mid-document). ``retry_failed``: analyze again the documents
+    that failed on their own in an earlier run (by default a rerun skips them, keeping their reason)."""
 
     engine: str = "local"
     jobs: int = 1
@@ -525,6 +534,7 @@ class RunOptions:
     address: str | None = None
     gpus_per_worker: float = 0.0
     max_retries: int = 2
+    retry_failed: bool = False
 
     def validate(self) -> None:
         if self.engine not in ENGINES:
@@ -573,10 +583,11 @@ def format_stats(st: dict[str, Any]) -> str:
             + (f" · {st['retried']} retried" if st.get("retried") else ""))
 
 
-def plan_corpus(inputs, store: ResultStore, s_dict: dict[str, Any],
-                max_bytes: int | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, str]]]:
+def plan_corpus(inputs, store: ResultStore, s_dict: dict[str, Any], max_bytes: int | None = None,
+                retry_failed: bool = False) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, str]]]:
     """Discovery and resume, with no model loaded: (entries, tasks, ignored). Entries of documents done
-    before (same bytes, settings, LLM and provenance) are complete; each task is one document to analyze."""
+    before (same bytes, settings, LLM and provenance) are complete -- analyzed, or failed on their own
+    (unless ``retry_failed``); each task is one document to analyze."""
     out_local = store.local_dir
     items, ignored = discover(inputs, exclude=[out_local] if out_local else [])
     if not items:
@@ -615,6 +626,13 @@ def plan_corpus(inputs, store: ResultStore, s_dict: dict[str, Any],
                 continue
             except (OSError, json.JSONDecodeError, KeyError):
                 pass  # a damaged report: analyze again
+        elif not retry_failed and store.is_file(_failed_marker(base)):
+            try:
+                why = json.loads(store.read_text(_failed_marker(base))).get("reason", "")
+                e.update(status="failed", reason=why, resumed=True, seconds=0.0)
+                continue
+            except (OSError, json.JSONDecodeError, AttributeError):
+                pass  # a damaged marker: analyze again
         tasks.append({"index": len(entries) - 1, "path": str(it.path), "base": base, "key": key,
                       "settings": d_settings, "max_bytes": max_bytes, "name": it.path.stem, "rel": it.rel})
     return entries, tasks, ignored
@@ -670,8 +688,9 @@ def run_corpus(inputs, out_dir: str | os.PathLike, settings=None, jobs: int = 1,
         settings = Settings()
     s_dict = settings.to_dict() if hasattr(settings, "to_dict") else Settings.from_dict(settings).to_dict()
     store = ResultStore(out_dir)
-    entries, tasks, ignored = plan_corpus(inputs, store, s_dict, max_bytes)
+    entries, tasks, ignored = plan_corpus(inputs, store, s_dict, max_bytes, opts.retry_failed)
     store.makedirs("reports")
+    store.makedirs("failed")
 
     total = len(entries)
     stats = RunStats(total, len(tasks))

@@ -96,19 +96,19 @@ def run_ray(tasks: list[dict[str, Any]], store: ResultStore, opts: RunOptions, s
         queue = collections.deque(tasks)
         tries: dict[int, int] = collections.defaultdict(int)
         deaths: dict[int, int] = collections.defaultdict(int)  # actor slot -> deaths seen
-        inflight: dict[Any, tuple[int, dict[str, Any]]] = {}
+        idle = collections.deque(range(n))  # slots ready for a document
+        dead: set[int] = set()  # slots whose restarts are used up
+        inflight: dict[Any, tuple[int, dict[str, Any] | None]] = {}  # None: a readiness probe after a restart
 
-        def submit(slot: int) -> None:
-            if not queue:
-                return
-            t = queue.popleft()
-            tries[t["index"]] += 1
-            inflight[actors[slot].run.remote(t, store_ref)] = (slot, t)
-            started(t)
+        def dispatch() -> None:
+            while queue and idle:
+                slot, t = idle.popleft(), queue.popleft()
+                tries[t["index"]] += 1
+                inflight[actors[slot].run.remote(t, store_ref)] = (slot, t)
+                started(t)
 
-        for slot in range(n):
-            submit(slot)
-        while inflight:
+        dispatch()
+        while inflight and (queue or any(t is not None for _, t in inflight.values())):  # not for probes only
             ready, _ = ray.wait(list(inflight), num_returns=1, timeout=60.0)
             if not ready:
                 continue  # still working (a long document, or actors waiting for resources)
@@ -116,36 +116,39 @@ def run_ray(tasks: list[dict[str, Any]], store: ResultStore, opts: RunOptions, s
             slot, t = inflight.pop(ref)
             try:
                 upd = ray.get(ref, timeout=60.0)
-            except RayActorError as exc:  # the worker process died with this document in hand
+            except RayActorError as exc:  # the worker process died (with this document in hand when t is set)
                 deaths[slot] += 1
-                reason = f"worker died ({type(exc).__name__})"
-                if tries[t["index"]] <= opts.max_retries:
-                    queue.appendleft(t)  # the next free worker takes it
-                    if retried:
-                        retried(t, reason)
-                else:
-                    finished(t, {"status": "failed", "attempts": tries[t["index"]],
-                                 "reason": f"the worker process died {tries[t['index']]} times while analyzing "
-                                           "this document (killed or out of memory?)"})
-                if deaths[slot] > ACTOR_RESTARTS:  # restarts used up: that actor is gone
-                    alive = [s for s in range(n) if deaths[s] <= ACTOR_RESTARTS]
-                    if not alive:
+                if t is not None:
+                    if tries[t["index"]] <= opts.max_retries:
+                        queue.appendleft(t)  # the next free worker takes it
+                        if retried:
+                            retried(t, f"worker died ({type(exc).__name__})")
+                    else:
+                        finished(t, {"status": "failed", "attempts": tries[t["index"]],
+                                     "reason": f"the worker process died {tries[t['index']]} times while analyzing "
+                                               "this document (killed or out of memory?)"})
+                if deaths[slot] > ACTOR_RESTARTS:  # restarts used up: that worker is gone
+                    dead.add(slot)
+                    if len(dead) == n:
                         for left in list(queue):
                             finished(left, {"status": "failed", "reason": "every Ray worker died; no worker left"})
                         queue.clear()
-                    else:
-                        for s in alive:  # keep the others busy
-                            if not any(v[0] == s for v in inflight.values()):
-                                submit(s)
-                    continue
-                submit(slot)
+                else:  # Ray restarts it (model loaded again): wait until it answers before giving it work
+                    inflight[actors[slot].ready.remote()] = (slot, None)
+                dispatch()
                 continue
-            except (RayTaskError, GetTimeoutError) as exc:  # process_document raised (it should not): that document
+            except (RayTaskError, GetTimeoutError) as exc:  # process_document raised (it should not)
+                if t is None:
+                    idle.append(slot)
+                    dispatch()
+                    continue
                 upd = {"status": "failed", "reason": f"internal error: {' '.join(str(exc).split())[:300]}"}
-            if tries[t["index"]] > 1:
-                upd["attempts"] = tries[t["index"]]
-            finished(t, upd)
-            submit(slot)
+            if t is not None:
+                if tries[t["index"]] > 1:
+                    upd["attempts"] = tries[t["index"]]
+                finished(t, upd)
+            idle.append(slot)
+            dispatch()
     finally:
         for a in actors:  # free their CPUs/GPUs now (a cluster is shared)
             try:

@@ -103,14 +103,16 @@ class ResultStore:
         return self.read_bytes(rel).decode("utf-8")
 
     def write_bytes(self, rel: str, data: bytes) -> None:
-        """Atomic: a unique temporary name, then a rename over ``rel``."""
+        """Atomic: a unique temporary name, then a rename over ``rel`` (its folder is created if needed)."""
         final = self._path(rel)
         if self._fs is not None:
             tmp = _tmp_name(final)
+            self._fs.makedirs(self._fs._parent(final), exist_ok=True)
             self._fs.pipe_file(tmp, data)
             self._fs.mv(tmp, final)
             return
         tmp_p = Path(_tmp_name(str(final)))
+        tmp_p.parent.mkdir(parents=True, exist_ok=True)
         try:
             tmp_p.write_bytes(data)
             os.replace(tmp_p, final)

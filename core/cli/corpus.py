@@ -94,6 +94,8 @@ def add_corpus(sub) -> None:
                    help="with --engine ray: GPUs per worker (e.g. 0.5: two workers share one); the embedder runs there")
     p.add_argument("--threads-per-worker", type=int, default=None, metavar="T",
                    help="math threads per worker, pinned the same way for both engines (default: cores / jobs)")
+    p.add_argument("--retry-failed", action="store_true",
+                   help="analyze again the documents that failed in an earlier run (default: a rerun skips them)")
     p.add_argument("--max-bytes", type=int, default=None, metavar="N", help="refuse files larger than N bytes")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     add_analysis_options(p)
@@ -104,7 +106,7 @@ def cmd_corpus(args: argparse.Namespace) -> int:
     from chunkscope.corpus import RunOptions, run_corpus
 
     opts = RunOptions(engine=args.engine, jobs=args.jobs, threads=args.threads_per_worker, address=args.address,
-                      gpus_per_worker=args.gpus_per_worker)
+                      gpus_per_worker=args.gpus_per_worker, retry_failed=args.retry_failed)
     opts.validate()
     if args.mentions:
         raise ValueError("--mentions names one document's file; in corpus mode put mentions beside the documents "
