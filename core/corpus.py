@@ -728,7 +728,8 @@ def run_corpus(inputs, out_dir: str | os.PathLike, settings=None, jobs: int = 1,
         if opts.engine == "ray":
             from chunkscope.corpus_ray import run_ray
 
-            run_ray(tasks, store, opts, s_dict, started, finished, retried)
+            run_ray(tasks, store, opts, s_dict, opts.threads or default_threads(opts.jobs), init_worker,
+                    process_document, started, finished, retried)
         else:
             _run_local(tasks, store, opts, s_dict, started, finished)
     run_s = time.perf_counter() - run_t0

@@ -26,7 +26,6 @@ import collections
 import os
 from typing import Any, Callable
 
-from chunkscope.corpus import RunOptions, default_threads, init_worker, process_document
 from chunkscope.corpus_store import ResultStore
 
 ACTOR_RESTARTS = 4  # per actor; a worker that keeps dying (e.g. the model does not load) is dropped after
@@ -41,18 +40,20 @@ def _ray():
 
 
 class CorpusWorker:
-    """One Ray actor: the model and spaCy loaded once, then ``run(task)`` for document after document."""
+    """One Ray actor: ``init(embedder, mode, threads)`` once (the model and spaCy), then ``work(task, store)``
+    for document after document. ``init``/``work`` are chunkscope.corpus's ``init_worker`` and
+    ``process_document``, handed in by the runner (so this module does not import the runner)."""
 
-    def __init__(self, embedder: str | None, mode: str, threads: int):
-        init_worker(embedder, mode, threads)
+    def __init__(self, init: Callable[..., None], work: Callable[..., dict[str, Any]], embedder: str | None,
+                 mode: str, threads: int):
+        self._work = work
+        init(embedder, mode, threads)
 
     def run(self, task: dict[str, Any], store: ResultStore) -> dict[str, Any]:
-        return process_document(task, store)
+        return self._work(task, store)
 
-    def ready(self) -> str:
-        from chunkscope.corpus import worker_id
-
-        return worker_id()
+    def ready(self) -> int:
+        return os.getpid()
 
 
 def ensure_ray(address: str | None = None, num_cpus: int | None = None) -> bool:
@@ -75,13 +76,15 @@ def ensure_ray(address: str | None = None, num_cpus: int | None = None) -> bool:
     return True
 
 
-def run_ray(tasks: list[dict[str, Any]], store: ResultStore, opts: RunOptions, s_dict: dict[str, Any],
+def run_ray(tasks: list[dict[str, Any]], store: ResultStore, opts: Any, s_dict: dict[str, Any], threads: int,
+            init: Callable[..., None], work: Callable[..., dict[str, Any]],
             started: Callable[[dict[str, Any]], None], finished: Callable[[dict[str, Any], dict[str, Any]], None],
             retried: Callable[[dict[str, Any], str], None] | None = None) -> None:
+    """Analyse ``tasks`` on ``opts.jobs`` actors (``opts``: chunkscope.corpus.RunOptions); ``work(task, store)``
+    analyses and writes one document, ``started``/``finished``/``retried`` report to the runner."""
     ray = _ray()
     from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError
 
-    threads = opts.threads or default_threads(opts.jobs)
     n = min(opts.jobs, len(tasks))
     os.environ.setdefault("RAY_DEDUP_LOGS", "0")
     owns = ensure_ray(opts.address, num_cpus=max(os.cpu_count() or 1, n * threads))
@@ -90,7 +93,7 @@ def run_ray(tasks: list[dict[str, Any]], store: ResultStore, opts: RunOptions, s
         remote_cls = ray.remote(CorpusWorker).options(
             num_cpus=threads, num_gpus=opts.gpus_per_worker or 0, max_restarts=ACTOR_RESTARTS, max_task_retries=0,
             scheduling_strategy="SPREAD")
-        actors += [remote_cls.remote(s_dict.get("embedder"), s_dict.get("embedding_mode", "composed"), threads)
+        actors += [remote_cls.remote(init, work, s_dict.get("embedder"), s_dict.get("embedding_mode", "composed"), threads)
                   for _ in range(n)]
         store_ref = ray.put(store)
         queue = collections.deque(tasks)
