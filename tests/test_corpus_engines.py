@@ -59,6 +59,16 @@ def test_run_into_a_file_uri_and_resume_without_models(tmp_path, monkeypatch):
     monkeypatch.setattr(C, "pin_threads", boom)
     s2 = run_corpus(FIXTURES, uri, FAST.with_(embedder=str(tmp_path / "no-model")), options=RunOptions(engine="ray"))
     assert s2["counts"]["skipped"] == 4 and s2["counts"]["ok"] == 0  # Ray is not even started
+    # the corrupt file failed on its own: its reason is kept and it is not tried again...
+    bad = next(e for e in s2["documents"] if e["status"] == "failed")
+    assert bad["resumed"] and "broken.pdf" in bad["reason"]
+    # ...unless asked to
+    from chunkscope.corpus import plan_corpus
+    from chunkscope.corpus_store import ResultStore
+
+    s_dict = FAST.with_(embedder=str(tmp_path / "no-model")).to_dict()
+    assert [t["rel"] for t in plan_corpus(FIXTURES, ResultStore(uri), s_dict, retry_failed=True)[1]] == ["broken.pdf"]
+    assert plan_corpus(FIXTURES, ResultStore(uri), s_dict)[1] == []
     assert sorted(e["report"] for e in s2["documents"] if e.get("report")) == sorted(
         e["report"] for e in s1["documents"] if e.get("report"))
 
@@ -135,3 +145,26 @@ def test_wilcoxon_against_hand_computed_values(tmp_path):
     text = format_wilcoxon(wilcoxon_tests(res))
     assert "Wilcoxon" in text and "[0.094; 6]" in text
     assert "Wilcoxon signed-rank" in corpus_html_report(res)
+
+
+def test_corpus_page_offers_ray_with_the_operators_cluster_only(tmp_path, monkeypatch):
+    pytest.importorskip("streamlit")
+    from streamlit.testing.v1 import AppTest
+
+    root = Path(__file__).resolve().parent.parent
+    monkeypatch.syspath_prepend(str(root))
+    from ui.corpus import ray_available
+
+    monkeypatch.setenv("CHUNKSCOPE_RAY_ADDRESS", "ray://head.example:10001")
+    at = AppTest.from_file(str(root / "app.py"), default_timeout=120)
+    at.switch_page("pages/4_Corpus.py").run()
+    at.text_input(key="cs_corpus_folder").set_value(str(FIXTURES)).run()
+    assert not at.exception, at.exception
+    radio = at.radio(key="cs_corpus_engine")
+    assert radio.options == (["This machine", "Ray"] if ray_available() else ["This machine"])
+    assert at.number_input(key="cs_corpus_jobs").value == 1
+    if ray_available():
+        radio.set_value("Ray").run()
+        assert any("ray://head.example:10001" in c.value for c in at.caption)
+    # no widget lets a user type a cluster address
+    assert not any("address" in (t.label or "").lower() for t in at.text_input)
