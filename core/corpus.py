@@ -331,11 +331,24 @@ def init_worker(embedder: str | None = None, mode: str = "composed", threads: in
         pass
 
 
+def _fresh_embedding_cache(res) -> None:
+    """A document's vectors come from its own texts only. The model's vector for a text depends (~1e-8)
+    on the batch it was computed in, so a vector cached while analysing another document would make a
+    document's numbers depend on which documents its worker saw before -- on the engine, the number of
+    workers and the schedule. In corpus mode each document starts with an empty in-memory vector cache
+    and the on-disk cache shared by the workers is not used: every engine gives the same numbers."""
+    emb = getattr(res, "_embedder", None)
+    if emb is not None:
+        emb._disk = None
+        emb.clear_memory_cache()
+
+
 def _release_document_memory(res) -> None:
-    """Drop what one document left in process caches keyed by its text (span embedders, token counts
-    of its chunk texts, sentence units), so a worker's memory is bounded by one document. The
-    embedding vector cache is bounded by its own size limit and kept (re-runs reuse it)."""
+    """Drop what one document left in process caches keyed by its text (span embedders, embedding
+    vectors, token counts of its chunk texts, sentence units), so a worker's memory is bounded by one
+    document and the next document starts clean (see _fresh_embedding_cache)."""
     res._span_embedders.clear()
+    _fresh_embedding_cache(res)
     try:
         from chunkscope import sentences, tokens
 
@@ -360,6 +373,11 @@ def analyze_file(path: str | os.PathLike, settings_dict: dict[str, Any], max_byt
         doc = load_document(path, max_bytes=max_bytes)
         parse_s = time.perf_counter() - t0
         res = _resources(settings.embedder, settings.embedding_mode)
+        try:
+            res.embedder()  # loaded once per process (init_worker); a missing model is reported by analyze
+        except Exception:
+            pass
+        _fresh_embedding_cache(res)
         try:
             report = analyze(doc, settings, res)
         finally:
