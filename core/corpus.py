@@ -6,7 +6,13 @@ Pieces, each usable on its own::
     find_mentions(path) -> Path | None
     domain_of(path, root) -> str
     analyze_file(path, settings_dict) -> result dict     # the pure per-document task
-    run_corpus(inputs, out_dir, settings, jobs=1, progress=None) -> summary dict
+    plan_corpus(inputs, store, settings_dict) -> (entries, tasks, ignored)   # discovery + resume, no model
+    process_document(task, store) -> entry fields        # analyze_file + write_result: every engine calls it
+    run_corpus(inputs, out_dir, settings, progress=None, options=RunOptions(engine="local"|"ray", jobs=N))
+
+Engines: ``local`` (in-process, or a spawned process pool) here, ``ray`` in ``chunkscope.corpus_ray``;
+both pin threads the same way (``pin_threads``) and write through ``write_result`` (atomic, see
+``chunkscope.corpus_store``; ``out_dir`` may be an fsspec URI). docs/corpus.md has the details.
 
 **The per-document task** ``analyze_file`` is a pure function of (file, settings): it loads
 the document, runs :func:`chunkscope.analysis.analyze` and returns plain JSON-able data (the report
@@ -23,8 +29,9 @@ task out, and writes the results.
     metrics.parquet, metrics.csv          tidy long table (see TIDY_COLUMNS)
     winners.jsonl                         every document's winning chunks, concatenated
     summary.json                          schema chunkscope.corpus/1: documents ok/skipped/failed
+    failed/<stem>-<key16>.json            why a document failed on its own (a rerun skips it; --retry-failed)
 
-``key`` = sha256 of (file sha256, mentions file sha256, settings, LLM endpoint): a document
+``key`` = sha256 of (file sha256, mentions file sha256, settings, LLM endpoint, provenance_key): a document
 already analyzed with the same settings and the same bytes is skipped (resume); change
 either and it is analyzed again. A failing document is recorded (status ``failed`` with a
 one-line reason) and the run goes on.
