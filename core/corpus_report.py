@@ -27,6 +27,7 @@ tables can be rebuilt any time without re-running the analysis. ``* `` marks a c
 
 from __future__ import annotations
 
+import io
 import json
 import math
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from chunkscope.corpus import load_summary
+from chunkscope.corpus_store import ResultStore
 from chunkscope.report import METRICS
 
 ADAPTIVE = "Adaptive Chunking"
@@ -56,15 +58,15 @@ class CorpusResults:
     def load(cls, results_dir: str | Path) -> "CorpusResults":
         import pandas as pd
 
-        d = Path(results_dir)
-        summary = load_summary(d)
-        pq = d / "metrics.parquet"
-        if pq.is_file():
-            df = pd.read_parquet(pq)
-        elif (d / "metrics.csv").is_file():
-            df = pd.read_csv(d / "metrics.csv")
+        store = ResultStore(results_dir)
+        summary = load_summary(store)
+        if store.is_file("metrics.parquet"):
+            df = store.read_parquet("metrics.parquet")
+        elif store.is_file("metrics.csv"):
+            df = pd.read_csv(io.StringIO(store.read_text("metrics.csv")))
         else:
-            raise ValueError(f"{d}: no metrics.parquet or metrics.csv")
+            raise ValueError(f"{store.display()}: no metrics.parquet or metrics.csv")
+        d = Path(results_dir) if store.local_dir is None else store.local_dir
         res = cls(dir=d, summary=summary, df=df)
         res.candidates = list(summary.get("settings", {}).get("candidates") or [])
         seen: list[str] = []
@@ -72,7 +74,7 @@ class CorpusResults:
             if not e.get("report"):
                 continue
             try:
-                rep = json.loads((d / e["report"]).read_text(encoding="utf-8"))
+                rep = json.loads(store.read_text(e["report"]))
             except (OSError, json.JSONDecodeError):
                 continue
             res.verdicts[rep.get("document", {}).get("name", e.get("name", ""))] = {
@@ -281,6 +283,61 @@ def domain_breakdown(res: CorpusResults) -> list[dict[str, Any]]:
     return rows
 
 
+SIGNIFICANCE_MEASURES = (*METRICS, "score")
+
+
+def _holm(pvals: list[float]) -> list[float]:
+    """Holm-Bonferroni adjusted p-values (NaN stays NaN and does not count)."""
+    idx = sorted((i for i, p in enumerate(pvals) if p == p), key=lambda i: pvals[i])
+    m = len(idx)
+    out = [math.nan] * len(pvals)
+    running = 0.0
+    for rank, i in enumerate(idx):
+        running = max(running, min(1.0, (m - rank) * pvals[i]))
+        out[i] = running
+    return out
+
+
+def wilcoxon_tests(res: CorpusResults) -> list[dict[str, Any]]:
+    """Wilcoxon signed-rank tests, adaptive selection vs each fixed chunker, per metric (and score).
+
+    Paired by document: for each document with a winner, the winner's value minus that chunker's value
+    on the same document (documents where either is undefined are left out). Two-sided
+    ``scipy.stats.wilcoxon`` with the default ``zero_method="wilcox"``: documents where the chunker IS
+    the winner (difference 0) drop out, so ``n`` counts the documents where the choice differs.
+    ``p_holm``: Holm-adjusted over the chunkers of one metric. Rows: chunker, metric, documents (pairs),
+    n (non-zero), median/mean difference x100, statistic, p, p_holm; ``p`` is NaN when n = 0.
+    """
+    import numpy as np
+    from scipy.stats import wilcoxon
+
+    w = res.wide()
+    rows: list[dict[str, Any]] = []
+    if w.empty:
+        return rows
+    win = w[w["winner"] == True].set_index("document")  # noqa: E712
+    for m in SIGNIFICANCE_MEASURES:
+        block: list[dict[str, Any]] = []
+        for cid in res.order:
+            fixed = w[w["chunker"] == cid].set_index("document")[m]
+            pair = win[[m]].join(fixed.rename("fixed"), how="inner").astype(float).dropna()
+            d = (pair[m] - pair["fixed"]).to_numpy(dtype=float)
+            nz = d[d != 0]
+            row: dict[str, Any] = {"chunker": cid, "candidate": cid in res.candidates, "metric": m,
+                                   "documents": int(len(d)), "n": int(len(nz)),
+                                   "median_diff": float(np.median(d)) * 100 if len(d) else math.nan,
+                                   "mean_diff": float(np.mean(d)) * 100 if len(d) else math.nan,
+                                   "statistic": math.nan, "p": math.nan}
+            if len(nz):
+                r = wilcoxon(d, zero_method="wilcox", alternative="two-sided")
+                row["statistic"], row["p"] = float(r.statistic), float(r.pvalue)
+            block.append(row)
+        for row, ph in zip(block, _holm([r["p"] for r in block])):
+            row["p_holm"] = ph
+        rows.extend(block)
+    return rows
+
+
 # ---------------------------------------------------------------------- text layout
 def _f(v: float, digits: int = 1) -> str:
     return "-" if v is None or v != v else f"{v:.{digits}f}"
@@ -373,6 +430,33 @@ def format_gaps(rows: list[dict[str, Any]], best: str | None) -> str:
     return "\n".join(lines)
 
 
+def _p(v: float) -> str:
+    if v != v:
+        return "-"
+    return "<0.001" if v < 0.001 else f"{v:.3f}"
+
+
+def format_wilcoxon(rows: list[dict[str, Any]]) -> str:
+    """One line per fixed chunker: per metric, median(adaptive - chunker) x100 and the Holm-adjusted p."""
+    lines = ["Wilcoxon signed-rank, Adaptive Chunking vs each chunker (paired by document, two-sided): "
+             "median difference x100 [Holm-adjusted p; n = documents where the choice differs]"]
+    if not rows:
+        return "\n".join(lines + ["  (no document with a winner)"])
+    chunkers = list(dict.fromkeys(r["chunker"] for r in rows))
+    w = max([len(c) for c in chunkers] + [16]) + 2
+    head = f"{'vs chunker':<{w}} " + " ".join(f"{m:>20}" for m in SIGNIFICANCE_MEASURES)
+    lines += [head, "-" * len(head)]
+    by = {(r["chunker"], r["metric"]): r for r in rows}
+    for cid in chunkers:
+        cells = []
+        for m in SIGNIFICANCE_MEASURES:
+            r = by[(cid, m)]
+            cells.append("-" if not r["documents"] else f"{r['median_diff']:+.1f} [{_p(r['p_holm'])}; {r['n']}]")
+        lines.append(f"{('* ' if by[(cid, SIGNIFICANCE_MEASURES[0])]['candidate'] else '  ') + cid:<{w}} "
+                     + " ".join(f"{c:>20}" for c in cells))
+    return "\n".join(lines)
+
+
 def text_report(res: CorpusResults) -> str:
     s = res.summary
     c = s.get("counts", {})
@@ -383,7 +467,7 @@ def text_report(res: CorpusResults) -> str:
             f"{sum(int(e.get('tokens') or 0) for e in docs):,} tokens. '* ' = candidate of the adaptive policy.")
     parts = [head, "", format_table2(table2(res)), "", format_table3(table3(res)), "",
              format_table4(table4(res), len(docs)), "", format_table4_ties(table4_ties(res)), "",
-             format_corr(spearman(res)), "",
+             format_wilcoxon(wilcoxon_tests(res)), "", format_corr(spearman(res)), "",
              format_domains(domain_breakdown(res), verdicts_by_domain(res)), "", format_gaps(adaptive_gaps(res), global_best(res))]
     if res.not_run:
         parts += ["", "Chunkings without results (left out of the tables):"] + [

@@ -15,6 +15,9 @@ from ui.corpus import (
     default_results_dir,
     frames,
     open_in_inspector,
+    ray_address,
+    ray_available,
+    run_options,
     run_with_progress,
     save_uploads,
     zip_bytes,
@@ -75,13 +78,24 @@ if source:
     else:
         out_dir = st.text_input("Results folder (re-running resumes: documents already analyzed are skipped)",
                                 default_results_dir(source), key=f"cs_corpus_out_{abs(hash(source)) % 10**8}")
+    e1, e2 = st.columns([2, 1])
+    engines = ["This machine", "Ray"] if ray_available() else ["This machine"]
+    engine = e1.radio("Run on", engines, horizontal=True, key="cs_corpus_engine",
+                      help="Ray: a local Ray instance, or the cluster the operator configured (CHUNKSCOPE_RAY_ADDRESS). "
+                           "Each worker loads the model once; a worker that dies has its document retried elsewhere."
+                           + ("" if ray_available() else " (Ray is not installed: pip install 'chunkscope[ray]')"))
+    jobs = int(e2.number_input("Workers", min_value=1, max_value=64, value=1, step=1, key="cs_corpus_jobs"))
+    if engine == "Ray":
+        st.caption(f"Ray: {'cluster `' + ray_address() + '`' if ray_address() else 'a local Ray instance'} "
+                   "· results must be in a folder every node can reach (see docs/corpus.md).")
     c1, c2 = st.columns([1, 3])
     run = c1.button("Run corpus", type="primary", disabled=settings is None, key="cs_corpus_run")
     if (Path(out_dir) / "summary.json").is_file():
         if c2.button("Show existing results", key="cs_corpus_show"):
             st.session_state[RESULTS_KEY] = out_dir
     if run and settings is not None:
-        summary = run_with_progress(source, out_dir, settings)
+        summary = run_with_progress(source, out_dir, settings,
+                                    run_options("ray" if engine == "Ray" else "local", jobs))
         if summary is not None:
             st.session_state[RESULTS_KEY] = out_dir
 
@@ -140,6 +154,10 @@ with tab_tables:
         st.dataframe(pd.DataFrame(t4t["rows"]).rename(columns={
             "chunker": "chunking", "top": "top score", "clear": "clear wins", "tied": "in a tie",
             "picked": "picked in a tie", "percent_clear": "% clear"}).round(1), hide_index=True)
+    st.subheader("Significance: Wilcoxon signed-rank, adaptive vs each chunker")
+    st.caption("Paired by document, two-sided. Each cell: median of (adaptive − chunker) ×100, the Holm-adjusted "
+               "p-value over the chunkers of that metric, and n = documents where the adaptive choice differs.")
+    st.dataframe(f["wilcoxon"], hide_index=True)
 with tab_charts:
     st.plotly_chart(figures.corpus_correlation_figure(CR.spearman(res)), key="cs_corpus_heat")
     st.plotly_chart(figures.corpus_selection_figure(CR.table4(res)), key="cs_corpus_sel")

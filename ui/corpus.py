@@ -85,13 +85,38 @@ def extract_zip(data: bytes, dest: Path) -> None:
             (dest / name).write_bytes(data_i)
 
 
-def run_with_progress(inputs: str, out_dir: str, settings: Settings) -> dict[str, Any] | None:
-    """run_corpus with st.progress and one status line per document; None (with st.error) on failure."""
-    from chunkscope.corpus import run_corpus
+RAY_ADDRESS_ENV = "CHUNKSCOPE_RAY_ADDRESS"  # the operator's cluster for Ray runs started from the page
+
+
+def ray_available() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("ray") is not None
+
+
+def ray_address() -> str | None:
+    """The cluster a Ray run from the page joins: only the one the operator configured (the environment
+    variable CHUNKSCOPE_RAY_ADDRESS), never an address typed on the page; unset: a local Ray instance."""
+    return os.environ.get(RAY_ADDRESS_ENV) or None
+
+
+def run_options(engine: str, jobs: int):
+    from chunkscope.corpus import RunOptions
+
+    if engine == "ray":
+        return RunOptions(engine="ray", jobs=jobs, address=ray_address())
+    return RunOptions(engine="local", jobs=jobs)
+
+
+def run_with_progress(inputs: str, out_dir: str, settings: Settings, options=None) -> dict[str, Any] | None:
+    """run_corpus with st.progress (done/failed, docs/min, ETA) and one status line per document;
+    None (with st.error) on failure. ``options``: a chunkscope.corpus.RunOptions (default: local, 1 worker)."""
+    from chunkscope.corpus import format_stats, run_corpus
     from chunkscope.sharing import ShareError, check_embedder, policy
     from ui.share import analysis_slot
 
-    box = st.status("Analyzing the corpus…", expanded=True)
+    engine = getattr(options, "engine", "local")
+    box = st.status(f"Analyzing the corpus ({'Ray' if engine == 'ray' else 'this machine'})…", expanded=True)
     try:
         check_embedder(policy(), settings.embedder)
     except ShareError as exc:
@@ -105,28 +130,33 @@ def run_with_progress(inputs: str, out_dir: str, settings: Settings) -> dict[str
     def progress(done: int, total: int, e: dict[str, Any]) -> None:
         status = e.get("status", "")
         frac = done / total if total else 1.0
+        stats = format_stats(e["stats"]) if e.get("stats") else f"{done}/{total} documents"
         if status == "running":
-            bar.progress(frac, text=f"{done}/{total} · analyzing {e.get('rel') or e.get('name')}"[:120])
+            bar.progress(frac, text=f"{stats} · analyzing {e.get('rel') or e.get('name')}"[:160])
             return
         if status == "start":
-            bar.progress(frac, text=f"{total} documents, {e.get('todo', 0)} to analyze")
+            bar.progress(frac, text=f"{total} documents, {e.get('todo', 0)} to analyze"
+                         + (" · starting Ray workers (each loads the model once)" if engine == "ray" else ""))
             return
-        icon = {"ok": "✅", "skipped": "⏭️", "failed": "❌"}.get(status, "•")
+        icon = {"ok": "✅", "skipped": "⏭️", "failed": "❌", "retry": "🔁"}.get(status, "•")
         extra = (f"winner {e.get('winner')}, {e.get('seconds', 0):.1f}s" if status == "ok" else e.get("reason", ""))
+        if status == "retry":
+            extra += " — sent to the next free worker"
         lines.append(f"{icon} {e.get('rel') or e.get('name')} — {extra}")
-        bar.progress(frac, text=f"{done}/{total} documents")
+        bar.progress(frac, text=stats[:160])
         log.markdown("\n".join(f"- {ln}" for ln in lines[-30:]))
 
     try:
         with analysis_slot(box):  # a shared server runs a bounded number of analyses at once
-            summary = run_corpus(inputs, out_dir, settings, jobs=1, progress=progress)
+            summary = run_corpus(inputs, out_dir, settings, progress=progress, options=options)
     except Exception as exc:  # one line, never a traceback
         box.update(label="Corpus run failed", state="error", expanded=True)
         st.error(f"Corpus run failed: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}")
         return None
     c = summary["counts"]
     box.update(label=f"{c['ok']} analyzed, {c['skipped']} skipped, {c['failed']} failed "
-                     f"in {summary['timings']['total']:.1f} s", state="complete", expanded=False)
+                     f"in {summary['timings']['total']:.1f} s ({summary.get('engine', 'local')}, "
+                     f"{len(summary.get('workers') or [])} worker process(es))", state="complete", expanded=False)
     return summary
 
 
@@ -152,6 +182,11 @@ def frames(res) -> dict[str, Any]:
         row["mean"], row["score"] = round(r["mean"], 2), round(r["score"], 2)
         t3rows.append(row)
     t4 = pd.DataFrame(CR.table4(res))
+    wil_rows: dict[str, dict[str, Any]] = {}
+    for r in CR.wilcoxon_tests(res):
+        row = wil_rows.setdefault(r["chunker"], {"vs chunker": ("* " if r["candidate"] else "") + r["chunker"]})
+        row[r["metric"]] = ("–" if not r["documents"] else
+                            f"{r['median_diff']:+.1f} (p {CR._p(r['p_holm'])}, n {r['n']})")
     dom = pd.DataFrame([{k: (", ".join(f"{a} {b}" for a, b in v.items()) if k == "selection" else v)
                          for k, v in d.items() if k != "scores"} for d in CR.domain_breakdown(res)])
     gaps = pd.DataFrame(CR.adaptive_gaps(res))
@@ -159,7 +194,7 @@ def frames(res) -> dict[str, Any]:
                           "tokens": e.get("tokens"), "status": e.get("status", ""), "winner": e.get("winner") or "",
                           "seconds": e.get("seconds"), "reason": e.get("reason", ""), "path": e.get("rel", "")}
                          for e in res.summary.get("documents", [])])
-    return {"table2": t2, "table3": pd.DataFrame(t3rows), "table4": t4, "domains": dom, "gaps": gaps, "documents": docs}
+    return {"table2": t2, "table3": pd.DataFrame(t3rows), "table4": t4, "wilcoxon": pd.DataFrame(list(wil_rows.values())), "domains": dom, "gaps": gaps, "documents": docs}
 
 
 def zip_bytes(results_dir: str | Path) -> bytes:

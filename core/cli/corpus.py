@@ -18,27 +18,41 @@ class CorpusProgress:
         self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
         self.t0 = time.perf_counter()
         self._bar_shown = False
+        self.stats: dict[str, Any] = {}
 
     def _bar(self, done: int, total: int, current: str = "") -> str:
+        from chunkscope.corpus import format_stats
+
         width = 24
         filled = int(width * done / total) if total else width
+        stats = f"· {format_stats(self.stats)} " if self.stats else ""
         return (f"[{'#' * filled}{'.' * (width - filled)}] {done}/{total} "
-                f"{time.perf_counter() - self.t0:7.1f}s {current}")[:110]
+                f"{time.perf_counter() - self.t0:7.1f}s {stats}{current}")[:150]
 
     def __call__(self, done: int, total: int, entry: dict[str, Any]) -> None:
         if self.quiet:
             return
         status = entry.get("status", "")
+        self.stats = entry.get("stats") or self.stats
+        if status == "retry":
+            if self._bar_shown:
+                self.stream.write("\r" + " " * 150 + "\r")
+                self._bar_shown = False
+            self.stream.write(f"retry   {entry.get('rel') or entry.get('name', '')}  ({entry.get('reason', '')}; "
+                              "sent to the next free worker)\n")
+            self.stream.flush()
+            return
         if status in ("start", "running"):
             if self.tty:
-                self.stream.write("\r" + self._bar(done, total, entry.get("name", "")).ljust(110))
+                self.stream.write("\r" + self._bar(done, total, entry.get("name", "")).ljust(150))
                 self._bar_shown = True
             elif status == "start":
-                self.stream.write(f"corpus: {total} documents, {entry.get('todo', 0)} to analyze\n")
+                self.stream.write(f"corpus: {total} documents, {entry.get('todo', 0)} to analyze "
+                                  f"(engine {entry.get('engine', 'local')})\n")
             self.stream.flush()
             return
         if self._bar_shown:
-            self.stream.write("\r" + " " * 110 + "\r")
+            self.stream.write("\r" + " " * 150 + "\r")
         name = entry.get("rel") or entry.get("name", "")
         if status == "ok":
             line = (f"ok      {name}  ({entry.get('tokens', 0)} tokens, {entry.get('seconds', 0):.1f}s, "
@@ -66,8 +80,22 @@ def add_corpus(sub) -> None:
         "skipped. A failing document is reported and skipped.",
     )
     p.add_argument("inputs", nargs="+", metavar="DIR_OR_GLOB", help="folder(s), glob pattern(s) or file(s)")
-    p.add_argument("--out", required=True, metavar="RESULTS_DIR", help="results directory (created if needed)")
-    p.add_argument("--jobs", type=int, default=1, metavar="N", help="documents analyzed in parallel (processes)")
+    p.add_argument("--out", required=True, metavar="RESULTS",
+                   help="results directory (created if needed) or an fsspec URI (file://..., s3://...); on a cluster "
+                        "a place every node can reach")
+    p.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="workers (processes locally, actors on Ray), each analyzing one document at a time")
+    p.add_argument("--engine", choices=("local", "ray"), default="local",
+                   help="local: this machine (default); ray: a Ray instance or cluster (pip install 'chunkscope[ray]')")
+    p.add_argument("--address", default=None, metavar="ADDR",
+                   help="with --engine ray: the cluster to join (auto, HOST:PORT or ray://HOST:PORT); "
+                        "default: start a local Ray instance")
+    p.add_argument("--gpus-per-worker", type=float, default=0.0, metavar="F",
+                   help="with --engine ray: GPUs per worker (e.g. 0.5: two workers share one); the embedder runs there")
+    p.add_argument("--threads-per-worker", type=int, default=None, metavar="T",
+                   help="math threads per worker, pinned the same way for both engines (default: cores / jobs)")
+    p.add_argument("--retry-failed", action="store_true",
+                   help="analyze again the documents that failed in an earlier run (default: a rerun skips them)")
     p.add_argument("--max-bytes", type=int, default=None, metavar="N", help="refuse files larger than N bytes")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     add_analysis_options(p)
@@ -75,16 +103,17 @@ def add_corpus(sub) -> None:
 
 
 def cmd_corpus(args: argparse.Namespace) -> int:
-    from chunkscope.corpus import run_corpus
+    from chunkscope.corpus import RunOptions, run_corpus
 
-    if args.jobs < 1:
-        raise ValueError("--jobs must be >= 1")
+    opts = RunOptions(engine=args.engine, jobs=args.jobs, threads=args.threads_per_worker, address=args.address,
+                      gpus_per_worker=args.gpus_per_worker, retry_failed=args.retry_failed)
+    opts.validate()
     if args.mentions:
         raise ValueError("--mentions names one document's file; in corpus mode put mentions beside the documents "
                          "(mentions/STEM.parquet or STEM.mentions.json)")
     settings = settings_from_args(args)
-    summary = run_corpus(args.inputs, args.out, settings, jobs=args.jobs,
-                         progress=CorpusProgress(quiet=args.quiet), max_bytes=args.max_bytes)
+    summary = run_corpus(args.inputs, args.out, settings, progress=CorpusProgress(quiet=args.quiet),
+                         max_bytes=args.max_bytes, options=opts)
     c, t = summary["counts"], summary["timings"]
     print(f"{c['documents']} documents: {c['ok']} analyzed, {c['skipped']} skipped, {c['failed']} failed "
           f"in {t['total']:.1f}s" + (f" ({t['documents_per_minute']:.2f} documents/min, "
@@ -92,7 +121,7 @@ def cmd_corpus(args: argparse.Namespace) -> int:
     for e in summary["documents"]:
         if e.get("status") == "failed":
             print(f"failed: {e.get('rel')}: {e.get('reason')}")
-    print(f"wrote {args.out}/summary.json, metrics.parquet, metrics.csv, winners.jsonl, reports/")
+    print(f"wrote {args.out.rstrip('/')}/summary.json, metrics.parquet, metrics.csv, winners.jsonl, reports/")
     print(f"next: chunkscope corpus-report {args.out}")
     return 0 if c["with_report"] > 0 or c["documents"] == 0 else 1
 
