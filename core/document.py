@@ -110,6 +110,14 @@ class Document:
                 return i + 1
         return len(self.pages) if self.pages and pos >= self.pages[-1].end else None
 
+    def boxes(self, start: int, end: int) -> list[list[float]] | None:
+        """Page boxes of ``[start, end)`` (``chunkscope.geometry.chunk_boxes``); None without geometry."""
+        if self.geometry is None:
+            return None
+        from chunkscope.geometry import chunk_boxes
+
+        return chunk_boxes(self, start, end)
+
     # --- stable JSON shape (documented in the README) ---
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -12,7 +12,7 @@ JSON shape (``Geometry.to_dict``)::
     {"version": 1,
      "pages": [[width, height, rotation, a, b, c, d, e, f], ...],  # unrotated size, rotation, rotation_matrix
      "runs": [[start, end, page, x0, y0, x1, y1], ...],             # page counted from 1
-     "coverage": {"mapped": int, "mappable": int}}
+     "coverage": {"mapped": int, "mappable": int, "pages": [[mapped, mappable], ...]}}
 
 This module is pure Python (no PyMuPDF): reports and the page view read it without the PDF.
 """
@@ -33,6 +33,7 @@ class Geometry:
     runs: list[tuple[int, int, int, float, float, float, float]] = field(default_factory=list)
     mapped: int = 0
     mappable: int = 0
+    page_coverage: list[tuple[int, int]] = field(default_factory=list)  # (mapped, mappable) per page
     _starts: list[int] | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -50,7 +51,8 @@ class Geometry:
             "version": VERSION,
             "pages": [[round(v, 3) for v in p] for p in self.pages],
             "runs": [list(r) for r in self.runs],
-            "coverage": {"mapped": self.mapped, "mappable": self.mappable},
+            "coverage": {"mapped": self.mapped, "mappable": self.mappable,
+                         "pages": [list(pc) for pc in self.page_coverage]},
         }
 
     @classmethod
@@ -61,7 +63,8 @@ class Geometry:
                 for r in d.get("runs", [])]
         cov = d.get("coverage") or {}
         return cls(pages=[tuple(float(v) for v in p) for p in d.get("pages", [])], runs=runs,
-                   mapped=int(cov.get("mapped", 0)), mappable=int(cov.get("mappable", 0)))
+                   mapped=int(cov.get("mapped", 0)), mappable=int(cov.get("mappable", 0)),
+                   page_coverage=[(int(m), int(n)) for m, n in cov.get("pages", [])])
 
     def runs_in(self, start: int, end: int) -> list[tuple[int, int, int, float, float, float, float]]:
         """Runs overlapping ``[start, end)`` in text order."""

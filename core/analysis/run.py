@@ -19,7 +19,7 @@ from chunkscope.analysis.settings import Settings
 from chunkscope.analysis.structure import chunk_one, chunking_plan, needs, structure_metrics
 from chunkscope.document import Document
 from chunkscope.provenance import provenance
-from chunkscope.report import METRICS, ChunkingResult, Report
+from chunkscope.report import METRICS, ChunkingResult, Report, attach_boxes
 
 STAGES = ("structure", "coreference", "embeddings", "llm", "selection")
 
@@ -139,6 +139,7 @@ def analyze(doc: Document, settings: Settings | None = None, resources: Resource
         provenance=provenance(settings, emb_info, coref_info),
     )
     rescore(report, settings.weights, settings.candidates)
+    attach_boxes(report, doc)  # PDF sources: each chunk's page boxes (chunkscope.geometry)
     # time spent inside the embedding model (loading + encoding), wherever it happened
     # (the semantic chunker embeds sentences during chunking)
     timings["embed"] = resources.embedding_seconds() - embed_s0

@@ -142,8 +142,12 @@ def _label_gold_blocks(doc: Document) -> None:
         doc.meta["block_kinds"] = "gold (chunkscope.blocks disagrees with split_points)"
 
 
-def load_bytes(data: bytes, filename: str, max_bytes: int | None = None, *, name: str | None = None) -> Document:
-    """Load an uploaded file's bytes. ``filename`` decides the format (see module doc)."""
+def load_bytes(data: bytes, filename: str, max_bytes: int | None = None, *, name: str | None = None,
+               running: str = "mark") -> Document:
+    """Load an uploaded file's bytes. ``filename`` decides the format (see module doc).
+
+    ``running`` (PDF only): running page headers/footers are kept as layout comments (``"mark"``)
+    or removed (``"strip"``: another text, hence another Document and fingerprint)."""
     filename = Path(str(filename)).name or "document"
     limit = resolve_max_bytes(max_bytes)
     _check_size(len(data), filename, limit)
@@ -155,7 +159,7 @@ def load_bytes(data: bytes, filename: str, max_bytes: int | None = None, *, name
     if fmt == "pdf":
         from chunkscope.ingest.pdf import load_pdf_bytes
 
-        doc = load_pdf_bytes(data, filename, stem)
+        doc = load_pdf_bytes(data, filename, stem, running=running)
     elif fmt == "markdown":
         from chunkscope.ingest.markdown import load_markdown_bytes
 
@@ -178,7 +182,8 @@ def load_bytes(data: bytes, filename: str, max_bytes: int | None = None, *, name
     return doc
 
 
-def load_document(path: str | os.PathLike, *, name: str | None = None, max_bytes: int | None = None) -> Document:
+def load_document(path: str | os.PathLike, *, name: str | None = None, max_bytes: int | None = None,
+                  running: str = "mark") -> Document:
     """Load a file from disk (size checked before reading)."""
     p = Path(path)
     if not p.exists():
@@ -192,4 +197,4 @@ def load_document(path: str | os.PathLike, *, name: str | None = None, max_bytes
         data = p.read_bytes()
     except OSError as exc:
         raise IngestError(f"{p.name}: cannot read ({exc.strerror or exc})") from None
-    return load_bytes(data, p.name, limit, name=name)
+    return load_bytes(data, p.name, limit, name=name, running=running)

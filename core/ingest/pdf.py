@@ -257,9 +257,10 @@ def _converter():
         return pymupdf_rag
 
 
-def _page_markdown(doc) -> tuple[list[str], list[str]]:
-    """Markdown of each page, and warnings."""
+def _page_markdown(doc) -> tuple[list[str], list[str], list[int]]:
+    """Markdown of each page, warnings, and the number of tables pymupdf4llm detected per page."""
     warnings: list[str] = []
+    tables = [0] * doc.page_count
     try:
         pymupdf_rag = _converter()
         # Table detection is most of the cost; a page with fewer than 4 vector paths cannot hold
@@ -277,6 +278,8 @@ def _page_markdown(doc) -> tuple[list[str], list[str]]:
                 raise RuntimeError(f"{len(chunks)} Markdown pages for {len(subset)} PDF pages")
             for i, c in zip(subset, chunks):
                 by_page[i] = c.get("text", "") if isinstance(c, dict) else str(c)
+                if isinstance(c, dict):
+                    tables[i] = len(c.get("tables") or [])
         pages = [by_page[i] for i in range(doc.page_count)]
     except Exception as exc:  # fall back to PyMuPDF's plain text, say so
         warnings.append(f"Markdown conversion failed ({_first_line(exc)}); plain text extracted instead")
@@ -286,7 +289,7 @@ def _page_markdown(doc) -> tuple[list[str], list[str]]:
                 pages.append(page.get_text("text"))
             except Exception:
                 pages.append("")
-    return pages, warnings
+    return pages, warnings, tables
 
 
 def load_pdf_bytes(data: bytes, filename: str, name: str, *, running: str = "mark",
@@ -300,7 +303,7 @@ def load_pdf_bytes(data: bytes, filename: str, name: str, *, running: str = "mar
         raise IngestError(f"{filename} is empty")
     doc = _open(data, filename)
     try:
-        raw_pages, warnings = _page_markdown(doc)
+        raw_pages, warnings, tables = _page_markdown(doc)
         meta = {
             "page_count": doc.page_count,
             "pdf_title": (doc.metadata or {}).get("title") or "",
@@ -337,7 +340,14 @@ def load_pdf_bytes(data: bytes, filename: str, name: str, *, running: str = "mar
                 geo = pdfmap.build_geometry(doc, parts, [p.start for p in pages], words)
             except Exception as exc:  # never lose the document over its boxes
                 warnings.append(f"page boxes not available ({_first_line(exc)})")
-        meta["running_lines"] = {"mode": running, "lines": running_found.summary()}
+        meta["running_lines"] = {"mode": running, **running_found.summary()}
+        try:
+            from chunkscope.ingest.health import pdf_health
+
+            meta["health"] = pdf_health(doc, parts, tables, running_found, geo, words)
+            meta["health"]["running_lines"] = meta["running_lines"]
+        except Exception as exc:  # the document is fine without its health report
+            warnings.append(f"extraction health not available ({_first_line(exc)})")
     finally:
         doc.close()
     blocks, headings = build_blocks(text, pages, markdown=True)

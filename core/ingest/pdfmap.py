@@ -155,11 +155,14 @@ def align_page(text: str, words: Sequence[Sequence[Any]]) -> tuple[dict[int, int
     by_key: dict[str, list[int]] = {}
     for j, k in enumerate(wkeys):
         by_key.setdefault(k, []).append(j)
-    for t in tokens:
-        if t.word is None and t.key in by_key:
-            cands = by_key[t.key]
-            free = [j for j in cands if not used[j]]
-            assign(t, (free or cands)[0])
+    prev: int | None = None
+    for t in tokens:  # single words: the same word nearest to where the previous token sits
+        if t.word is None and t.key in by_key and any(ch.isalnum() for ch in t.key):
+            cands = [j for j in by_key[t.key] if not used[j]] or by_key[t.key]
+            y = words[prev][1] if prev is not None else 0.0
+            assign(t, min(cands, key=lambda j: abs(words[j][1] - y)))
+        if t.word is not None and t.word >= 0:
+            prev = t.word
     _fill_punctuation(text, mask, char_map)
     return char_map, mappable
 
@@ -241,6 +244,7 @@ def build_geometry(pdf, page_texts: Sequence[str], page_offsets: Sequence[int],
         words = words_by_page[k] if words_by_page is not None else page_words(page)
         runs, mapped, mappable = page_runs(text, off, k + 1, words) if words else ([], 0, len(text) - sum(markup_mask(text)))
         geo.runs.extend(runs)
+        geo.page_coverage.append((mapped, mappable))
         geo.mapped += mapped
         geo.mappable += mappable
     return geo
