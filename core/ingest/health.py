@@ -67,7 +67,8 @@ def order_jumps(runs: Sequence[Sequence[Any]], height: float) -> int:
 
 
 def pdf_health(pdf, page_texts: Sequence[str], tables: Sequence[int], running: Any,
-               geometry: Any, words: Sequence[Sequence[Any]] | None) -> dict[str, Any]:
+               geometry: Any, words: Sequence[Sequence[Any]] | None,
+               infos: Sequence[Sequence[float]] = ()) -> dict[str, Any]:
     """Health of every page (see module doc). ``tables[k]``: tables pymupdf4llm detected on page k."""
     pages: list[dict[str, Any]] = []
     warnings: list[str] = []
@@ -84,7 +85,8 @@ def pdf_health(pdf, page_texts: Sequence[str], tables: Sequence[int], running: A
             rect = page.rect
             md = re.sub(r"<!-- Page(?:Break|Header: .*?|Footer: .*?) -->", "", text)
             p["chars"] = sum(1 for ch in md if not ch.isspace())
-            p["rotation"] = int(page.rotation)
+            info = infos[k] if k < len(infos) else (rect.width, rect.height, page.rotation)
+            p["rotation"] = int(info[2])
             p["image_coverage"] = _image_coverage(page)
             wk = words[k] if words is not None and k < len(words) else []
             p["words"] = len(wk)
@@ -93,11 +95,11 @@ def pdf_health(pdf, page_texts: Sequence[str], tables: Sequence[int], running: A
             p["hyphenated"] = hyphenated_breaks(wk)
             p["tables_detected"] = int(tables[k]) if k < len(tables) else 0
             p["tables_markdown"] = len(_TABLE_SEP.findall(text))
-            p["order_jumps"] = order_jumps(runs_by_page.get(no, []), float(rect.height))
+            p["order_jumps"] = order_jumps(runs_by_page.get(no, []), float(info[1]))
             if geometry is not None and k < len(geometry.page_coverage):
                 m, n = geometry.page_coverage[k]
                 p["coverage"] = round(m / n, 4) if n else None
-            if rect.width <= 0 or rect.height <= 0:
+            if info[0] <= 0 or info[1] <= 0:
                 p["warnings"].append("zero-size page")
             if p["no_text"]:
                 p["warnings"].append("no text layer (scanned?)" if p["image_coverage"] >= 0.5 else "no text")

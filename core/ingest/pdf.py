@@ -70,15 +70,22 @@ class RunningLines:
         return {"pages": len(self.found), "by_kind": by, "examples": examples}
 
 
-def _edge_lines(words: list) -> tuple[str, str]:
-    """Alphanumerics of the top-most and bottom-most text line of a page (words on one baseline)."""
+def _edge_lines(words: list, info: tuple = (), band: float = 0.15) -> tuple[str, str]:
+    """Alphanumerics of the top-most and bottom-most text line of a page (words on one baseline);
+    "" for a line outside the top (bottom) ``band`` of the page height: no running line there."""
     if not words:
         return "", ""
+    height = float(info[1]) if len(info) > 1 and info[1] > 0 else 0.0
     top = min(w[1] for w in words)
     bottom = max(w[3] for w in words)
     t = sorted((w for w in words if w[1] <= top + 2.0), key=lambda w: w[0])
     b = sorted((w for w in words if w[3] >= bottom - 2.0), key=lambda w: w[0])
-    return _alnum("".join(str(w[4]) for w in t)), _alnum("".join(str(w[4]) for w in b))
+    tk = _alnum("".join(str(w[4]) for w in t))
+    bk = _alnum("".join(str(w[4]) for w in b))
+    if height:
+        tk = tk if top <= height * band else ""
+        bk = bk if bottom >= height * (1 - band) else ""
+    return tk, bk
 
 
 def _page_number(line: str) -> int | None:
@@ -146,7 +153,7 @@ def find_running_lines(pages: list[str], edges: list[tuple[str, str]] | None = N
         if not key or key.startswith("|") or len(key) > 200:
             return None
         if counts.get(key, 0) >= need:
-            return "repeated"
+            return "repeated" if on_edge(k, line, edge) else None
         num = _page_number(line)
         if num is not None:
             return "page number" if offsets.get((edge, num - k), 0) >= need and on_edge(k, line, edge) else None
@@ -303,6 +310,10 @@ def load_pdf_bytes(data: bytes, filename: str, name: str, *, running: str = "mar
         raise IngestError(f"{filename} is empty")
     doc = _open(data, filename)
     try:
+        # words and page sizes first: pymupdf4llm removes page rotations in memory as it converts
+        infos = [pdfmap.page_info(page) for page in doc]
+        words = [pdfmap.page_words(page) for page in doc] if geometry else None
+        tops = [_edge_lines(w, info) for w, info in zip(words, infos)] if words is not None else None
         raw_pages, warnings, tables = _page_markdown(doc)
         meta = {
             "page_count": doc.page_count,
@@ -311,13 +322,22 @@ def load_pdf_bytes(data: bytes, filename: str, name: str, *, running: str = "mar
         }
         if meta["repaired"]:
             warnings.append("the PDF was damaged and repaired on opening; some content may be missing")
+        for k, raw in enumerate(raw_pages):  # pymupdf4llm drops the text of some pages (rotated ones)
+            if not _has_text(raw):
+                try:
+                    plain = doc[k].get_text("text")
+                except Exception:
+                    plain = ""
+                if _has_text(plain):
+                    raw_pages[k] = plain
+                    rot = int(infos[k][2])
+                    warnings.append(f"page {k + 1}: Markdown conversion found no text, PyMuPDF's plain text used"
+                                    + (f" (page rotated {rot}°)" if rot else ""))
 
         parts: list[str] = []
         pages: list[Span] = []
         pos = 0
         empty: list[int] = []
-        words = [pdfmap.page_words(page) for page in doc] if geometry else None
-        tops = [_edge_lines(w) for w in words] if words is not None else None
         tidy, running_found = find_running_lines([_tidy(raw) for raw in raw_pages], tops)
         marked = apply_running_lines(tidy, running_found, strip=running == "strip")
         for k, md in enumerate(marked, start=1):
@@ -337,14 +357,14 @@ def load_pdf_bytes(data: bytes, filename: str, name: str, *, running: str = "mar
         geo = None
         if geometry:
             try:
-                geo = pdfmap.build_geometry(doc, parts, [p.start for p in pages], words)
+                geo = pdfmap.build_geometry(infos, parts, [p.start for p in pages], words)
             except Exception as exc:  # never lose the document over its boxes
                 warnings.append(f"page boxes not available ({_first_line(exc)})")
         meta["running_lines"] = {"mode": running, **running_found.summary()}
         try:
             from chunkscope.ingest.health import pdf_health
 
-            meta["health"] = pdf_health(doc, parts, tables, running_found, geo, words)
+            meta["health"] = pdf_health(doc, parts, tables, running_found, geo, words, infos)
             meta["health"]["running_lines"] = meta["running_lines"]
         except Exception as exc:  # the document is fine without its health report
             warnings.append(f"extraction health not available ({_first_line(exc)})")

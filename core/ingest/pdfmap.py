@@ -225,23 +225,23 @@ def _run(cur: Sequence[Any], offset: int) -> tuple[int, int, int, float, float, 
 def page_info(page) -> tuple[float, ...]:
     """(unrotated width, height, rotation, rotation_matrix a..f) of a PyMuPDF page."""
     try:
-        mb = page.mediabox if page.rotation else page.rect
-        cb = page.cropbox
-        w, h = float(cb.width or mb.width), float(cb.height or mb.height)
+        cb = page.cropbox  # unrotated, like the word boxes
+        w, h = float(cb.width), float(cb.height)
         m = page.rotation_matrix
         return (w, h, float(page.rotation), m.a, m.b, m.c, m.d, m.e, m.f)
     except Exception:
         return (0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
 
 
-def build_geometry(pdf, page_texts: Sequence[str], page_offsets: Sequence[int],
-                   words_by_page: Sequence[Sequence[Any]] | None = None) -> Geometry:
-    """Geometry of a whole document: page ``k`` of ``pdf`` holds ``page_texts[k]`` at ``page_offsets[k]``."""
+def build_geometry(infos: Sequence[tuple[float, ...]], page_texts: Sequence[str], page_offsets: Sequence[int],
+                   words_by_page: Sequence[Sequence[Any]]) -> Geometry:
+    """Geometry of a whole document: page ``k`` (``page_info``: size, rotation) holds
+    ``page_texts[k]`` at ``page_offsets[k]``; ``words_by_page[k]`` are its ``page_words``
+    (taken before pymupdf4llm, which removes page rotations in memory)."""
     geo = Geometry()
     for k, (text, off) in enumerate(zip(page_texts, page_offsets)):
-        page = pdf[k]
-        geo.pages.append(page_info(page))
-        words = words_by_page[k] if words_by_page is not None else page_words(page)
+        geo.pages.append(tuple(infos[k]))
+        words = words_by_page[k]
         runs, mapped, mappable = page_runs(text, off, k + 1, words) if words else ([], 0, len(text) - sum(markup_mask(text)))
         geo.runs.extend(runs)
         geo.page_coverage.append((mapped, mappable))
