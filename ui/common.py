@@ -46,7 +46,12 @@ def _load_cached(digest: str, filename: str, _data: bytes) -> tuple[Document | N
 def load_document_bytes(data: bytes, filename: str) -> tuple[Document | None, str]:
     """Load uploaded bytes through the cache: returns (document, "") or (None, error line)."""
     digest = hashlib.sha256(data).hexdigest()
-    return _load_cached(digest, filename, data)
+    doc, error = _load_cached(digest, filename, data)
+    if doc is not None and doc.source_format == "pdf":  # kept (bounded LRU) for the page view
+        from chunkscope.present.pdfpages import remember
+
+        remember(doc, data)
+    return doc, error
 
 
 def load_sample(path: Path) -> tuple[Document | None, str]:
@@ -154,6 +159,10 @@ def render_summary(doc: Document) -> dict:
         st.caption(
             f"Detected language: {s['language']}. References Completeness uses an English coreference model."
         )
+    if doc.meta.get("health"):  # PDFs: what the parser got wrong, before any chunking
+        from ui.pdfview import render_health
+
+        render_health(doc)
     return s
 
 

@@ -153,3 +153,28 @@ def format_health(h: dict[str, Any], max_warnings: int = 20) -> str:
     if len(ws) > max_warnings:
         lines.append(f"health      ... and {len(ws) - max_warnings} more")
     return "\n".join(lines)
+
+
+_RUNNING = re.compile(r"<!-- Page(Header|Footer): ")
+
+
+def extraction_artefact(text: str, block: Sequence[int] | None = None, boundary: int | None = None) -> str | None:
+    """Whether a problem sits on an extraction artefact rather than on the chunker's choice.
+
+    ``"extraction: running header"`` (``footer``) when the block holds a running header/footer
+    comment (the block was glued around page furniture), or the cut ``boundary`` sits right after
+    (before) one, with only whitespace between.
+    """
+    if block is not None:
+        m = _RUNNING.search(text, int(block[0]), int(block[1]))
+        if m:
+            return f"extraction: running {m.group(1).lower()}"
+    if boundary is not None:
+        b = int(boundary)
+        last = text[max(0, b - 400):b].rstrip().rsplit("\n", 1)[-1]
+        nxt = text[b:b + 400].lstrip().split("\n", 1)[0]
+        for ln in (last, nxt):
+            m = _RUNNING.match(ln)
+            if m:
+                return f"extraction: running {m.group(1).lower()}"
+    return None
