@@ -106,7 +106,7 @@ def details(doc, c, cid: str, idx: int, p: highlight.Problems) -> None:
             + html.escape(body[:6000]) + ("…" if len(body) > 6000 else "") + "</div>")
 
 
-def panel(doc, report, cid: str, page: int, height: int) -> float:
+def panel(doc, report, cid: str, page: int, height: int, single: bool = False) -> float:
     c = report.get(cid)
     p = highlight.Problems.of(c)
     score = f" · score {c.score:.3f}" if c.score is not None else ""
@@ -122,17 +122,27 @@ def panel(doc, report, cid: str, page: int, height: int) -> float:
     fig = pdfpages.page_figure(layers, image, focus=sel if sel in on_page else None, texts=texts, height_px=height)
     took = time.perf_counter() - t0
     key = f"cs_pv_fig_{cid}_{page}"
-    st.plotly_chart(fig, key=key, on_select=lambda: _clicked(cid, key), selection_mode="points",
-                    config={"displayModeBar": False, "scrollZoom": False}, width="stretch")
+    where, side = st.columns([3, 2]) if single else (st.container(), st.container())
+    with where:
+        st.plotly_chart(fig, key=key, on_select=lambda: _clicked(cid, key), selection_mode="points",
+                        config={"displayModeBar": False, "scrollZoom": False}, width="stretch")
+    with side:
+        _side(doc, c, cid, page, p, layers, sel, on_page, texts)
+    return took
+
+
+def _side(doc, c, cid: str, page: int, p, layers, sel, on_page, texts) -> None:
     st.caption(f"{len(on_page)} chunks on this page · {sum(len(b['boxes']) > 0 for b in layers.broken)} broken blocks"
                f" · {len(layers.split)} split-pair mentions")
     opts = [None] + on_page
+    pick = f"cs_pv_pick_{cid}_{page}"
+    if sel in opts and st.session_state.get(pick) != sel:
+        st.session_state[pick] = sel  # a click on the page shows in the list too
     st.selectbox("Chunk on this page", opts, index=opts.index(sel) if sel in opts else 0, key=f"cs_pv_pick_{cid}_{page}",
                  format_func=lambda i: "— click a chunk or pick one —" if i is None else texts[i][:70],
                  on_change=lambda: _select(cid, st.session_state.get(f"cs_pv_pick_{cid}_{page}")))
     if sel is not None and sel < len(c.chunks):
         details(doc, c, cid, sel, p)
-    return took
 
 
 def main() -> None:
@@ -168,10 +178,10 @@ def main() -> None:
         c = report.get(chosen[0])
         c3.number_input(f"Jump to chunk of {chosen[0]}", 0, max(0, len(c.chunks) - 1), value=None,
                         key="cs_pv_jump", placeholder="chunk #", on_change=_jump, args=(doc, c, chosen[0]))
-    ph = (doc.meta.get("health") or {}).get("pages", [])
-    pw = ph[page - 1].get("warnings") if page - 1 < len(ph) else None
-    if pw:
-        st.warning(f"Page {page}: " + md_escape("; ".join(pw)))
+    hp = (doc.meta.get("health") or {}).get("pages", [])
+    pwarn = hp[page - 1].get("warnings") if page - 1 < len(hp) else None
+    if pwarn:
+        st.warning(f"Page {page}: " + md_escape("; ".join(pwarn)))
     if pdfpages.pdf_bytes(doc) is None:
         st.caption("The PDF file itself is not held in this session (loaded from JSON or from another page): "
                    "boxes are drawn on blank pages. Load the PDF on the Overview page to see the pages.")
@@ -181,12 +191,14 @@ def main() -> None:
                                  height=doc.geometry.page_size(page)[1])
         st.html(pdfpages.page_svg(layers, image, width_px=760))
         return
-    height = 980 if len(chosen) == 1 else (820 if len(chosen) == 2 else 640)
+    pw, ph_ = doc.geometry.page_size(int(page))
+    width = {1: 540, 2: 430, 3: 280}[len(chosen)]  # about the column width (px) in the wide layout
+    height = int(min(1400, max(300, width * ph_ / max(pw, 1.0))))
     cols = st.columns(len(chosen))
     took = 0.0
     for col, cid in zip(cols, chosen):
         with col, guard(f"The page of {cid}"):
-            took += panel(doc, report, cid, int(page), height)
+            took += panel(doc, report, cid, int(page), height, single=len(chosen) == 1)
     st.caption(f"Overlays built in {took * 1000:.0f} ms. Colours: one per chunk (its number at its first box; "
                "“…” when it started on an earlier page) · dashed orange-red: a broken block, the bar is the cut · "
                "coloured outlines: the two mentions of a split entity–pronoun pair · yellow: the selected chunk.")

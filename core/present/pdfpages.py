@@ -146,8 +146,10 @@ def page_layers(doc: Any, c: ChunkingResult, page: int, problems: Problems | Non
         if at:
             x0, y0, _, y1 = at[0]
             cut = (x0, y0, y1)
-        if boxes:
-            lay.broken.append({"boxes": boxes, "cut": cut, "block": [s, e], "boundary": b["boundary"]})
+        if boxes:  # one outline around the block's part on this page
+            union = (min(x[0] for x in boxes), min(x[1] for x in boxes), max(x[2] for x in boxes),
+                     max(x[3] for x in boxes))
+            lay.broken.append({"boxes": [union], "cut": cut, "block": [s, e], "boundary": b["boundary"]})
     for k, pair in enumerate(p.split):
         ends = [_page_boxes(geo, page, *pair["entity"]), _page_boxes(geo, page, *pair["pronoun"])]
         if any(ends):
@@ -279,7 +281,8 @@ def page_figure(layers: Layers, image: tuple[bytes, int, int] | None = None, foc
                                  showlegend=False, name=f"chunk {s.index}"))
         if s.label_at:
             fig.add_annotation(x=s.label_at[0], y=s.label_at[1], text=f"<b>{s.index}</b>", showarrow=False,
-                               xanchor="right", yanchor="top", font=dict(size=10, color="#fff"), bgcolor=s.color)
+                               xanchor="right", yanchor="top", font=dict(size=12, color="#fff"), bgcolor=s.color,
+                               borderpad=1)
     for b in layers.broken:
         xs, ys = [], []
         for (x0, y0, x1, y1) in b["boxes"]:
@@ -300,7 +303,8 @@ def page_figure(layers: Layers, image: tuple[bytes, int, int] | None = None, foc
         fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line=dict(color=pair["color"], width=2),
                                  hovertext=f"split pair {pair['tag']}", hoverinfo="text", showlegend=False))
     fig.update_xaxes(range=[0, w], visible=False, constrain="domain")
-    fig.update_yaxes(range=[h, 0], visible=False, scaleanchor="x", scaleratio=1, constrain="domain")
+    fig.update_yaxes(range=[h, 0], visible=False, scaleanchor="x", scaleratio=1, constrain="domain",
+                     constraintoward="top")
     fig.update_layout(height=height_px, margin=dict(l=0, r=0, t=0, b=0), plot_bgcolor="#fff",
                       paper_bgcolor="rgba(0,0,0,0)", dragmode=False, clickmode="event+select")
     return fig
