@@ -112,6 +112,35 @@ def _char_align(tokens: Sequence[_Token], words: Sequence[str], word_ids: Sequen
             char_map.setdefault(a_pos[blk.a + k], b_word[blk.b + k])
 
 
+def _greedy_anchors(a: Sequence[str], b: Sequence[str], look: int = 24) -> list[tuple[int, int]]:
+    """Pairs (i, j) with ``a[i] == b[j]``, increasing in both, found walking both sequences with a
+    small look-ahead; after a mismatch a new anchor needs its next key to match too (so a common
+    word does not resynchronise at the wrong place). What is left is aligned afterwards."""
+    out: list[tuple[int, int]] = []
+    i = j = 0
+    n, m = len(a), len(b)
+    while i < n and j < m:
+        if a[i] == b[j]:
+            out.append((i, j))
+            i += 1
+            j += 1
+            continue
+
+        def sure(x: int, y: int) -> bool:
+            return a[x] == b[y] and (x + 1 >= n or y + 1 >= m or a[x + 1] == b[y + 1])
+
+        jj = next((y for y in range(j + 1, min(m, j + look)) if sure(i, y)), None)
+        ii = next((x for x in range(i + 1, min(n, i + look)) if sure(x, j)), None)
+        if jj is not None and (ii is None or jj - j <= ii - i):
+            j = jj
+        elif ii is not None:
+            i = ii
+        else:
+            i += 1
+            j += 1
+    return out
+
+
 def align_page(text: str, words: Sequence[Sequence[Any]]) -> tuple[dict[int, int], int]:
     """Map positions of ``text`` (page Markdown) to indices of ``words``; also the mappable count."""
     mask = markup_mask(text)
@@ -145,7 +174,16 @@ def align_page(text: str, words: Sequence[Sequence[Any]]) -> tuple[dict[int, int
                     for w in ws:
                         used[w] = True
 
-    align(list(range(len(tokens))), list(range(len(words))), fine=True)
+    # pass 1: in-order anchors in linear time, then each gap between anchors aligned finely
+    tkeys = [t.key for t in tokens]
+    pairs = _greedy_anchors(tkeys, wkeys)
+    for a, b in pairs:
+        assign(tokens[a], b)
+    prev_a, prev_b = -1, -1
+    for a, b in pairs + [(len(tokens), len(words))]:
+        if a - prev_a > 1 and b - prev_b > 1:
+            align(list(range(prev_a + 1, a)), list(range(prev_b + 1, b)), fine=True)
+        prev_a, prev_b = a, b
     for _ in range(2):  # blocks that pymupdf4llm emitted in another order than the content stream
         left_t = [i for i, t in enumerate(tokens) if t.word is None]
         left_w = [j for j in range(len(words)) if not used[j]]
