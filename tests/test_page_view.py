@@ -20,10 +20,11 @@ CHUNKERS = ("sentence-5", "fixed-512")
 
 @pytest.fixture(scope="module")
 def pdf_doc_report():
+    from pdf_factory import make_pdf
+
     from chunkscope.analysis import Settings, analyze
     from chunkscope.ingest import load_bytes
     from chunkscope.present import pdfpages
-    from pdf_factory import make_pdf
 
     data = make_pdf(4, blank_pages=(3,))
     doc = load_bytes(data, "report.pdf")

@@ -6,10 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-
-from chunkscope.document import Document
-from chunkscope.geometry import Geometry, boxes_pages, chunk_boxes, to_display
-from chunkscope.ingest import load_bytes
 from pdf_factory import (
     make_bad_pages_pdf,
     make_one_column_pdf,
@@ -20,6 +16,10 @@ from pdf_factory import (
     make_table_pdf,
     make_two_column_pdf,
 )
+
+from chunkscope.document import Document
+from chunkscope.geometry import Geometry, boxes_pages, chunk_boxes, to_display
+from chunkscope.ingest import load_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -172,3 +172,33 @@ def test_real_pdfs_on_this_machine(path):
     if p.name == "libtasn1.pdf":  # the manual whose chapter headers carry the page number
         assert "<!-- PageHeader: Appendix A: Copying Information 29 -->" in d.text
         assert d.meta["running_lines"]["by_kind"].get("header: chapter + page number", 0) >= 5
+
+
+def test_extraction_fixes():
+    """© from a LaTeX PDF, CommonMark-only underscores in titles, language not flipped by tables."""
+    from chunkscope.blocks import build_blocks
+    from chunkscope.ingest.pdf import _tidy
+    from chunkscope.language import detect_language
+
+    assert _tidy("Copyright _⃝_ c 2001–2022, c⃝ 2003; cab") == "Copyright © 2001–2022, © 2003; cab"
+    _, heads = build_blocks("# Setup__guide for my_var\n\nx\n\n## __Bold__ part\n\ny\n", [], markdown=True)
+    assert [h.title for h in heads] == ["Setup__guide for my_var", "Bold part"]
+    rows = "\n".join(f"| {i} | {i * 3.5} | ok | 2024-01-{i % 28 + 1:02d} | id_{i} |" for i in range(300))
+    text = ("# Results\n\n| n | value | status | date | key |\n|---|---|---|---|---|\n" + rows
+            + "\n\nThe table above lists the measured values of every run, and the text below explains them.\n")
+    assert detect_language(text)[0] == "en"
+    # a `#` comment inside a fenced code sample is code, not a heading
+    blocks, heads = build_blocks("# T\n\nText.\n\n```\n# install it\npip install x\n```\n", [], markdown=True)
+    assert [h.title for h in heads] == ["T"] and any(b.kind == "code" for b in blocks)
+
+
+def test_language_override_and_artefact_labels():
+    from chunkscope.ingest.health import extraction_artefact
+
+    d = load_bytes(b"# Titel\n\nDer Vertrag wird zehn Jahre lang aufbewahrt und danach geloescht.\n", "a.md",
+                   language="en")
+    assert d.language == "en" and d.meta["language_detected"] == "de"
+    t = "Para one.\n\n<!-- PageHeader: Appendix A: Copying Information 29 -->\n\nBody of the paragraph goes on"
+    assert extraction_artefact(t, boundary=t.index("Body")) == "extraction: running header"
+    assert extraction_artefact(t, block=(0, len(t))) == "extraction: running header"
+    assert extraction_artefact(t, block=(0, 9), boundary=t.index("Body") + 5) is None

@@ -20,6 +20,8 @@ def add_ingest(sub) -> None:
     p.add_argument("--strip-running", action="store_true",
                    help="PDF: remove running page headers/footers (default: keep them as layout comments); "
                    "gives another text, hence another document")
+    p.add_argument("--language", metavar="CODE", default=None,
+                   help="override the detected language (ISO 639-1, e.g. en)")
     p.set_defaults(func=cmd_ingest)
 
 
@@ -27,7 +29,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     from chunkscope.ingest.health import format_health
     from chunkscope.ingest.summary import format_summary
 
-    doc = load_input(args.file, args.max_bytes, running="strip" if args.strip_running else "mark")
+    doc = load_input(args.file, args.max_bytes, running="strip" if args.strip_running else "mark",
+                     language=args.language)
     out = doc.to_dict()
     if "health" in doc.meta:
         out["health"] = doc.meta["health"]

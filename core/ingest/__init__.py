@@ -143,8 +143,11 @@ def _label_gold_blocks(doc: Document) -> None:
 
 
 def load_bytes(data: bytes, filename: str, max_bytes: int | None = None, *, name: str | None = None,
-               running: str = "mark") -> Document:
+               running: str = "mark", language: str | None = None) -> Document:
     """Load an uploaded file's bytes. ``filename`` decides the format (see module doc).
+
+    ``language``: an ISO 639-1 code that overrides the detected language (kept in
+    ``meta["language_detected"]``).
 
     ``running`` (PDF only): running page headers/footers are kept as layout comments (``"mark"``)
     or removed (``"strip"``: another text, hence another Document and fingerprint)."""
@@ -176,6 +179,10 @@ def load_bytes(data: bytes, filename: str, max_bytes: int | None = None, *, name
         lang, prob = detect_language(doc.text)
         doc.language = lang
         doc.meta["language_probability"] = round(prob, 4)
+    if language:
+        doc.meta["language_detected"] = doc.language
+        doc.language = language.strip().lower()
+        doc.meta.pop("language_probability", None)
     doc.meta.setdefault("bytes", len(data))
     doc.meta["filename"] = filename
     doc.meta["parse_seconds"] = round(time.perf_counter() - t0, 4)
@@ -183,7 +190,7 @@ def load_bytes(data: bytes, filename: str, max_bytes: int | None = None, *, name
 
 
 def load_document(path: str | os.PathLike, *, name: str | None = None, max_bytes: int | None = None,
-                  running: str = "mark") -> Document:
+                  running: str = "mark", language: str | None = None) -> Document:
     """Load a file from disk (size checked before reading)."""
     p = Path(path)
     if not p.exists():
@@ -197,4 +204,4 @@ def load_document(path: str | os.PathLike, *, name: str | None = None, max_bytes
         data = p.read_bytes()
     except OSError as exc:
         raise IngestError(f"{p.name}: cannot read ({exc.strerror or exc})") from None
-    return load_bytes(data, p.name, limit, name=name, running=running)
+    return load_bytes(data, p.name, limit, name=name, running=running, language=language)

@@ -27,7 +27,12 @@ PAGE_BREAK = "<!-- PageBreak -->"
 _PLACEHOLDER = re.compile(r"\*{0,2}==>.*?<==\*{0,2}|!\[[^\]]*\]\([^)]*\)")
 
 
+# "©" typeset as "c" + COMBINING ENCLOSING CIRCLE (LaTeX \textcopyright) comes out as "_⃝_ c" or "c⃝"
+_COPYRIGHT = re.compile(r"[_*]*\u20dd[_*]*\s?c(?![a-z])|c\u20dd")
+
+
 def _tidy(md: str) -> str:
+    md = _COPYRIGHT.sub("©", md)
     md = md.replace("\r\n", "\n").replace("\r", "\n").replace("\f", "\n").replace("\x00", "")
     md = re.sub(r"[ \t]+\n", "\n", md)
     md = re.sub(r"(?<=[^\n])\n(?=#{1,6} )", "\n\n", md)  # a blank line before each heading
