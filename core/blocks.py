@@ -77,7 +77,9 @@ def _blank(line: str) -> bool:
 def _clean_title(raw: str) -> str:
     t = (raw or "").strip()
     t = re.sub(r"[ \t]+#+$", "", t)  # closing hashes
-    t = re.sub(r"(\*\*|__)", "", t)
+    t = t.replace("**", "")
+    # __strong__ only where CommonMark sees emphasis: never inside a word (snake__case, file__name)
+    t = re.sub(r"(?<![\w_])__(?=[^_\s])(.+?)(?<=[^_\s])__(?![\w_])", r"\1", t)
     return t.strip()
 
 

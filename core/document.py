@@ -65,6 +65,8 @@ class Document:
     headings: list[Heading] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
+    # PDF only: where the text sits on the pages (chunkscope.geometry.Geometry); None otherwise
+    geometry: Any = field(default=None, repr=False, compare=False)
     _sha: str | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -111,6 +113,14 @@ class Document:
                 return i + 1
         return len(self.pages) if self.pages and pos >= self.pages[-1].end else None
 
+    def boxes(self, start: int, end: int) -> list[list[float]] | None:
+        """Page boxes of ``[start, end)`` (``chunkscope.geometry.chunk_boxes``); None without geometry."""
+        if self.geometry is None:
+            return None
+        from chunkscope.geometry import chunk_boxes
+
+        return chunk_boxes(self, start, end)
+
     # --- stable JSON shape (documented in the README) ---
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -126,6 +136,7 @@ class Document:
                 for h in self.headings
             ],
             "warnings": list(self.warnings),
+            **({"geometry": self.geometry.to_dict()} if self.geometry is not None else {}),
         }
 
     @classmethod
@@ -140,6 +151,10 @@ class Document:
             headings=[Heading(h["start"], h["end"], h["level"], h["title"]) for h in d.get("headings", [])],
             warnings=list(d.get("warnings", [])),
         )
+        if d.get("geometry"):
+            from chunkscope.geometry import Geometry
+
+            doc.geometry = Geometry.from_dict(d["geometry"])
         if d.get("sha256") and d["sha256"] != doc.sha256:
             raise ValueError("document JSON: sha256 does not match its text")
         return doc

@@ -39,9 +39,19 @@ def _identifier():
             return py3langid
 
 
+_TABLE_ROW = re.compile(r"^\s*\|.*$", re.M)
+_INDENTED_CODE = re.compile(r"^(?: {4}|\t).*$", re.M)
+_NOT_WORD = re.compile(r"\S*[\d_=/\\{}<>@$%^&]\S*")  # numbers, dates, identifiers, paths, code
+
+
 def strip_markup(text: str) -> str:
+    """Prose only: markup, table rows, indented code, numbers and identifier-like tokens removed
+    (a table- or code-heavy document must not be classified by its cells: "Irish" on tables)."""
+    text = _TABLE_ROW.sub(" ", text)
+    text = _INDENTED_CODE.sub(" ", text)
     for rx in _MARKUP:
         text = rx.sub(" ", text)
+    text = _NOT_WORD.sub(" ", text)
     return re.sub(r"\s+", " ", text).strip()
 
 

@@ -40,9 +40,13 @@ class ChunkRow:
     start: int
     end: int
     tokens: int
+    boxes: list | None = None  # PDF sources: [[page, x0, y0, x1, y1], ...] (chunkscope.geometry)
 
-    def to_dict(self) -> dict[str, int]:
-        return {"start": self.start, "end": self.end, "tokens": self.tokens}
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"start": self.start, "end": self.end, "tokens": self.tokens}
+        if self.boxes is not None:
+            d["boxes"] = self.boxes
+        return d
 
 
 @dataclass
@@ -111,7 +115,7 @@ class ChunkingResult:
             candidate=bool(d.get("candidate")),
             status=d.get("status", "ok"),
             reason=d.get("reason", ""),
-            chunks=[ChunkRow(c["start"], c["end"], c["tokens"]) for c in d.get("chunks", [])],
+            chunks=[ChunkRow(c["start"], c["end"], c["tokens"], c.get("boxes")) for c in d.get("chunks", [])],
             metrics={m: d.get("metrics", {}).get(m) for m in METRICS},
             metric_reasons=d.get("metric_reasons", {}),
             diagnostics=d.get("diagnostics", {}),
@@ -225,11 +229,24 @@ class Report:
         Path(path).write_text(self.to_json(), encoding="utf-8")
 
 
+def attach_boxes(report: Report, doc: Any) -> None:
+    """Give every chunk of ``report`` its page boxes when ``doc`` is a PDF with geometry."""
+    from chunkscope.geometry import chunk_boxes
+
+    if getattr(doc, "geometry", None) is None:
+        return
+    for c in report.chunkings:
+        for row in c.chunks:
+            row.boxes = chunk_boxes(doc, row.start, row.end)
+
+
 def chunk_records(report: Report, text: str, chunking_id: str | None = None,
-                  heading_path=None, page_of=None) -> Iterable[dict[str, Any]]:
+                  heading_path=None, page_of=None, boxes=None) -> Iterable[dict[str, Any]]:
     """The chunks of one chunking (default: the winner) as export records (JSONL rows).
 
-    ``heading_path(pos)`` and ``page_of(pos)`` come from the Document when available.
+    ``heading_path(pos)``, ``page_of(pos)`` and ``boxes(start, end)`` (PDF sources:
+    ``[[page, x0, y0, x1, y1], ...]``) come from the Document when available; without
+    ``boxes``, boxes already in the report are used.
     """
     cid = chunking_id or report.winner
     ch = report.get(cid) if cid else None
@@ -254,6 +271,9 @@ def chunk_records(report: Report, text: str, chunking_id: str | None = None,
             rec["pages"] = [] if first is None else list(range(first, (last or first) + 1))
         if heading_path is not None:
             rec["heading_path"] = [h.title for h in heading_path(c.start)]
+        bx = boxes(c.start, c.end) if boxes is not None else c.boxes
+        if bx is not None:
+            rec["boxes"] = bx
         out.append(rec)
     return out
 

@@ -12,6 +12,7 @@ import html
 import pandas as pd
 import streamlit as st
 
+from chunkscope.ingest.health import extraction_artefact
 from chunkscope.present import figures, highlight, paging
 from ui import limits
 from ui.analysis import keep_state
@@ -187,7 +188,9 @@ def column(doc, report, cid, c, p: highlight.Problems, kinds, a: int, b: int, sh
                     "block": f"#{x.get('index', 0) + 1}", "kind": kinds[x["index"]] if x.get("index") is not None
                     and x["index"] < len(kinds) else "", "chars": f"{x['block'][0]:,}–{x['block'][1]:,}",
                     "cut at": x["boundary"], "page": doc.page_of(x["block"][0]),
-                    "boundaries inside": x.get("boundaries_inside")} for _, x in here_b]),
+                    "boundaries inside": x.get("boundaries_inside"),
+                    "blame": extraction_artefact(doc.text, x["block"], x["boundary"]) or "chunker"}
+                    for _, x in here_b]),
                     hide_index=True, width="stretch")
             if here_s:
                 st.dataframe(pd.DataFrame([{

@@ -13,6 +13,7 @@ import html
 import pandas as pd
 import streamlit as st
 
+from chunkscope.ingest.health import extraction_artefact
 from chunkscope.present import figures, highlight
 from ui import limits
 from ui.analysis import keep_state
@@ -32,9 +33,13 @@ def chunk_table(key: str, _doc, _c, lo: int, hi: int) -> pd.DataFrame:
     """One row per chunk (cached per document, chunking and size bounds)."""
     p = highlight.Problems.of(_c)
     cuts = {}
+    artefact = {}  # boundary -> "extraction: running header" when the cut sits on an extraction artefact
     for x in p.broken:
         cuts.setdefault(x["boundary"], 0)
         cuts[x["boundary"]] += 1
+        why = extraction_artefact(_doc.text, x["block"], x["boundary"])
+        if why:
+            artefact[x["boundary"]] = why
     splits = {}
     for x in p.split:
         splits[x["boundary"]] = splits.get(x["boundary"], 0) + 1
@@ -48,7 +53,8 @@ def chunk_table(key: str, _doc, _c, lo: int, hi: int) -> pd.DataFrame:
             flags.append("⚠ under" if ch.tokens < lo else "⚠ over")
         nb = cuts.get(ch.start, 0) + cuts.get(ch.end, 0)
         if nb:
-            flags.append(f"✂ {nb} block cut")
+            why = artefact.get(ch.start) or artefact.get(ch.end)
+            flags.append(f"✂ {nb} block cut" + (f" ({why})" if why else ""))
         ns = splits.get(ch.start, 0) + splits.get(ch.end, 0)
         if ns:
             flags.append(f"⛓ {ns} pair split")
@@ -154,6 +160,12 @@ def main() -> None:
         m2.metric("characters", f"{ch.end - ch.start:,}")
         m3.metric("pages", "–" if not pages else (f"{pages[0]}" if pages[0] == pages[-1] else f"{pages[0]}–{pages[-1]}"))
         m4.metric("span", f"{ch.start:,}–{ch.end:,}")
+        if doc.geometry is not None and st.button("📄 Show on the page", key="cs_insp_page_view",
+                                                  help="open the page view with this chunk selected"):
+            from chunkscope.present.pdfpages import first_page_of
+            from ui.pdfview import open_page_view
+
+            open_page_view(first_page_of(doc, ch.start, ch.end), cid, idx)
         crumbs = " › ".join(html.escape(h.title) or "(untitled)" for h in path) or "— (before the first heading)"
         st.html(f'<div style="margin:.2rem 0 .6rem 0"><b>Heading path:</b> {crumbs}</div>')
         if ch.tokens < lo or ch.tokens > hi:

@@ -53,3 +53,106 @@ ZERO_PAGE_PDF = (
     b"2 0 obj\n<< /Type /Pages /Kids [] /Count 0 >>\nendobj\n"
     b"trailer\n<< /Root 1 0 R >>\n%%EOF\n"
 )
+
+
+# --- PDFs with text at known coordinates (page boxes, extraction health) ---
+
+LOREM = ("The archive keeps every signed contract for ten years after it ends. Each year the records "
+         "office reviews the list and removes what the law no longer requires. ")
+
+
+def _save(doc) -> bytes:
+    data = doc.tobytes()
+    doc.close()
+    return data
+
+
+def make_one_column_pdf() -> bytes:
+    """Page 1: a heading line at baseline y=100 (x from 72) and a paragraph box (72, 130, 520, 300)."""
+    doc = pymupdf.open()
+    page = doc.new_page()  # 612 x 792
+    page.insert_text((72, 100), "Retention of signed contracts", fontsize=16)
+    page.insert_textbox(pymupdf.Rect(72, 130, 520, 300), LOREM * 2, fontsize=11)
+    return _save(doc)
+
+
+def make_two_column_pdf() -> bytes:
+    """Two columns: left text in (50, 80, 290, 700) says LEFT..., right text in (320, 80, 560, 700) says RIGHT..."""
+    doc = pymupdf.open()
+    page = doc.new_page()
+    left = " ".join(f"Leftcolumn sentence number {i} talks about apples." for i in range(12))
+    right = " ".join(f"Rightcolumn sentence number {i} talks about pears." for i in range(12))
+    page.insert_textbox(pymupdf.Rect(50, 80, 290, 700), left, fontsize=10)
+    page.insert_textbox(pymupdf.Rect(320, 80, 560, 700), right, fontsize=10)
+    return _save(doc)
+
+
+def make_table_pdf() -> bytes:
+    """A ruled 3 x 3 table in (72, 200, 472, 290) (30 pt rows, cell text at known places)."""
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_text((72, 100), "Quarterly figures of the warehouse", fontsize=14)
+    page.insert_textbox(pymupdf.Rect(72, 120, 520, 180), LOREM, fontsize=10)
+    x = [72, 205, 338, 472]
+    y = [200, 230, 260, 290]
+    for xx in x:
+        page.draw_line((xx, y[0]), (xx, y[-1]))
+    for yy in y:
+        page.draw_line((x[0], yy), (x[-1], yy))
+    cells = [["Item", "Count", "Place"], ["Bolts", "1200", "Shelf A"], ["Nuts", "800", "Shelf B"]]
+    for r, row in enumerate(cells):
+        for c, val in enumerate(row):
+            page.insert_text((x[c] + 5, y[r] + 20), val, fontsize=10)
+    page.insert_textbox(pymupdf.Rect(72, 320, 520, 400), LOREM, fontsize=10)
+    return _save(doc)
+
+
+def make_spanning_pdf() -> bytes:
+    """A paragraph that starts at the bottom of page 1 and ends at the top of page 2."""
+    doc = pymupdf.open()
+    p1 = doc.new_page()
+    p1.insert_textbox(pymupdf.Rect(72, 80, 520, 200), LOREM, fontsize=11)
+    p1.insert_text((72, 740), "The spanning paragraph begins near the bottom of the first page and", fontsize=11)
+    p1.insert_text((72, 755), "continues for one more line before the page ends", fontsize=11)
+    p2 = doc.new_page()
+    p2.insert_text((72, 60), "and it finishes here on the second page of the document.", fontsize=11)
+    p2.insert_textbox(pymupdf.Rect(72, 100, 520, 200), LOREM, fontsize=11)
+    return _save(doc)
+
+
+def make_rotated_pdf() -> bytes:
+    """Page 2 rotated by 90 degrees; its text at unrotated baseline (72, 100)."""
+    doc = pymupdf.open()
+    doc.new_page().insert_textbox(pymupdf.Rect(72, 80, 520, 200), LOREM, fontsize=11)
+    p2 = doc.new_page()
+    p2.insert_text((72, 100), "Rotated landscape page with a wide table", fontsize=12)
+    p2.set_rotation(90)
+    return _save(doc)
+
+
+def make_running_header_pdf(pages: int = 8) -> bytes:
+    """Headers that vary with the chapter and carry the page number ("Chapter 2: Setup 5")."""
+    doc = pymupdf.open()
+    for k in range(1, pages + 1):
+        page = doc.new_page()
+        chapter = 1 + (k - 1) // 3
+        title = ["Setup", "Daily use", "Repairs and spare parts"][(chapter - 1) % 3]
+        page.insert_text((72, 40), f"Chapter {chapter}: {title}", fontsize=8)
+        page.insert_text((500, 40), str(k + 10), fontsize=8)
+        page.insert_textbox(pymupdf.Rect(72, 80, 520, 300), LOREM + f"Body text of page {k} ends on word{k}.",
+                            fontsize=11)
+    return _save(doc)
+
+
+def make_bad_pages_pdf() -> bytes:
+    """Page 1 normal, page 2 image-only (a picture, no text), page 3 thousands of tiny fragments."""
+    doc = pymupdf.open()
+    doc.new_page().insert_textbox(pymupdf.Rect(72, 80, 520, 300), LOREM * 2, fontsize=11)
+    p2 = doc.new_page()
+    pix = pymupdf.Pixmap(pymupdf.csRGB, pymupdf.IRect(0, 0, 40, 40), False)
+    pix.clear_with(200)
+    p2.insert_image(pymupdf.Rect(20, 20, 592, 772), pixmap=pix)
+    p3 = doc.new_page()
+    for i in range(3200):
+        p3.insert_text((20 + (i % 80) * 7, 30 + (i // 80) * 18), "x", fontsize=4)
+    return _save(doc)

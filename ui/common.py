@@ -55,6 +55,10 @@ def load_document_bytes(data: bytes, filename: str) -> tuple[Document | None, st
             check_document(policy(), doc)
         except ShareError as exc:
             return None, str(exc)
+    if doc is not None and doc.source_format == "pdf":  # kept (bounded LRU) for the page view
+        from chunkscope.present.pdfpages import remember
+
+        remember(doc, data)
     return doc, error
 
 
@@ -163,6 +167,10 @@ def render_summary(doc: Document) -> dict:
         st.caption(
             f"Detected language: {s['language']}. References Completeness uses an English coreference model."
         )
+    if doc.meta.get("health"):  # PDFs: what the parser got wrong, before any chunking
+        from ui.pdfview import render_health
+
+        render_health(doc)
     return s
 
 

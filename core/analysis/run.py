@@ -35,7 +35,7 @@ from chunkscope.analysis.uncertainty import uncertainty_facts
 from chunkscope.document import Document
 from chunkscope.embeddings import backend_facts
 from chunkscope.provenance import provenance
-from chunkscope.report import METRICS, ChunkingResult, Report
+from chunkscope.report import METRICS, ChunkingResult, Report, attach_boxes
 
 STAGES = ("structure", "coreference", "embeddings", "llm", "selection")
 # Report.timings keys: disjoint stages that add up to "total" (the CLI and corpus mode add "parse"
@@ -271,6 +271,7 @@ def analyze(doc: Document, settings: Settings | None = None, resources: Resource
         except Exception:  # facts only: never fail an analysis for them
             pass
     report = build([])
+    attach_boxes(report, doc)  # PDF sources: each chunk's page boxes (chunkscope.geometry)
     # time spent inside the embedding model (loading + encoding), wherever it happened
     # (the semantic chunker embeds sentences during chunking)
     timings["embed"] = resources.embedding_seconds() - embed_s0

@@ -80,7 +80,9 @@ def chunk_payload(doc, chunker_id: str, params: dict[str, Any], spans, tokens, a
         "document": doc.to_dict(),
         "chunker": chunker_id,
         "params": params,
-        "chunks": [{"start": s.start, "end": s.end, "tokens": n} for s, n in zip(spans, tokens)],
+        "chunks": [{"start": s.start, "end": s.end, "tokens": n,
+                    **({"boxes": doc.boxes(s.start, s.end)} if doc.geometry is not None else {})}
+                   for s, n in zip(spans, tokens)],
         "audit": audit_obj.to_dict(),
     }
 

@@ -31,10 +31,11 @@ def add_input_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def load_input(path: str, max_bytes: int | None = None) -> Document:
+def load_input(path: str, max_bytes: int | None = None, running: str = "mark",
+               language: str | None = None) -> Document:
     from chunkscope.ingest import load_document  # lazily: `chunkscope --help` stays instant
 
-    return load_document(path, max_bytes=max_bytes)
+    return load_document(path, max_bytes=max_bytes, running=running, language=language)
 
 
 def check_json_target(out: str | None) -> None:

@@ -15,22 +15,35 @@ def add_ingest(sub) -> None:
         "pages, blocks by kind and headings.",
     )
     add_input_arguments(p)
-    p.add_argument("--json", metavar="OUT", help="also write the Document as JSON to OUT ('-' = stdout only)")
+    p.add_argument("--json", metavar="OUT", help="also write the Document as JSON to OUT ('-' = stdout only); "
+                   "a PDF's extraction health is under the top-level key \"health\"")
+    p.add_argument("--strip-running", action="store_true",
+                   help="PDF: remove running page headers/footers (default: keep them as layout comments); "
+                   "gives another text, hence another document")
+    p.add_argument("--language", metavar="CODE", default=None,
+                   help="override the detected language (ISO 639-1, e.g. en)")
     p.set_defaults(func=cmd_ingest)
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
+    from chunkscope.ingest.health import format_health
     from chunkscope.ingest.summary import format_summary
 
-    doc = load_input(args.file, args.max_bytes)
+    doc = load_input(args.file, args.max_bytes, running="strip" if args.strip_running else "mark",
+                     language=args.language)
+    out = doc.to_dict()
+    if "health" in doc.meta:
+        out["health"] = doc.meta["health"]
     if args.json == "-":
-        write_json(doc.to_dict(), "-")
+        write_json(out, "-")
         return 0
     print(format_summary(doc))
+    if "health" in doc.meta:
+        print(format_health(doc.meta["health"]))
     if "parse_seconds" in doc.meta:
         print(f"parsed in   {doc.meta['parse_seconds']:.2f} s")
     if args.json:
-        write_json(doc.to_dict(), args.json)
+        write_json(out, args.json)
         print(f"wrote       {args.json}")
     return 0
 

@@ -165,8 +165,15 @@ def _label_gold_blocks(doc: Document) -> None:
         doc.meta["block_kinds"] = "gold (chunkscope.blocks disagrees with split_points)"
 
 
-def load_bytes(data: bytes, filename: str, max_bytes: int | None = None, *, name: str | None = None) -> Document:
-    """Load an uploaded file's bytes. ``filename`` decides the format (see module doc)."""
+def load_bytes(data: bytes, filename: str, max_bytes: int | None = None, *, name: str | None = None,
+               running: str = "mark", language: str | None = None) -> Document:
+    """Load an uploaded file's bytes. ``filename`` decides the format (see module doc).
+
+    ``language``: an ISO 639-1 code that overrides the detected language (kept in
+    ``meta["language_detected"]``).
+
+    ``running`` (PDF only): running page headers/footers are kept as layout comments (``"mark"``)
+    or removed (``"strip"``: another text, hence another Document and fingerprint)."""
     filename = Path(str(filename)).name or "document"
     limit = resolve_max_bytes(max_bytes)
     _check_size(len(data), filename, limit)
@@ -179,7 +186,7 @@ def load_bytes(data: bytes, filename: str, max_bytes: int | None = None, *, name
         from chunkscope.ingest.pdf import load_pdf_bytes
 
         _check_pages(data, filename)
-        doc = load_pdf_bytes(data, filename, stem)
+        doc = load_pdf_bytes(data, filename, stem, running=running)
     elif fmt == "markdown":
         from chunkscope.ingest.markdown import load_markdown_bytes
 
@@ -196,13 +203,18 @@ def load_bytes(data: bytes, filename: str, max_bytes: int | None = None, *, name
         lang, prob = detect_language(doc.text)
         doc.language = lang
         doc.meta["language_probability"] = round(prob, 4)
+    if language:
+        doc.meta["language_detected"] = doc.language
+        doc.language = language.strip().lower()
+        doc.meta.pop("language_probability", None)
     doc.meta.setdefault("bytes", len(data))
     doc.meta["filename"] = filename
     doc.meta["parse_seconds"] = round(time.perf_counter() - t0, 4)
     return doc
 
 
-def load_document(path: str | os.PathLike, *, name: str | None = None, max_bytes: int | None = None) -> Document:
+def load_document(path: str | os.PathLike, *, name: str | None = None, max_bytes: int | None = None,
+                  running: str = "mark", language: str | None = None) -> Document:
     """Load a file from disk (size checked before reading)."""
     p = Path(path)
     if not p.exists():
@@ -216,4 +228,4 @@ def load_document(path: str | os.PathLike, *, name: str | None = None, max_bytes
         data = p.read_bytes()
     except OSError as exc:
         raise IngestError(f"{p.name}: cannot read ({exc.strerror or exc})") from None
-    return load_bytes(data, p.name, limit, name=name)
+    return load_bytes(data, p.name, limit, name=name, running=running, language=language)

@@ -14,17 +14,25 @@ from __future__ import annotations
 
 import re
 import threading
+from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 from chunkscope.blocks import build_blocks
 from chunkscope.document import Document, Span
+from chunkscope.ingest import pdfmap
 from chunkscope.ingest.errors import IngestError
 
 PAGE_BREAK = "<!-- PageBreak -->"
 _PLACEHOLDER = re.compile(r"\*{0,2}==>.*?<==\*{0,2}|!\[[^\]]*\]\([^)]*\)")
 
 
+# "©" typeset as "c" + COMBINING ENCLOSING CIRCLE (LaTeX \textcopyright) comes out as "_⃝_ c" or "c⃝"
+_COPYRIGHT = re.compile(r"[_*]*\u20dd[_*]*\s?c(?![a-z])|c\u20dd")
+
+
 def _tidy(md: str) -> str:
+    md = _COPYRIGHT.sub("©", md)
     md = md.replace("\r\n", "\n").replace("\r", "\n").replace("\f", "\n").replace("\x00", "")
     md = re.sub(r"[ \t]+\n", "\n", md)
     md = re.sub(r"(?<=[^\n])\n(?=#{1,6} )", "\n\n", md)  # a blank line before each heading
@@ -41,45 +49,165 @@ def _line_key(line: str) -> str:
     return re.sub(r"\d+", "#", re.sub(r"[*_`]", "", line)).strip().lower()
 
 
-def mark_running_lines(pages: list[str], min_share: float = 0.25) -> list[str]:
-    """Turn running page headers / footers into layout comments, as in the paper's corpus.
+def _alnum(s: str) -> str:
+    return "".join(ch for ch in s.lower() if ch.isalnum())
 
-    The first (last) line of a page is a header (footer) when the same line, numbers aside,
-    starts (ends) at least a quarter of the pages with text, and at least 3 of them. It becomes
-    ``<!-- PageHeader: ... -->`` (``PageFooter``), so it forms a layout block instead of
-    sticking to the page's first or last paragraph.
+
+_PAGE_NUMBER = re.compile(r"^(?:page\s*)?[-\u2013\u2014(]?\s*(\d{1,4})\s*[-\u2013\u2014)]?(?:\s*(?:of|/)\s*\d{1,4})?$", re.I)
+_EDGE_NUMBER = re.compile(r"^(\d{1,4})\s+\S|\S\s+(\d{1,4})$")
+
+
+@dataclass
+class RunningLines:
+    """Running headers/footers found: ``found[page_index] = [(line_index, "header"|"footer", reason)]``.
+    ``reason``: "repeated" (same line, numbers aside), "page number" (a page number alone),
+    "chapter + page number" (a short line that varies with the chapter and carries the page number)."""
+
+    found: dict[int, list[tuple[int, str, str]]] = field(default_factory=dict)
+    texts: dict[int, list[str]] = field(default_factory=dict)
+
+    def summary(self) -> dict[str, Any]:
+        by: dict[str, int] = {}
+        for items in self.found.values():
+            for _, edge, reason in items:
+                by[f"{edge}: {reason}"] = by.get(f"{edge}: {reason}", 0) + 1
+        examples = [t for ts in self.texts.values() for t in ts][:5]
+        return {"pages": len(self.found), "by_kind": by, "examples": examples}
+
+
+def _edge_lines(words: list, info: tuple = (), band: float = 0.15) -> tuple[str, str]:
+    """Alphanumerics of the top-most and bottom-most text line of a page (words on one baseline);
+    "" for a line outside the top (bottom) ``band`` of the page height: no running line there."""
+    if not words:
+        return "", ""
+    height = float(info[1]) if len(info) > 1 and info[1] > 0 else 0.0
+    top = min(w[1] for w in words)
+    bottom = max(w[3] for w in words)
+    t = sorted((w for w in words if w[1] <= top + 2.0), key=lambda w: w[0])
+    b = sorted((w for w in words if w[3] >= bottom - 2.0), key=lambda w: w[0])
+    tk = _alnum("".join(str(w[4]) for w in t))
+    bk = _alnum("".join(str(w[4]) for w in b))
+    if height:
+        tk = tk if top <= height * band else ""
+        bk = bk if bottom >= height * (1 - band) else ""
+    return tk, bk
+
+
+def _page_number(line: str) -> int | None:
+    m = _PAGE_NUMBER.match(re.sub(r"[*_`#]", "", line).strip())
+    return int(m.group(1)) if m else None
+
+
+def _edge_number(line: str) -> int | None:
+    plain = re.sub(r"[*_`#]", "", line).strip()
+    if len(plain) > 100:
+        return None
+    m = _EDGE_NUMBER.search(plain)
+    if not m:
+        return None
+    return int(m.group(1) or m.group(2))
+
+
+def find_running_lines(pages: list[str], edges: list[tuple[str, str]] | None = None,
+                       min_share: float = 0.25) -> tuple[list[str], RunningLines]:
+    """Find running page headers / footers (see ``RunningLines``); pages are returned unchanged.
+
+    The first (last) line of a page is a header (footer) when, on at least a quarter of the pages
+    with text and at least 3 of them: the same line (numbers aside) starts (ends) the page; or the
+    line is a page number alone; or it is a short line whose leading/trailing number follows the
+    page index (the same offset on those pages: "Appendix A: Copying Information 29"). With
+    ``edges`` (the top/bottom ink lines of each page) a page-number line must also be the page's
+    top (bottom) line, so a numbered heading or list item is never taken for one.
     """
-    with_text = [md for md in pages if md.strip()]
+    found = RunningLines()
+    with_text = [i for i, md in enumerate(pages) if md.strip()]
     if len(with_text) < 3:
-        return pages
+        return pages, found
     need = max(3, int(len(with_text) * min_share + 0.999))
 
-    def ends(md: str) -> tuple[str, str]:
-        lines = [ln for ln in md.split("\n") if ln.strip()]
-        return (lines[0], lines[-1]) if lines else ("", "")
+    def ends(md: str) -> tuple[int, int, list[str]]:
+        lines = md.split("\n")
+        idx = [i for i, ln in enumerate(lines) if ln.strip()]
+        return (idx[0], idx[-1], lines) if len(idx) >= 2 else (-1, -1, lines)
 
     firsts: dict[str, int] = {}
     lasts: dict[str, int] = {}
-    for md in with_text:
-        first, last = ends(md)
-        firsts[_line_key(first)] = firsts.get(_line_key(first), 0) + 1
-        lasts[_line_key(last)] = lasts.get(_line_key(last), 0) + 1
+    offsets: dict[tuple[str, int], int] = {}
+    info = {}
+    for k in with_text:
+        i, j, lines = ends(pages[k])
+        if i < 0:
+            continue
+        info[k] = (i, j, lines)
+        firsts[_line_key(lines[i])] = firsts.get(_line_key(lines[i]), 0) + 1
+        lasts[_line_key(lines[j])] = lasts.get(_line_key(lines[j]), 0) + 1
+        for edge, n in (("header", lines[i]), ("footer", lines[j])):
+            num = _edge_number(n) if _page_number(n) is None else _page_number(n)
+            if num is not None:
+                offsets[(edge, num - k)] = offsets.get((edge, num - k), 0) + 1
 
-    def ok(key: str, counts: dict[str, int]) -> bool:
-        return bool(key) and counts.get(key, 0) >= need and not key.startswith("|") and len(key) <= 200
+    def on_edge(k: int, line: str, edge: str) -> bool:
+        if edges is None or k >= len(edges):
+            return True
+        ink = edges[k][0 if edge == "header" else 1]
+        a = _alnum(line)
+        return bool(a) and bool(ink) and (a == ink or (len(ink) >= 1 and (ink in a or a in ink)))
 
+    def reason(k: int, line: str, edge: str, counts: dict[str, int]) -> str | None:
+        key = _line_key(line)
+        if not key or key.startswith("|") or len(key) > 200:
+            return None
+        if counts.get(key, 0) >= need:
+            return "repeated" if on_edge(k, line, edge) else None
+        num = _page_number(line)
+        if num is not None:
+            return "page number" if offsets.get((edge, num - k), 0) >= need and on_edge(k, line, edge) else None
+        num = _edge_number(line)
+        if num is not None and offsets.get((edge, num - k), 0) >= need and on_edge(k, line, edge) \
+                and not line.lstrip().startswith(("-", "*", "+")):
+            return "chapter + page number"
+        return None
+
+    for k, (i, j, lines) in info.items():
+        items = []
+        r = reason(k, lines[j], "footer", lasts)
+        if r:
+            items.append((j, "footer", r))
+        r = reason(k, lines[i], "header", firsts)
+        if r:
+            items.append((i, "header", r))
+        if items:
+            found.found[k] = items
+            found.texts[k] = [lines[n].strip() for n, _, _ in items]
+    return pages, found
+
+
+def apply_running_lines(pages: list[str], found: RunningLines, strip: bool = False) -> list[str]:
+    """Pages with their running lines turned into ``<!-- PageHeader: ... -->`` / ``PageFooter``
+    layout comments (or removed with ``strip``)."""
     out = []
-    for md in pages:
+    for k, md in enumerate(pages):
+        items = found.found.get(k)
+        if not items:
+            out.append(md)
+            continue
         lines = md.split("\n")
-        idx = [i for i, ln in enumerate(lines) if ln.strip()]
-        if len(idx) >= 2:
-            i, j = idx[0], idx[-1]
-            if ok(_line_key(lines[j]), lasts):
-                lines[j] = "\n<!-- PageFooter: " + lines[j].strip().replace("-->", "->") + " -->"
-            if ok(_line_key(lines[i]), firsts):
-                lines[i] = "<!-- PageHeader: " + lines[i].strip().replace("-->", "->") + " -->\n"
+        for n, edge, _ in items:
+            if strip:
+                lines[n] = ""
+            elif edge == "footer":
+                lines[n] = "\n<!-- PageFooter: " + lines[n].strip().replace("-->", "->") + " -->"
+            else:
+                lines[n] = "<!-- PageHeader: " + lines[n].strip().replace("-->", "->") + " -->\n"
         out.append(re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip())
     return out
+
+
+def mark_running_lines(pages: list[str], min_share: float = 0.25) -> list[str]:
+    """Turn running page headers / footers into layout comments, as in the paper's corpus
+    (``find_running_lines`` then ``apply_running_lines``)."""
+    _, found = find_running_lines(pages, None, min_share)
+    return apply_running_lines(pages, found)
 
 
 def _open(data: bytes, filename: str):
@@ -141,9 +269,10 @@ def _converter():
         return pymupdf_rag
 
 
-def _page_markdown(doc) -> tuple[list[str], list[str]]:
-    """Markdown of each page, and warnings."""
+def _page_markdown(doc) -> tuple[list[str], list[str], list[int]]:
+    """Markdown of each page, warnings, and the number of tables pymupdf4llm detected per page."""
     warnings: list[str] = []
+    tables = [0] * doc.page_count
     try:
         pymupdf_rag = _converter()
         # Table detection is most of the cost; a page with fewer than 4 vector paths cannot hold
@@ -161,6 +290,8 @@ def _page_markdown(doc) -> tuple[list[str], list[str]]:
                 raise RuntimeError(f"{len(chunks)} Markdown pages for {len(subset)} PDF pages")
             for i, c in zip(subset, chunks):
                 by_page[i] = c.get("text", "") if isinstance(c, dict) else str(c)
+                if isinstance(c, dict):
+                    tables[i] = len(c.get("tables") or [])
         pages = [by_page[i] for i in range(doc.page_count)]
     except Exception as exc:  # fall back to PyMuPDF's plain text, say so
         warnings.append(f"Markdown conversion failed ({_first_line(exc)}); plain text extracted instead")
@@ -170,44 +301,80 @@ def _page_markdown(doc) -> tuple[list[str], list[str]]:
                 pages.append(page.get_text("text"))
             except Exception:
                 pages.append("")
-    return pages, warnings
+    return pages, warnings, tables
 
 
-def load_pdf_bytes(data: bytes, filename: str, name: str) -> Document:
+def load_pdf_bytes(data: bytes, filename: str, name: str, *, running: str = "mark",
+                   geometry: bool = True) -> Document:
+    """Load a PDF. ``running``: what to do with running page headers/footers: ``"mark"`` (default:
+    kept as ``<!-- PageHeader: ... -->`` layout comments) or ``"strip"`` (removed: another text,
+    another Document). ``geometry``: also map the text back to the pages (``Document.geometry``)."""
+    if running not in ("mark", "strip"):
+        raise ValueError(f"running must be 'mark' or 'strip', not {running!r}")
     if not data:
         raise IngestError(f"{filename} is empty")
     doc = _open(data, filename)
     try:
-        raw_pages, warnings = _page_markdown(doc)
+        # words and page sizes first: pymupdf4llm removes page rotations in memory as it converts
+        infos = [pdfmap.page_info(page) for page in doc]
+        words = [pdfmap.page_words(page) for page in doc] if geometry else None
+        tops = [_edge_lines(w, info) for w, info in zip(words, infos)] if words is not None else None
+        raw_pages, warnings, tables = _page_markdown(doc)
         meta = {
             "page_count": doc.page_count,
             "pdf_title": (doc.metadata or {}).get("title") or "",
             "repaired": bool(getattr(doc, "is_repaired", False)),
         }
+        if meta["repaired"]:
+            warnings.append("the PDF was damaged and repaired on opening; some content may be missing")
+        for k, raw in enumerate(raw_pages):  # pymupdf4llm drops the text of some pages (rotated ones)
+            if not _has_text(raw):
+                try:
+                    plain = doc[k].get_text("text")
+                except Exception:
+                    plain = ""
+                if _has_text(plain):
+                    raw_pages[k] = plain
+                    rot = int(infos[k][2])
+                    warnings.append(f"page {k + 1}: Markdown conversion found no text, PyMuPDF's plain text used"
+                                    + (f" (page rotated {rot}°)" if rot else ""))
+
+        parts: list[str] = []
+        pages: list[Span] = []
+        pos = 0
+        empty: list[int] = []
+        tidy, running_found = find_running_lines([_tidy(raw) for raw in raw_pages], tops)
+        marked = apply_running_lines(tidy, running_found, strip=running == "strip")
+        for k, md in enumerate(marked, start=1):
+            if not _has_text(md):
+                empty.append(k)
+            piece = (md + "\n\n" if md else "") + PAGE_BREAK + "\n\n"
+            parts.append(piece)
+            pages.append(Span(pos, pos + len(piece)))
+            pos += len(piece)
+        if len(empty) == len(raw_pages):
+            raise IngestError(
+                f"{filename} has no extractable text on any of its {len(raw_pages)} page(s) "
+                "(scanned or image-only PDF; run OCR first)"
+            )
+        warnings.extend(f"page {k} has no extractable text" for k in empty)
+        text = "".join(parts)
+        geo = None
+        if geometry:
+            try:
+                geo = pdfmap.build_geometry(infos, parts, [p.start for p in pages], words)
+            except Exception as exc:  # never lose the document over its boxes
+                warnings.append(f"page boxes not available ({_first_line(exc)})")
+        meta["running_lines"] = {"mode": running, **running_found.summary()}
+        try:
+            from chunkscope.ingest.health import pdf_health
+
+            meta["health"] = pdf_health(doc, parts, tables, running_found, geo, words, infos)
+            meta["health"]["running_lines"] = meta["running_lines"]
+        except Exception as exc:  # the document is fine without its health report
+            warnings.append(f"extraction health not available ({_first_line(exc)})")
     finally:
         doc.close()
-    if meta["repaired"]:
-        warnings.append("the PDF was damaged and repaired on opening; some content may be missing")
-
-    parts: list[str] = []
-    pages: list[Span] = []
-    pos = 0
-    empty: list[int] = []
-    tidy = mark_running_lines([_tidy(raw) for raw in raw_pages])
-    for k, md in enumerate(tidy, start=1):
-        if not _has_text(md):
-            empty.append(k)
-        piece = (md + "\n\n" if md else "") + PAGE_BREAK + "\n\n"
-        parts.append(piece)
-        pages.append(Span(pos, pos + len(piece)))
-        pos += len(piece)
-    if len(empty) == len(raw_pages):
-        raise IngestError(
-            f"{filename} has no extractable text on any of its {len(raw_pages)} page(s) "
-            "(scanned or image-only PDF; run OCR first)"
-        )
-    warnings.extend(f"page {k} has no extractable text" for k in empty)
-    text = "".join(parts)
     blocks, headings = build_blocks(text, pages, markdown=True)
     return Document(
         name=name,
@@ -218,4 +385,5 @@ def load_pdf_bytes(data: bytes, filename: str, name: str) -> Document:
         headings=headings,
         warnings=warnings,
         meta=meta,
+        geometry=geo,
     )

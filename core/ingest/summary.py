@@ -33,6 +33,8 @@ def format_summary(doc: Document, summary: dict[str, Any] | None = None, max_hea
     lang = s["language"]
     if "language_probability" in doc.meta and lang != "und":
         lang += f" (p={doc.meta['language_probability']:.2f})"
+    if "language_detected" in doc.meta:
+        lang += f" (set by hand; detected {doc.meta['language_detected']})"
     lines = [
         f"name        {s['name']}",
         f"format      {s['format']}",

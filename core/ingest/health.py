@@ -1,0 +1,180 @@
+"""Extraction health of a PDF: what went wrong in the parser, before any chunking.
+
+Computed at ingest (``chunkscope.ingest.pdf``) and kept in ``Document.meta["health"]`` (JSON)::
+
+    {"pages": [{"page": 1, "chars": 1834, "image_coverage": 0.0, "no_text": false,
+                "running": ["header: chapter + page number"], "hyphenated": 2,
+                "tables_detected": 1, "tables_markdown": 1, "order_jumps": 0,
+                "coverage": 0.998, "rotation": 0, "words": 310, "warnings": [...]}, ...],
+     "coverage": 0.997, "mapped": 13991, "mappable": 13999,
+     "running_lines": {...}, "warnings": ["page 3: no text layer (scanned?)", ...],
+     "totals": {"chars": ..., "hyphenated": ..., "tables_detected": ..., "tables_markdown": ...}}
+
+Every check is per page and guarded: a strange page gives a warning, never an exception.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Sequence
+
+_TABLE_SEP = re.compile(r"^\|[-:| ]+\|$", re.M)
+_FRAGMENTS = 3000  # words on one page above which extraction is suspect (drawn text, kerning)
+_JUMPS = 3  # upward jumps in the extracted order above which columns/order are suspect
+
+
+def _image_coverage(page) -> float:
+    try:
+        area = abs(page.rect)
+        if area <= 0:
+            return 0.0
+        covered = 0.0
+        for info in page.get_image_info():
+            r = page.rect & info["bbox"]
+            covered += abs(r) if not r.is_empty else 0.0
+        return round(min(1.0, covered / area), 3)
+    except Exception:
+        return 0.0
+
+
+def hyphenated_breaks(words: Sequence[Sequence[Any]]) -> int:
+    """Lines ending in ``word-`` whose next line (same block) starts with a lower-case letter."""
+    lines: dict[tuple[int, int], list[Sequence[Any]]] = {}
+    for w in words:
+        lines.setdefault((int(w[5]), int(w[6])), []).append(w)
+    keys = sorted(lines)
+    n = 0
+    for a, b in zip(keys, keys[1:]):
+        if a[0] != b[0]:
+            continue
+        last = str(max(lines[a], key=lambda w: w[7])[4])
+        first = str(min(lines[b], key=lambda w: w[7])[4])
+        if len(last) > 2 and last.endswith("-") and last[-2].isalpha() and first[:1].islower():
+            n += 1
+    return n
+
+
+def order_jumps(runs: Sequence[Sequence[Any]], height: float) -> int:
+    """Times the extracted order goes back up the page by more than a quarter of its height."""
+    if height <= 0:
+        return 0
+    jumps = 0
+    runs = [r for r in runs if r[1] - r[0] >= 3]  # stray punctuation says nothing about order
+    for a, b in zip(runs, runs[1:]):
+        if b[4] < a[4] - 0.25 * height:
+            jumps += 1
+    return jumps
+
+
+def pdf_health(pdf, page_texts: Sequence[str], tables: Sequence[int], running: Any,
+               geometry: Any, words: Sequence[Sequence[Any]] | None,
+               infos: Sequence[Sequence[float]] = ()) -> dict[str, Any]:
+    """Health of every page (see module doc). ``tables[k]``: tables pymupdf4llm detected on page k."""
+    pages: list[dict[str, Any]] = []
+    warnings: list[str] = []
+    runs_by_page: dict[int, list] = {}
+    if geometry is not None:
+        for r in geometry.runs:
+            runs_by_page.setdefault(r[2], []).append(r)
+    found = getattr(running, "found", {}) or {}
+    for k, text in enumerate(page_texts):
+        no = k + 1
+        p: dict[str, Any] = {"page": no, "warnings": []}
+        try:
+            page = pdf[k]
+            rect = page.rect
+            md = re.sub(r"<!-- Page(?:Break|Header: .*?|Footer: .*?) -->", "", text)
+            p["chars"] = sum(1 for ch in md if not ch.isspace())
+            info = infos[k] if k < len(infos) else (rect.width, rect.height, page.rotation)
+            p["rotation"] = int(info[2])
+            p["image_coverage"] = _image_coverage(page)
+            wk = words[k] if words is not None and k < len(words) else []
+            p["words"] = len(wk)
+            p["no_text"] = not any(ch.isalnum() for ch in md)
+            p["running"] = [f"{edge}: {why}" for _, edge, why in found.get(k, [])]
+            p["hyphenated"] = hyphenated_breaks(wk)
+            p["tables_detected"] = int(tables[k]) if k < len(tables) else 0
+            p["tables_markdown"] = len(_TABLE_SEP.findall(text))
+            p["order_jumps"] = order_jumps(runs_by_page.get(no, []), float(info[1]))
+            if geometry is not None and k < len(geometry.page_coverage):
+                m, n = geometry.page_coverage[k]
+                p["coverage"] = round(m / n, 4) if n else None
+            if info[0] <= 0 or info[1] <= 0:
+                p["warnings"].append("zero-size page")
+            if p["no_text"]:
+                p["warnings"].append("no text layer (scanned?)" if p["image_coverage"] >= 0.5 else "no text")
+            if p["rotation"]:
+                p["warnings"].append(f"rotated {p['rotation']}°")
+            if p["words"] > _FRAGMENTS:
+                p["warnings"].append(f"{p['words']:,} text fragments (drawn or kerned text?)")
+            if p["tables_detected"] > p["tables_markdown"]:
+                p["warnings"].append(
+                    f"{p['tables_detected']} table(s) detected, {p['tables_markdown']} came out as Markdown tables")
+            if p["order_jumps"] >= _JUMPS:
+                p["warnings"].append(f"extracted order jumps around the page {p['order_jumps']} times (columns?)")
+            cov = p.get("coverage")
+            if cov is not None and cov < 0.9 and p["chars"] > 50:
+                p["warnings"].append(f"only {cov:.0%} of the text mapped back to the page")
+        except Exception as exc:  # a strange page: say so, keep going
+            p["warnings"].append(f"health check failed ({type(exc).__name__})")
+        warnings.extend(f"page {no}: {w}" for w in p["warnings"])
+        pages.append(p)
+    totals = {key: sum(int(p.get(key) or 0) for p in pages)
+              for key in ("chars", "hyphenated", "tables_detected", "tables_markdown")}
+    totals["running_lines"] = sum(len(p.get("running", [])) for p in pages)
+    totals["no_text_pages"] = sum(1 for p in pages if p.get("no_text"))
+    out: dict[str, Any] = {"pages": pages, "warnings": warnings, "totals": totals}
+    if geometry is not None:
+        out.update(coverage=round(geometry.coverage, 4) if geometry.coverage is not None else None,
+                   mapped=geometry.mapped, mappable=geometry.mappable)
+    if hasattr(running, "summary"):
+        out["running_lines"] = running.summary()
+    return out
+
+
+def format_health(h: dict[str, Any], max_warnings: int = 20) -> str:
+    """The health lines ``chunkscope ingest`` prints."""
+    t = h.get("totals", {})
+    lines = []
+    if h.get("coverage") is not None:
+        lines.append(f"page boxes  {h['coverage']:.2%} of visible characters mapped "
+                     f"({h['mapped']:,} / {h['mappable']:,})")
+    rl = h.get("running_lines") or {}
+    mode = rl.get("mode", "mark")
+    lines.append(f"running     {t.get('running_lines', 0)} header/footer line(s) "
+                 f"({'removed' if mode == 'strip' else 'kept as layout comments'})")
+    lines.append(f"tables      {t.get('tables_detected', 0)} detected, {t.get('tables_markdown', 0)} as Markdown tables")
+    lines.append(f"hyphenated  {t.get('hyphenated', 0)} line break(s) inside words")
+    if t.get("no_text_pages"):
+        lines.append(f"no text     {t['no_text_pages']} page(s)")
+    ws = h.get("warnings", [])
+    for w in ws[:max_warnings]:
+        lines.append(f"health      {w}")
+    if len(ws) > max_warnings:
+        lines.append(f"health      ... and {len(ws) - max_warnings} more")
+    return "\n".join(lines)
+
+
+_RUNNING = re.compile(r"<!-- Page(Header|Footer): ")
+
+
+def extraction_artefact(text: str, block: Sequence[int] | None = None, boundary: int | None = None) -> str | None:
+    """Whether a problem sits on an extraction artefact rather than on the chunker's choice.
+
+    ``"extraction: running header"`` (``footer``) when the block holds a running header/footer
+    comment (the block was glued around page furniture), or the cut ``boundary`` sits right after
+    (before) one, with only whitespace between.
+    """
+    if block is not None:
+        m = _RUNNING.search(text, int(block[0]), int(block[1]))
+        if m:
+            return f"extraction: running {m.group(1).lower()}"
+    if boundary is not None:
+        b = int(boundary)
+        last = text[max(0, b - 400):b].rstrip().rsplit("\n", 1)[-1]
+        nxt = text[b:b + 400].lstrip().split("\n", 1)[0]
+        for ln in (last, nxt):
+            m = _RUNNING.match(ln)
+            if m:
+                return f"extraction: running {m.group(1).lower()}"
+    return None

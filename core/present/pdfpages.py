@@ -1,0 +1,315 @@
+"""Chunks drawn on the PDF page: rendered pages, overlay layers, SVG and Plotly renderings.
+
+- ``remember(doc, data)`` / ``pdf_bytes(doc)``: the PDF bytes of loaded documents, kept in a small
+  LRU (``MAX_PDFS`` documents, ``MAX_BYTES`` in all) keyed by the document's sha256, so pages can
+  be rendered after the upload widget forgot the file; nothing is copied into the Document.
+- ``render_page(data, page, zoom)``: PNG of one page (PyMuPDF pixmap, cached per page and zoom).
+- ``page_layers(doc, chunking, page)``: what to draw on one page for one chunking, in rendered page
+  coordinates: every chunk's boxes (one colour per chunk, its number at its first box), broken
+  blocks with their cut, split pairs' mentions.
+- ``page_svg(...)``: the page image with the layers as an SVG overlay (HTML; everything escaped).
+- ``page_figure(...)``: the same as a Plotly figure whose chunk markers can be clicked.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Sequence
+
+from chunkscope.geometry import Geometry, boxes_for, to_display
+from chunkscope.present.highlight import PAIR_COLORS, Problems
+from chunkscope.report import ChunkingResult
+
+MAX_PDFS = 6
+MAX_BYTES = 200 * 1024 * 1024
+DEFAULT_ZOOM = 1.5  # 108 dpi: body text reads well, a page PNG is ~100-300 KB
+CUT_COLOR = "#D55E00"
+FOCUS_COLOR = "#F0E442"
+# one colour per chunk, cycling (adjacent chunks always differ); the cut and focus colours excluded
+CHUNK_COLORS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#7F7F7F", "#8C564B", "#9467BD"]
+
+_lock = threading.Lock()
+_PDFS: "OrderedDict[str, bytes]" = OrderedDict()
+
+
+def remember(doc: Any, data: bytes) -> None:
+    """Keep a PDF document's bytes for rendering (LRU, bounded by ``MAX_PDFS`` and ``MAX_BYTES``)."""
+    if getattr(doc, "source_format", "") != "pdf" or not data:
+        return
+    with _lock:
+        _PDFS[doc.sha256] = data
+        _PDFS.move_to_end(doc.sha256)
+        while len(_PDFS) > MAX_PDFS or (len(_PDFS) > 1 and sum(map(len, _PDFS.values())) > MAX_BYTES):
+            _PDFS.popitem(last=False)
+
+
+def pdf_bytes(doc: Any) -> bytes | None:
+    with _lock:
+        return _PDFS.get(getattr(doc, "sha256", ""))
+
+
+def unavailable_reason(doc: Any) -> str | None:
+    """Why the page view cannot show ``doc`` (None when it can)."""
+    if doc is None:
+        return "No document loaded."
+    if getattr(doc, "source_format", "") != "pdf":
+        fmt = getattr(doc, "source_format", "?")
+        return (f"The page view needs a PDF; this document was loaded from {fmt} text, which has no pages "
+                "to draw on. Its chunks are shown as text in Compare and the Chunk inspector.")
+    if getattr(doc, "geometry", None) is None:
+        return ("This PDF document has no page boxes (it was loaded from JSON written before page boxes "
+                "existed, or mapping failed): load the PDF itself again.")
+    return None
+
+
+@lru_cache(maxsize=48)
+def _render(key: str, page: int, zoom: float, data: bytes) -> tuple[bytes, int, int]:
+    import pymupdf
+
+    with pymupdf.open(stream=data, filetype="pdf") as pdf:
+        pg = pdf[page - 1]
+        pix = pg.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), alpha=False)
+        return pix.tobytes("png"), pix.width, pix.height
+
+
+def render_page(doc: Any, page: int, zoom: float = DEFAULT_ZOOM) -> tuple[bytes, int, int] | None:
+    """(PNG bytes, width px, height px) of 1-based ``page``, or None when the PDF is not at hand
+    or the page cannot be rendered. Cached per (document, page, zoom)."""
+    data = pdf_bytes(doc)
+    if data is None:
+        return None
+    try:
+        return _render(doc.sha256, int(page), float(zoom), data)
+    except Exception:
+        return None
+
+
+# ------------------------------------------------------------------ layers
+
+
+@dataclass
+class ChunkShape:
+    index: int
+    color: str
+    boxes: list[tuple[float, float, float, float]]  # rendered-page points
+    label_at: tuple[float, float] | None  # where its number goes (first box on this page)
+    start: int
+    end: int
+    continues: bool = False  # the chunk started on an earlier page
+
+
+@dataclass
+class Layers:
+    page: int
+    width: float
+    height: float
+    chunks: list[ChunkShape] = field(default_factory=list)
+    broken: list[dict[str, Any]] = field(default_factory=list)  # {"boxes": [...], "cut": (x, y0, y1) | None}
+    split: list[dict[str, Any]] = field(default_factory=list)  # {"color", "ends": [[boxes], [boxes]]}
+
+
+def _page_boxes(geo: Geometry, page: int, start: int, end: int, merge: bool = True
+                ) -> list[tuple[float, float, float, float]]:
+    return [to_display(geo, b) for b in boxes_for(geo, start, end, merge=merge) if b[0] == page]
+
+
+def page_layers(doc: Any, c: ChunkingResult, page: int, problems: Problems | None = None) -> Layers:
+    """Everything to draw on 1-based ``page`` for chunking ``c`` (rendered page coordinates)."""
+    geo: Geometry = doc.geometry
+    w, h = geo.page_size(page)
+    lay = Layers(page=page, width=w, height=h)
+    if not doc.pages or page > len(doc.pages):
+        return lay
+    ps = doc.pages[page - 1]
+    for i, ch in enumerate(c.chunks):
+        if ch.end <= ps.start or ch.start >= ps.end:
+            continue
+        boxes = _page_boxes(geo, page, ch.start, ch.end)
+        if not boxes:
+            continue
+        first = boxes[0]
+        lay.chunks.append(ChunkShape(i, CHUNK_COLORS[i % len(CHUNK_COLORS)], boxes, (first[0], first[1]),
+                                     ch.start, ch.end, continues=ch.start < ps.start))
+    p = problems if problems is not None else Problems.of(c)
+    for b in p.broken:
+        s, e = b["block"]
+        if e <= ps.start or s >= ps.end:
+            continue
+        boxes = _page_boxes(geo, page, s, e)
+        cut = None
+        at = _page_boxes(geo, page, b["boundary"], b["boundary"] + 1, merge=False)
+        if at:
+            x0, y0, _, y1 = at[0]
+            cut = (x0, y0, y1)
+        if boxes:  # one outline around the block's part on this page
+            union = (min(x[0] for x in boxes), min(x[1] for x in boxes), max(x[2] for x in boxes),
+                     max(x[3] for x in boxes))
+            lay.broken.append({"boxes": [union], "cut": cut, "block": [s, e], "boundary": b["boundary"]})
+    for k, pair in enumerate(p.split):
+        ends = [_page_boxes(geo, page, *pair["entity"]), _page_boxes(geo, page, *pair["pronoun"])]
+        if any(ends):
+            lay.split.append({"color": PAIR_COLORS[k % len(PAIR_COLORS)], "ends": ends, "tag": f"P{k + 1}"})
+    return lay
+
+
+def chunks_on_page(doc: Any, c: ChunkingResult, page: int) -> list[int]:
+    """Indices of the chunks of ``c`` with text on 1-based ``page`` (by page span)."""
+    if not doc.pages or page > len(doc.pages):
+        return []
+    ps = doc.pages[page - 1]
+    return [i for i, ch in enumerate(c.chunks) if ch.end > ps.start and ch.start < ps.end]
+
+
+def first_page_of(doc: Any, start: int, end: int) -> int | None:
+    """Page of the first box of ``[start, end)`` (else the page holding ``start``)."""
+    bx = boxes_for(getattr(doc, "geometry", None), start, end)
+    if bx:
+        return int(bx[0][0])
+    return doc.page_of(start)
+
+
+# ------------------------------------------------------------------ SVG
+
+
+def _f(x: float) -> str:
+    return f"{x:.1f}"
+
+
+def page_svg(layers: Layers, image: tuple[bytes, int, int] | None = None, focus: int | None = None,
+             width_px: int | None = None, title: str = "") -> str:
+    """HTML: the page image (or a blank page) with the layers as an SVG overlay.
+
+    Chunk rectangles are translucent in the chunk's colour with its number at its first box; the
+    ``focus`` chunk is outlined in yellow. Broken blocks: dashed orange-red outline and a thick
+    orange-red bar at the cut. Split pairs: both mentions outlined in the pair's colour.
+    Everything that comes from the document is escaped (only numbers and ids reach the SVG).
+    """
+    w, h = layers.width, layers.height
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_f(w)} {_f(h)}" '
+           f'style="position:absolute;left:0;top:0;width:100%;height:100%">']
+    if title:
+        out.append(f"<title>{html.escape(title)}</title>")
+    for s in layers.chunks:
+        op = 0.42 if focus == s.index else (0.16 if focus is not None else 0.26)
+        for (x0, y0, x1, y1) in s.boxes:
+            out.append(f'<rect class="cs-chunk" data-chunk="{s.index}" x="{_f(x0)}" y="{_f(y0)}" '
+                       f'width="{_f(x1 - x0)}" height="{_f(y1 - y0)}" fill="{s.color}" fill-opacity="{op}" '
+                       f'stroke="{s.color}" stroke-width="0.6"/>')
+    for b in layers.broken:
+        for (x0, y0, x1, y1) in b["boxes"]:
+            out.append(f'<rect class="cs-broken" x="{_f(x0 - 2)}" y="{_f(y0 - 2)}" width="{_f(x1 - x0 + 4)}" '
+                       f'height="{_f(y1 - y0 + 4)}" fill="none" stroke="{CUT_COLOR}" stroke-width="1.5" '
+                       f'stroke-dasharray="5 3"/>')
+        if b["cut"]:
+            x, y0, y1 = b["cut"]
+            out.append(f'<line class="cs-cut" x1="{_f(x)}" y1="{_f(y0 - 4)}" x2="{_f(x)}" y2="{_f(y1 + 4)}" '
+                       f'stroke="{CUT_COLOR}" stroke-width="3.5"/>')
+            out.append(f'<text x="{_f(x + 3)}" y="{_f(y0 - 5)}" font-size="9" font-weight="700" '
+                       f'fill="{CUT_COLOR}">✂ cut</text>')
+    for pair in layers.split:
+        for end in pair["ends"]:
+            for (x0, y0, x1, y1) in end:
+                out.append(f'<rect class="cs-pair" x="{_f(x0 - 1)}" y="{_f(y0 - 1)}" width="{_f(x1 - x0 + 2)}" '
+                           f'height="{_f(y1 - y0 + 2)}" fill="none" stroke="{pair["color"]}" stroke-width="2"/>')
+            if end:
+                x0, y0 = end[0][0], end[0][1]
+                out.append(f'<text x="{_f(x0)}" y="{_f(y0 - 2)}" font-size="8" font-weight="700" '
+                           f'fill="{pair["color"]}">{html.escape(pair["tag"])}</text>')
+    for s in layers.chunks:
+        if focus == s.index:
+            for (x0, y0, x1, y1) in s.boxes:
+                out.append(f'<rect class="cs-focus" x="{_f(x0 - 1.5)}" y="{_f(y0 - 1.5)}" '
+                           f'width="{_f(x1 - x0 + 3)}" height="{_f(y1 - y0 + 3)}" fill="none" '
+                           f'stroke="{FOCUS_COLOR}" stroke-width="2.5"/>')
+        if s.label_at:
+            x, y = s.label_at
+            tag = f"{s.index}" + ("…" if s.continues else "")
+            wlab = 6 + 5.2 * len(tag)
+            out.append(f'<g class="cs-label" data-chunk="{s.index}"><rect x="{_f(x - wlab - 1)}" y="{_f(y)}" '
+                       f'width="{_f(wlab)}" height="10" rx="2" fill="{s.color}"/>'
+                       f'<text x="{_f(x - wlab / 2 - 1)}" y="{_f(y + 8)}" font-size="8" font-weight="700" '
+                       f'fill="#fff" text-anchor="middle">{html.escape(tag)}</text></g>')
+    out.append("</svg>")
+    img = ""
+    if image is not None:
+        b64 = base64.b64encode(image[0]).decode("ascii")
+        img = f'<img src="data:image/png;base64,{b64}" style="width:100%;display:block" alt="page {layers.page}"/>'
+    else:
+        img = (f'<div style="width:100%;aspect-ratio:{_f(w)}/{_f(h)};background:#fff;'
+               f'border:1px dashed #999"></div>')
+    style = f"max-width:{width_px}px;" if width_px else ""
+    return (f'<div class="cs-page" style="position:relative;{style}border:1px solid rgba(128,128,128,.45)">'
+            f'{img}{"".join(out)}</div>')
+
+
+# ------------------------------------------------------------------ Plotly (clickable)
+
+
+def page_figure(layers: Layers, image: tuple[bytes, int, int] | None = None, focus: int | None = None,
+                texts: Sequence[str] | None = None, height_px: int = 900):
+    """A Plotly figure of the page with the layers; each chunk is one trace whose points (one per
+    box, ``customdata`` = chunk index) can be clicked (``st.plotly_chart(on_select=...)``).
+    ``texts[i]``: hover text of chunk ``i`` (escaped here)."""
+    import plotly.graph_objects as go
+
+    w, h = layers.width, layers.height
+    fig = go.Figure()
+    if image is not None:
+        b64 = base64.b64encode(image[0]).decode("ascii")
+        fig.add_layout_image(source=f"data:image/png;base64,{b64}", xref="x", yref="y", x=0, y=0,
+                             sizex=w, sizey=h, sizing="stretch", layer="below", xanchor="left", yanchor="top")
+    for s in layers.chunks:
+        xs: list[float | None] = []
+        ys: list[float | None] = []
+        for (x0, y0, x1, y1) in s.boxes:
+            xs += [x0, x1, x1, x0, x0, None]
+            ys += [y0, y0, y1, y1, y0, None]
+        foc = focus == s.index
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", fill="toself", fillcolor=_rgba(s.color, 0.42 if foc else 0.22),
+                                 line=dict(color=FOCUS_COLOR if foc else s.color, width=3 if foc else 0.8),
+                                 hoverinfo="skip", showlegend=False))
+        hover = html.escape(texts[s.index]) if texts is not None and s.index < len(texts) else f"chunk {s.index}"
+        cx = [(b[0] + b[2]) / 2 for b in s.boxes]
+        cy = [(b[1] + b[3]) / 2 for b in s.boxes]
+        fig.add_trace(go.Scatter(x=cx, y=cy, mode="markers", marker=dict(size=14, color=s.color, opacity=0.02),
+                                 customdata=[s.index] * len(cx), hovertext=[hover] * len(cx), hoverinfo="text",
+                                 showlegend=False, name=f"chunk {s.index}"))
+        if s.label_at:
+            fig.add_annotation(x=s.label_at[0], y=s.label_at[1], text=f"<b>{s.index}</b>", showarrow=False,
+                               xanchor="right", yanchor="top", font=dict(size=12, color="#fff"), bgcolor=s.color,
+                               borderpad=1)
+    for b in layers.broken:
+        xs, ys = [], []
+        for (x0, y0, x1, y1) in b["boxes"]:
+            xs += [x0 - 2, x1 + 2, x1 + 2, x0 - 2, x0 - 2, None]
+            ys += [y0 - 2, y0 - 2, y1 + 2, y1 + 2, y0 - 2, None]
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line=dict(color=CUT_COLOR, width=1.5, dash="dash"),
+                                 hoverinfo="skip", showlegend=False))
+        if b["cut"]:
+            x, y0, y1 = b["cut"]
+            fig.add_trace(go.Scatter(x=[x, x], y=[y0 - 4, y1 + 4], mode="lines", line=dict(color=CUT_COLOR, width=4),
+                                     hovertext="broken block: cut here", hoverinfo="text", showlegend=False))
+    for pair in layers.split:
+        xs, ys = [], []
+        for end in pair["ends"]:
+            for (x0, y0, x1, y1) in end:
+                xs += [x0 - 1, x1 + 1, x1 + 1, x0 - 1, x0 - 1, None]
+                ys += [y0 - 1, y0 - 1, y1 + 1, y1 + 1, y0 - 1, None]
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line=dict(color=pair["color"], width=2),
+                                 hovertext=f"split pair {pair['tag']}", hoverinfo="text", showlegend=False))
+    fig.update_xaxes(range=[0, w], visible=False, constrain="domain")
+    fig.update_yaxes(range=[h, 0], visible=False, scaleanchor="x", scaleratio=1, constrain="domain",
+                     constraintoward="top")
+    fig.update_layout(height=height_px, margin=dict(l=0, r=0, t=0, b=0), plot_bgcolor="#fff",
+                      paper_bgcolor="rgba(0,0,0,0)", dragmode=False, clickmode="event+select")
+    return fig
+
+
+def _rgba(hex_color: str, alpha: float) -> str:
+    hx = hex_color.lstrip("#")
+    return f"rgba({int(hx[0:2], 16)},{int(hx[2:4], 16)},{int(hx[4:6], 16)},{alpha})"

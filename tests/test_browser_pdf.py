@@ -1,0 +1,52 @@
+"""The page view in a real browser: upload a PDF, analyze, open Page view, click a chunk on the
+page and see it selected (its text shown, its boxes outlined in yellow). Skips without Chromium."""
+
+from __future__ import annotations
+
+import urllib.parse
+
+import pytest
+from browser_tour import _nav, _wait_idle, browser, missing, streamlit_app
+from pdf_factory import make_pdf
+
+pytestmark = pytest.mark.timeout(400)
+CHUNKERS = ["sentence-5", "fixed-512"]
+
+
+def test_click_a_chunk_on_the_page(tmp_path):
+    why = missing()
+    if why:
+        pytest.skip(f"browser test skipped: {why}")
+    pdf = tmp_path / "retention.pdf"
+    pdf.write_bytes(make_pdf(3))
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    with streamlit_app(cache) as url, browser() as ctx:
+        page = ctx.new_page()
+        page.set_default_timeout(120_000)
+        q = urllib.parse.urlencode({"chunkers": ",".join(CHUNKERS), "candidates": ",".join(CHUNKERS),
+                                    "coref": "heuristic"})
+        page.goto(f"{url}/?{q}", wait_until="domcontentloaded")
+        page.get_by_role("button", name="Analyze").wait_for(timeout=120_000)
+        _wait_idle(page)
+        page.locator('[data-testid="stFileUploader"] input[type=file]').first.set_input_files(str(pdf))
+        page.get_by_text("Extraction health", exact=False).first.wait_for()
+        _wait_idle(page)
+        page.get_by_role("button", name="Analyze").click()
+        page.get_by_text("Leads ", exact=False).first.wait_for(timeout=300_000)
+        _wait_idle(page)
+        _nav(page, "Page view")
+        page.wait_for_selector(".js-plotly-plot")
+        _wait_idle(page)
+        assert page.get_by_text("chunk #", exact=False).count() == 0  # nothing selected yet
+        yellow = "() => [...document.querySelectorAll('.js-plotly-plot .scatterlayer path.js-line')]" \
+                 ".filter(p => (p.style.stroke || '').includes('240, 228, 66')).length"
+        assert page.evaluate(yellow) == 0
+        pts = page.locator(".js-plotly-plot .scatterlayer .trace .points path")
+        assert pts.count() > 2
+        box = pts.nth(1).bounding_box()
+        page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        page.get_by_text("chunk #", exact=False).first.wait_for(timeout=60_000)
+        _wait_idle(page)
+        page.wait_for_function(yellow.replace("=> [", "=> [").rstrip() + " > 0", timeout=30_000)
+        assert page.locator('[data-testid="stException"]').count() == 0

@@ -1,0 +1,114 @@
+"""The page view (pages/5_Page_view.py) with streamlit.testing, and the overlay renderers."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("streamlit")
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+PAGE = str(ROOT / "pages" / "5_Page_view.py")
+CHUNKERS = ("sentence-5", "fixed-512")
+
+
+@pytest.fixture(scope="module")
+def pdf_doc_report():
+    from pdf_factory import make_pdf
+
+    from chunkscope.analysis import Settings, analyze
+    from chunkscope.ingest import load_bytes
+    from chunkscope.present import pdfpages
+
+    data = make_pdf(4, blank_pages=(3,))
+    doc = load_bytes(data, "report.pdf")
+    pdfpages.remember(doc, data)
+    report = analyze(doc, Settings(chunkers=CHUNKERS, candidates=CHUNKERS, coref="none"))
+    return doc, report
+
+
+def _page(doc, report=None) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.session_state["document"] = doc
+    if report is not None:
+        at.session_state["cs_reports"] = {"k": report}
+    return at.run()
+
+
+def _ok(at: AppTest) -> None:
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+
+
+def test_non_pdf_says_why():
+    from chunkscope.ingest import load_bytes
+
+    at = _page(load_bytes(b"# T\n\nSome text here.\n", "t.md"))
+    _ok(at)
+    assert "needs a PDF" in at.info[0].value and "markdown" in at.info[0].value
+
+
+def test_page_view_draws_chunks_steps_and_selects(pdf_doc_report):
+    doc, report = pdf_doc_report
+    at = _page(doc, report)
+    _ok(at)
+    assert at.multiselect(key="cs_pv_chunkings").value == [report.winner]
+    charts = at.get("plotly_chart")
+    assert len(charts) == 1
+    assert "Extraction health" in at.expander[0].label
+    at.button(key="cs_pv_next").click().run()
+    _ok(at)
+    assert at.number_input(key="cs_pv_page").value == 2
+    # page 3 has no text: a warning for that page, still no traceback
+    at.button(key="cs_pv_next").click().run()
+    _ok(at)
+    assert any("Page 3" in w.value and "no text" in w.value for w in at.warning)
+    # two chunkings side by side
+    at.multiselect(key="cs_pv_chunkings").set_value(list(CHUNKERS)).run()
+    _ok(at)
+    assert len(at.get("plotly_chart")) == 2
+    # jump to a chunk on page 4: the page follows and the chunk is selected (its text shown)
+    c = report.get("sentence-5")
+    idx = next(i for i, ch in enumerate(c.chunks) if doc.page_of(ch.start) == 4 and doc.boxes(ch.start, ch.end))
+    at.multiselect(key="cs_pv_chunkings").set_value(["sentence-5"]).run()
+    at.number_input(key="cs_pv_jump").set_value(idx).run()
+    _ok(at)
+    assert at.number_input(key="cs_pv_page").value == doc.page_of(c.chunks[idx].start)
+    body = "".join(h.proto.body for h in at.get("html"))
+    assert f"chunk #{idx}" in body
+
+
+def test_layers_svg_and_figure(pdf_doc_report):
+    from chunkscope.present import pdfpages
+
+    doc, report = pdf_doc_report
+    c = report.get("sentence-5")
+    lay = pdfpages.page_layers(doc, c, 1)
+    assert lay.chunks and all(s.boxes for s in lay.chunks)
+    assert [s.index for s in lay.chunks] == pdfpages.chunks_on_page(doc, c, 1)[:len(lay.chunks)]
+    colors = [s.color for s in lay.chunks]
+    assert all(a != b for a, b in zip(colors, colors[1:]))  # neighbours differ
+    svg = pdfpages.page_svg(lay, pdfpages.render_page(doc, 1), focus=lay.chunks[0].index, title="<b>x</b>")
+    assert svg.count('class="cs-chunk"') == sum(len(s.boxes) for s in lay.chunks)
+    assert "data:image/png;base64," in svg and "&lt;b&gt;x&lt;/b&gt;" in svg and "<b>x" not in svg
+    fig = pdfpages.page_figure(lay, None, texts=["<script>alert(1)</script>"] * len(c.chunks))
+    hover = [t for tr in fig.data for t in (tr.hovertext or []) if isinstance(tr.hovertext, (list, tuple))]
+    assert hover and all("<script>" not in h for h in hover)
+
+
+def test_overlay_time_two_chunkings(pdf_doc_report):
+    """Not a speed assertion (bench/pdf.py measures): overlays are built from cached data."""
+    from chunkscope.present import pdfpages
+
+    doc, report = pdf_doc_report
+    pdfpages.render_page(doc, 2)
+    t0 = time.perf_counter()
+    for cid in CHUNKERS:
+        pdfpages.page_figure(pdfpages.page_layers(doc, report.get(cid), 2), pdfpages.render_page(doc, 2))
+    assert time.perf_counter() - t0 < 30  # sanity only

@@ -1,0 +1,204 @@
+"""Page boxes (chunkscope.geometry) and extraction health on PDFs with text at known coordinates."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from pdf_factory import (
+    make_bad_pages_pdf,
+    make_one_column_pdf,
+    make_pdf,
+    make_rotated_pdf,
+    make_running_header_pdf,
+    make_spanning_pdf,
+    make_table_pdf,
+    make_two_column_pdf,
+)
+
+from chunkscope.document import Document
+from chunkscope.geometry import Geometry, boxes_pages, chunk_boxes, to_display
+from chunkscope.ingest import load_bytes
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _span(doc: Document, needle: str) -> tuple[int, int]:
+    i = doc.text.index(needle)
+    return i, i + len(needle)
+
+
+def _inside(box, x0, y0, x1, y1, tol=2.0) -> bool:
+    return box[1] >= x0 - tol and box[2] >= y0 - tol and box[3] <= x1 + tol and box[4] <= y1 + tol
+
+
+def test_one_column_boxes_at_known_coordinates():
+    d = load_bytes(make_one_column_pdf(), "one.pdf")
+    assert d.geometry is not None and d.geometry.coverage == pytest.approx(1.0, abs=0.02)
+    s, e = _span(d, "Retention of signed contracts")
+    (box,) = chunk_boxes(d, s, e)
+    assert box[0] == 1
+    assert box[1] == pytest.approx(72, abs=1)  # insert_text x
+    assert 80 < box[2] < 100 < box[4] < 106  # baseline y=100 inside the line box
+    # the paragraph: every box inside its text box, several lines merged into few boxes
+    s, e = _span(d, "The archive keeps")
+    para = chunk_boxes(d, s, d.text.index("<!-- PageBreak"))
+    assert para and all(_inside(b, 72, 130, 520, 300) for b in para)
+    # a chunk that starts mid-line gets only the rest of that line (x interpolated)
+    mid = d.text.index("signed contract for")
+    part = chunk_boxes(d, mid, mid + 15)
+    assert len(part) == 1 and part[0][1] > 150 and part[0][3] < 400
+
+
+def test_two_columns_stay_apart():
+    d = load_bytes(make_two_column_pdf(), "two.pdf")
+    assert d.geometry.coverage >= 0.98
+    left = chunk_boxes(d, *_span(d, "Leftcolumn sentence number 3 talks about apples."))
+    right = chunk_boxes(d, *_span(d, "Rightcolumn sentence number 3 talks about pears."))
+    assert left and right
+    assert all(_inside(b, 50, 80, 290, 700) for b in left)
+    assert all(_inside(b, 320, 80, 560, 700) for b in right)
+
+
+def test_table_cells_map_into_the_table():
+    d = load_bytes(make_table_pdf(), "table.pdf")
+    assert d.geometry.coverage >= 0.98
+    assert "|Bolts|" in d.text.replace(" ", "")
+    table = next(b for b in d.blocks if "Bolts" in d.text[b.start:b.end])
+    # pipes and the separator row have no ink: no box of the table lies outside the ruled grid
+    s = d.text.index("|", table.start)
+    e = d.text.index("\n", d.text.index("Nuts", s))
+    boxes = [b for b in chunk_boxes(d, s, e, merge=False)]
+    assert boxes and all(_inside(b, 72, 200, 472, 290, tol=3) for b in boxes)
+    assert chunk_boxes(d, *_span(d, "1200"))[0][1] == pytest.approx(210, abs=2)
+    h = d.meta["health"]["pages"][0]
+    assert h["tables_detected"] == 1 and h["tables_markdown"] == 1
+
+
+def test_paragraph_across_a_page_break_has_boxes_on_both_pages():
+    d = load_bytes(make_spanning_pdf(), "span.pdf")
+    s = d.text.index("The spanning paragraph")
+    e = d.text.index("second page of the document.") + 10
+    boxes = chunk_boxes(d, s, e)
+    assert boxes_pages(boxes) == [1, 2]
+    assert any(b[0] == 1 and b[2] > 700 for b in boxes) and any(b[0] == 2 and b[4] < 80 for b in boxes)
+    # the page-break comment alone is inkless markup: no box
+    pb = d.text.index("<!-- PageBreak -->")
+    assert chunk_boxes(d, pb, pb + len("<!-- PageBreak -->")) == []
+
+
+def test_rotated_page_keeps_unrotated_boxes_and_warns():
+    d = load_bytes(make_rotated_pdf(), "rot.pdf")
+    s, e = _span(d, "Rotated landscape page")
+    (box,) = chunk_boxes(d, s, e)
+    assert box[0] == 2 and box[1] == pytest.approx(72, abs=1) and 85 < box[2] < 100  # as PyMuPDF reports
+    x0, y0, x1, y1 = to_display(d.geometry, box)  # on the rendered (rotated) page
+    assert d.geometry.page_size(2) == (842.0, 595.0)  # A4 turned landscape
+    assert x0 > 600 and y0 == pytest.approx(72, abs=1)
+    assert "page 2: rotated 90°" in d.meta["health"]["warnings"]
+
+
+def test_bad_pages_warn_and_the_rest_works():
+    d = load_bytes(make_bad_pages_pdf(), "bad.pdf")
+    warns = d.meta["health"]["warnings"]
+    assert "page 2: no text layer (scanned?)" in warns
+    assert any(w.startswith("page 3: 3,200 text fragments") for w in warns)
+    assert d.meta["health"]["pages"][1]["image_coverage"] > 0.5  # a square picture on most of the page
+    assert chunk_boxes(d, *_span(d, "The archive keeps"))
+
+
+def test_running_headers_that_vary_with_the_chapter():
+    d = load_bytes(make_running_header_pdf(), "run.pdf")
+    kinds = d.meta["running_lines"]["by_kind"]
+    assert sum(kinds.values()) == 8 and not any(k.startswith("footer") for k in kinds)
+    assert "<!-- PageHeader: Chapter 3: Repairs and spare parts 17 -->" in d.text
+    stripped = load_bytes(make_running_header_pdf(), "run.pdf", running="strip")
+    assert "Chapter 3" not in stripped.text and "Body text of page 7" in stripped.text
+    assert stripped.fingerprint != d.fingerprint
+    assert "<!-- PageHeader: Chapter 3" in d.text  # the first document is untouched
+    # the stripped document maps its own text
+    assert stripped.geometry.coverage >= 0.98
+    assert chunk_boxes(stripped, *_span(stripped, "Body text of page 7"))[0][0] == 7
+
+
+def test_geometry_survives_json_and_pickle():
+    import pickle
+
+    d = load_bytes(make_pdf(4, blank_pages=(3,)), "multi.pdf")
+    assert d.geometry.coverage >= 0.98
+    d2 = Document.from_dict(json.loads(json.dumps(d.to_dict())))
+    assert isinstance(d2.geometry, Geometry)
+    s, e = _span(d, "Invoices")
+    assert chunk_boxes(d2, s, e) == chunk_boxes(d, s, e) != []
+    d3 = pickle.loads(pickle.dumps(d))
+    assert chunk_boxes(d3, 0, len(d.text)) == chunk_boxes(d, 0, len(d.text))
+    # not a PDF: no geometry, no boxes, no key in the JSON
+    md = load_bytes(b"# Title\n\nSome text here for the test.\n", "a.md")
+    assert md.geometry is None and md.boxes(0, 5) is None and "geometry" not in md.to_dict()
+
+
+def test_sample_report_coverage_and_exports():
+    from chunkscope.chunkers import registry
+    from chunkscope.report import ChunkingResult, ChunkRow, Report, attach_boxes, chunk_records
+
+    d = load_bytes((ROOT / "assets" / "sample_report.pdf").read_bytes(), "sample_report.pdf")
+    assert d.geometry.coverage >= 0.98
+    spans = registry.run_chunker(d, "sentence-5", {}).spans
+    rows = [ChunkRow(s.start, s.end, 1) for s in spans]
+    rep = Report(document={"name": d.name, "sha256": d.sha256}, settings={},
+                 chunkings=[ChunkingResult("sentence-5", "s5", {}, True, "ok", chunks=rows)],
+                 winner="sentence-5", explanation="", timings={})
+    attach_boxes(rep, d)
+    out = rep.to_dict()["chunkings"][0]["chunks"]
+    visible = [c for c in out if any(ch.isalnum() for ch in d.text[c["start"]:c["end"]].replace("PageBreak", ""))]
+    assert visible and all(c["boxes"] for c in visible)  # every chunk with visible text has boxes
+    assert Report.from_dict(json.loads(json.dumps(rep.to_dict()))).chunkings[0].chunks[0].boxes == out[0]["boxes"]
+    recs = list(chunk_records(rep, d.text, boxes=d.boxes))
+    assert recs[0]["boxes"] == out[0]["boxes"]
+    page, x0, y0, x1, y1 = recs[0]["boxes"][0]
+    assert page == 1 and 0 <= x0 < x1 <= 595 and 0 <= y0 < y1 <= 842
+
+
+@pytest.mark.parametrize("path", ["/usr/share/doc/libtasn1-doc/libtasn1.pdf",
+                                  "/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf"])
+def test_real_pdfs_on_this_machine(path):
+    """Real multi-page PDFs shipped with system packages (skipped where absent)."""
+    p = Path(path)
+    if not p.exists():
+        pytest.skip(f"{path} not on this machine")
+    d = load_bytes(p.read_bytes(), p.name)
+    assert d.geometry.coverage >= 0.98
+    if p.name == "libtasn1.pdf":  # the manual whose chapter headers carry the page number
+        assert "<!-- PageHeader: Appendix A: Copying Information 29 -->" in d.text
+        assert d.meta["running_lines"]["by_kind"].get("header: chapter + page number", 0) >= 5
+
+
+def test_extraction_fixes():
+    """© from a LaTeX PDF, CommonMark-only underscores in titles, language not flipped by tables."""
+    from chunkscope.blocks import build_blocks
+    from chunkscope.ingest.pdf import _tidy
+    from chunkscope.language import detect_language
+
+    assert _tidy("Copyright _⃝_ c 2001–2022, c⃝ 2003; cab") == "Copyright © 2001–2022, © 2003; cab"
+    _, heads = build_blocks("# Setup__guide for my_var\n\nx\n\n## __Bold__ part\n\ny\n", [], markdown=True)
+    assert [h.title for h in heads] == ["Setup__guide for my_var", "Bold part"]
+    rows = "\n".join(f"| {i} | {i * 3.5} | ok | 2024-01-{i % 28 + 1:02d} | id_{i} |" for i in range(300))
+    text = ("# Results\n\n| n | value | status | date | key |\n|---|---|---|---|---|\n" + rows
+            + "\n\nThe table above lists the measured values of every run, and the text below explains them.\n")
+    assert detect_language(text)[0] == "en"
+    # a `#` comment inside a fenced code sample is code, not a heading
+    blocks, heads = build_blocks("# T\n\nText.\n\n```\n# install it\npip install x\n```\n", [], markdown=True)
+    assert [h.title for h in heads] == ["T"] and any(b.kind == "code" for b in blocks)
+
+
+def test_language_override_and_artefact_labels():
+    from chunkscope.ingest.health import extraction_artefact
+
+    d = load_bytes(b"# Titel\n\nDer Vertrag wird zehn Jahre lang aufbewahrt und danach geloescht.\n", "a.md",
+                   language="en")
+    assert d.language == "en" and d.meta["language_detected"] == "de"
+    t = "Para one.\n\n<!-- PageHeader: Appendix A: Copying Information 29 -->\n\nBody of the paragraph goes on"
+    assert extraction_artefact(t, boundary=t.index("Body")) == "extraction: running header"
+    assert extraction_artefact(t, block=(0, len(t))) == "extraction: running header"
+    assert extraction_artefact(t, block=(0, 9), boundary=t.index("Body") + 5) is None
