@@ -113,6 +113,7 @@ class Report:
     embedder: dict[str, Any] = field(default_factory=dict)
     flags: list[str] = field(default_factory=list)
     provenance: dict[str, Any] = field(default_factory=dict)  # what produced the numbers (chunkscope.provenance)
+    retrieval: dict[str, Any] | None = None  # optional: the retrieval check (chunkscope.retrieval/1 block)
 
     def get(self, chunking_id: str) -> ChunkingResult | None:
         for c in self.chunkings:
@@ -127,7 +128,7 @@ class Report:
         return sorted(ok, key=lambda c: (-(c.score or 0.0), len(c.chunks), c.id))
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "schema": SCHEMA,
             "document": self.document,
             "settings": _jsonable(self.settings),
@@ -141,6 +142,9 @@ class Report:
             "embedder": _jsonable(self.embedder),
             "provenance": _jsonable(self.provenance),
         }
+        if self.retrieval is not None:  # optional (added field: the schema stays chunkscope.report/1)
+            out["retrieval"] = _jsonable(self.retrieval)
+        return out
 
     def to_json(self, indent: int | None = 1) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False, indent=indent)
@@ -161,6 +165,7 @@ class Report:
             embedder=d.get("embedder", {}),
             flags=d.get("flags", []),
             provenance=d.get("provenance", {}),
+            retrieval=d.get("retrieval"),
         )
 
     @classmethod

@@ -55,7 +55,9 @@ def score_metrics(doc: Document, r: ChunkingResult, settings: Settings, pairs: P
 
 
 def analyze(doc: Document, settings: Settings | None = None, resources: Resources | None = None,
-            progress: Progress | None = None) -> Report:
+            progress: Progress | None = None, retrieval: Any = None) -> Report:
+    """``retrieval``: an ``analysis.retrieval.RetrievalRequest`` (questions) adds the report's
+    optional ``retrieval`` block (stage ``analysis.retrieval``, after the LLM chunkings)."""
     settings = settings or Settings()
     settings.validate()
     progress = progress or _no_progress
@@ -110,6 +112,13 @@ def analyze(doc: Document, settings: Settings | None = None, resources: Resource
     run_chunkings("llm", by_stage["llm"])
     progress("llm", 1.0, f"{len(by_stage['llm'])} LLM chunking(s)")
 
+    retrieval_block = None
+    if retrieval is not None:  # optional retrieval check (DESIGN section 11)
+        from chunkscope.analysis.retrieval import retrieval_stage
+
+        retrieval_block, why = retrieval_stage(doc, results, retrieval, resources, progress)
+        warnings.extend([why] if why else [])
+
     # metrics of every OK chunking (values do not depend on the order)
     done = [r for r in results if r is not None]
     ok = [r for r in done if r.ok]
@@ -137,8 +146,9 @@ def analyze(doc: Document, settings: Settings | None = None, resources: Resource
         coref=coref_info,
         embedder=emb_info,
         provenance=provenance(settings, emb_info, coref_info),
+        retrieval=retrieval_block,
     )
-    rescore(report, settings.weights, settings.candidates)
+    rescore(report, settings.weights, settings.candidates, settings.retrieval_weight)
     # time spent inside the embedding model (loading + encoding), wherever it happened
     # (the semantic chunker embeds sentences during chunking)
     timings["embed"] = resources.embedding_seconds() - embed_s0
