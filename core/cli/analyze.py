@@ -82,6 +82,8 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
             base[name] = v
     if args.weights:
         base["weights"] = {**base.get("weights", {}), **parse_weights(args.weights)}
+    if getattr(args, "retrieval_weight", None) is not None:
+        base["retrieval_weight"] = args.retrieval_weight
     if args.param:
         params = base.setdefault("params", {})
         for cid, kv in parse_params(args.param).items():
@@ -218,7 +220,23 @@ def add_analyze(sub) -> None:
     p.add_argument("--json", metavar="OUT", help="write the report (schema chunkscope.report/1) to OUT")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     add_analysis_options(p)
+    from chunkscope.cli.retrieval import add_question_options
+
+    add_question_options(p, analyze=True)
     p.set_defaults(func=cmd_analyze)
+
+
+def _retrieval_request(args: argparse.Namespace, doc: Any, settings: Settings) -> Any:
+    """The retrieval check asked for by --questions/--generate/--self-test (None: not asked)."""
+    from chunkscope.analysis.retrieval import RetrievalRequest
+    from chunkscope.cli.retrieval import config_from_args, questions_from_args
+
+    if all(getattr(args, x, None) is None for x in ("questions", "generate", "self_test")):
+        return None
+    from chunkscope.analysis import Resources
+
+    qs = questions_from_args(args, doc, args.file, Resources(settings.embedder, settings.embedding_mode))
+    return RetrievalRequest(qs, config_from_args(args))
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
@@ -239,7 +257,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         except CorefError as exc:
             raise SettingsError(f"--mentions: {exc}") from None
     parse_s = time.perf_counter() - t0
-    report = analyze(doc, settings, progress=StderrProgress(quiet=args.quiet))
+    request = _retrieval_request(args, doc, settings)
+    report = analyze(doc, settings, progress=StderrProgress(quiet=args.quiet), retrieval=request)
     report.timings["parse"] = parse_s
     report.timings["total"] += parse_s
     d = report.document
@@ -253,6 +272,16 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     print()
     print(f"winner: {report.winner or 'none'}")
     print(report.explanation)
+    if report.retrieval:
+        from chunkscope.cli.retrieval import table_lines
+
+        qs = report.retrieval["question_source"]
+        print(f"retrieval check ({report.retrieval['retriever']}, {qs['used']} questions from {qs['source']}"
+              + (", a proxy" if qs["source"] == "self-test" else "") + "):")
+        print("\n".join(table_lines(report.retrieval)))
+        for p in qs["problems"]:
+            print(f"problem: {p}", file=sys.stderr)
+        print()
     for w in report.warnings:
         print(f"warning: {w}")
     t = report.timings

@@ -32,7 +32,7 @@ from chunkscope.retrieval.retrievers import _stopwords
 
 _SENT = re.compile(r"[^\n.!?]+(?:[.!?]+(?=\s|$)|(?=\n)|$)")
 _WORD = re.compile(r"(?u)\b[^\W\d_][\w'-]*[^\W_]\b")
-_SKIP_KINDS = {"table", "heading", "figure", "code", "comment"}
+_SKIP_KINDS = {"table", "figure", "code", "layout"}  # a "heading" block holds its section body
 
 
 def _sentences(text: str, a: int, b: int) -> list[tuple[int, int]]:
@@ -69,7 +69,7 @@ def self_test(doc: Document | str, n: int = 30, *, terms: int = 6, multi: int = 
     for bi, (a, b, kind) in enumerate(blocks):
         body = text[a:b]
         df.update(set(_words(body, stop)))
-        if kind in _SKIP_KINDS or body.lstrip().startswith(("#", "|", "<Table", "<Figure", "<!--")):
+        if kind in _SKIP_KINDS or body.lstrip().startswith(("|", "<Table", "<Figure")):
             continue
         for s, e in _sentences(text, a, b):
             sent = text[s:e]
