@@ -322,3 +322,29 @@ def test_chroma_questions_file_reads_as_is(corpus_dir):
     text = (chroma / "corpora" / "state_of_the_union.md").read_text(encoding="utf-8")
     qs = read_questions_file(chroma / "questions_df.csv", text, "state_of_the_union")
     assert len(qs.questions) == 76 and qs.skipped_other == 396 and not qs.problems
+
+
+def test_one_pass_walk_equals_the_definitions():
+    """``walk`` (one pass down the ranking) gives exactly ``score`` of the top k and of
+    ``take_budget`` for every k and budget, on random overlapping chunkings."""
+    import random
+
+    rnd = random.Random(7)
+    for _ in range(200):
+        n = rnd.randint(1, 12)
+        spans = []
+        for _ in range(n):
+            a = rnd.randint(0, 180)
+            spans.append((a, a + rnd.randint(1, 40)))
+        tokens = [max(1, (e - s) // 3) for s, e in spans]
+        ev = [(a, a + rnd.randint(1, 25)) for a in rnd.sample(range(0, 200), rnd.randint(1, 3))]
+        order = rnd.sample(range(n), n)
+        lead = lambda i, m: min(spans[i][1] - spans[i][0], 3 * m)
+        ks, budgets = [1, 3, 5, 10], [5, 17, 40]
+        at_k, at_b = RM.walk(order, spans, tokens, ev, ks, budgets, lead)
+        for k in ks:
+            s = RM.score([spans[i] for i in order[:k]], ev)
+            assert at_k[k] == pytest.approx((s.recall, s.precision, s.iou))
+        for b in budgets:
+            s = RM.score([(x, y) for _, x, y in RM.take_budget(order, spans, tokens, b, lead)], ev)
+            assert at_b[b] == pytest.approx((s.recall, s.precision, s.iou))

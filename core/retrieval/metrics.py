@@ -157,3 +157,51 @@ def mean_std(values: Sequence[float]) -> tuple[float | None, float | None]:
     m = sum(values) / len(values)
     var = sum((v - m) ** 2 for v in values) / len(values)
     return m, var ** 0.5
+
+
+def walk(order: Sequence[int], spans: Sequence[Range], tokens: Sequence[int], evidence: Sequence[Range],
+         ks: Sequence[int], budgets: Sequence[int], lead: Callable[[int, int], int]
+         ) -> tuple[dict[int, tuple[float, float, float]], dict[int, tuple[float, float, float]]]:
+    """Recall, precision and IoU at every k of ``ks`` and every token budget of ``budgets`` in ONE
+    pass down the ranking (same definitions as ``score`` and ``take_budget``): the covered
+    evidence grows chunk by chunk; a budget's crossing chunk adds only its leading tokens."""
+    ev = union(evidence)
+    n_ev = total(ev)
+    if n_ev == 0:
+        raise ValueError("a question needs evidence (at least one non-empty range)")
+    kset, bset = sorted(set(ks)), sorted(set(budgets))
+    at_k: dict[int, tuple[float, float, float]] = {}
+    at_b: dict[int, tuple[float, float, float]] = {}
+    cov: list[Range] = []
+    cov_len = summed = used = 0
+    ki = bi = 0
+
+    def triple(c: int, sm: int) -> tuple[float, float, float]:
+        denom = sm + n_ev - c
+        return c / n_ev, (c / sm if sm else 0.0), (c / denom if denom else 0.0)
+
+    for rank, i in enumerate(order):
+        if ki >= len(kset) and bi >= len(bset):
+            break
+        s, e = spans[i]
+        t = int(tokens[i])
+        while bi < len(bset) and used + t > bset[bi]:  # this chunk crosses budget bset[bi]
+            cut = s + max(0, min(e - s, lead(i, bset[bi] - used))) if bset[bi] > used else s
+            part = [(max(s, a), min(cut, b)) for a, b in ev if min(cut, b) > max(s, a)]
+            c = total(union(cov + part)) if part else cov_len
+            at_b[bset[bi]] = triple(c, summed + (cut - s))
+            bi += 1
+        part = [(max(s, a), min(e, b)) for a, b in ev if min(e, b) > max(s, a)]
+        if part:
+            cov = union(cov + part)
+            cov_len = total(cov)
+        summed += e - s
+        used += t
+        while ki < len(kset) and kset[ki] <= rank + 1:
+            at_k[kset[ki]] = triple(cov_len, summed)
+            ki += 1
+    for k in kset[ki:]:  # k beyond the number of chunks: every chunk
+        at_k[k] = triple(cov_len, summed)
+    for b in bset[bi:]:  # budget never reached: every chunk
+        at_b[b] = triple(cov_len, summed)
+    return at_k, at_b

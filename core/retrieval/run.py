@@ -105,12 +105,13 @@ class RetrievalResult:
         }
 
 
-def aggregate(rows: Sequence[RM.Scores], omega: Sequence[float] | None) -> dict[str, Any]:
-    rec, rstd = RM.mean_std([r.recall for r in rows])
-    prec, _ = RM.mean_std([r.precision for r in rows])
-    iou, _ = RM.mean_std([r.iou for r in rows])
+def aggregate(rows: Sequence[tuple[float, float, float]], omega: Sequence[float] | None) -> dict[str, Any]:
+    """Mean ± std over questions of (recall, precision, IoU) triples; share fully recalled."""
+    rec, rstd = RM.mean_std([r[0] for r in rows])
+    prec, _ = RM.mean_std([r[1] for r in rows])
+    iou, _ = RM.mean_std([r[2] for r in rows])
     om = RM.mean_std(list(omega))[0] if omega is not None else None
-    full = sum(1 for r in rows if r.recall >= 1 - 1e-12) / len(rows) if rows else None
+    full = sum(1 for r in rows if r[0] >= 1 - 1e-12) / len(rows) if rows else None
     return {"recall": rec, "recall_std": rstd, "precision": prec, "iou": iou, "precision_omega": om,
             "full_recall_share": full}
 
@@ -122,6 +123,7 @@ class _Lead:
     def __init__(self, text: str, spans: Sequence[Range]):
         self.text, self.spans = text, spans
         self._ids: dict[int, list[int]] = {}
+        self._part: dict[int, bool] = {}  # ids cover only a prefix of the chunk
 
     def __call__(self, i: int, m: int) -> int:
         from chunkscope.tokens import encoding
@@ -129,8 +131,15 @@ class _Lead:
         enc = encoding()
         s, e = self.spans[i]
         ids = self._ids.get(i)
-        if ids is None:
-            ids = self._ids[i] = enc.encode_ordinary(self.text[s:e])
+        if ids is None or (len(ids) <= m + 8 and self._part.get(i)):
+            # a prefix long enough for m tokens is enough (tokens never span 16+ characters... almost:
+            # when the prefix yields no more than m tokens, the whole chunk is encoded)
+            width = 16 * (m + 1)
+            part = width < e - s
+            ids = enc.encode_ordinary(self.text[s:s + width] if part else self.text[s:e])
+            if part and len(ids) <= m + 8:
+                ids, part = enc.encode_ordinary(self.text[s:e]), False
+            self._ids[i], self._part[i] = ids, part
         if m >= len(ids):
             return e - s
         return len(enc.decode_bytes(ids[:m]).decode("utf-8", errors="ignore"))
@@ -164,26 +173,28 @@ def evaluate(text: str, chunkings: Sequence[Chunking], questions: QuestionSet, c
         notes = []
         if n < config.k:
             notes.append(f"only {n} chunk(s), fewer than k = {config.k}: top-k retrieves every chunk")
-        at: dict[int, list[RM.Scores]] = {k: [] for k in sorted({config.k, *config.ks})}
-        omega_k, omega_ideal, at_b = [], [], []
-        curve: dict[int, list[float]] = {b: [] for b in config.curve}
+        ks = sorted({config.k, *config.ks})
+        budgets = sorted({config.budget, *config.curve})
+        at: dict[int, list[tuple[float, float, float]]] = {k: [] for k in ks}
+        at_b: dict[int, list[tuple[float, float, float]]] = {b: [] for b in budgets}
+        omega_k, omega_ideal = [], []
         per_q = []
         bounds = RM.span_bounds(spans)
         for q, (order, scores) in zip(qs, rankings):
             order_l = order.tolist()
-            for k in at:
-                at[k].append(RM.score([spans[i] for i in order_l[:k]], q.evidence))
             holders = RM.evidence_chunks(spans, q.evidence, bounds)
-            omega_k.append(RM.score([spans[i] for i in order_l[:max(1, len(holders))]], q.evidence).precision)
+            h = max(1, len(holders))
+            rk, rb = RM.walk(order_l, spans, ch.tokens, q.evidence, [*ks, h], budgets, lead)
+            for k in ks:
+                at[k].append(rk[k])
+            for b in budgets:
+                at_b[b].append(rb[b])
+            omega_k.append(rk[h][1])
             omega_ideal.append(RM.precision_omega_ideal(spans, q.evidence, holders))
-            taken = RM.take_budget(order_l, spans, ch.tokens, config.budget, lead)
-            sb = RM.score([(s, e) for _, s, e in taken], q.evidence)
-            at_b.append(sb)
-            for b in config.curve:
-                tb = taken if b == config.budget else RM.take_budget(order_l, spans, ch.tokens, b, lead)
-                curve[b].append(RM.score([(s, e) for _, s, e in tb], q.evidence).recall)
             if config.per_question:
-                sk = at[config.k][-1]
+                sk = RM.score([spans[i] for i in order_l[:config.k]], q.evidence)
+                taken = RM.take_budget(order_l, spans, ch.tokens, config.budget, lead)
+                sb = RM.score([(s, e) for _, s, e in taken], q.evidence)
                 pos = {int(i): r for r, i in enumerate(order_l)}
                 per_q.append({
                     "retrieved": [[spans[i][0], spans[i][1], round(float(scores[r]), 4)]
@@ -193,16 +204,17 @@ def evaluate(text: str, chunkings: Sequence[Chunking], questions: QuestionSet, c
                     "missed": [list(m) for m in sk.missed],
                     "evidence_chunks": [[int(i), pos.get(i, -1) + 1] for i in holders],  # (chunk, its rank)
                     "budget": {"retrieved": [[s, e, round(float(scores[pos[i]]), 4)] for i, s, e in taken],
+                               "chunk_ids": [int(i) for i, _, _ in taken],
                                "recall": sb.recall, "precision": sb.precision, "iou": sb.iou,
                                "missed": [list(m) for m in sb.missed]},
                 })
         timings["score"] += time.perf_counter() - t2
         at_k = aggregate(at[config.k], omega_k)
-        at_budget = aggregate(at_b, None)
-        at_ks = {str(k): aggregate(v, None) for k, v in at.items()}
+        at_budget = aggregate(at_b[config.budget], None)
+        at_ks = {str(k): aggregate(at[k], None) for k in config.ks}
         curve_rows = []
-        for b, vals in curve.items():
-            m, sd = RM.mean_std(vals)
+        for b in config.curve:
+            m, sd = RM.mean_std([x[0] for x in at_b[b]])
             curve_rows.append({"budget": b, "recall": m, "recall_std": sd})
         toks = list(ch.tokens)
         result.chunkings.append(ChunkingScores(
