@@ -194,22 +194,29 @@ def main() -> int:
         cfg = Config(k=5, budget=1000, per_question=False)
         # --- speed: BM25, 472 questions x 10 chunkings, after chunking
         ten = [c for c in chs if c.id in [*FIXED, *OURS[:5]]][:10]
-        t2 = time.perf_counter()
+        t2, c2 = time.perf_counter(), time.process_time()
         evaluate(combined, ten, real, cfg)
-        bm25_10 = time.perf_counter() - t2
-        print(f"speed: BM25 {len(real.questions)} questions x {len(ten)} chunkings: {bm25_10:.2f}s "
-              f"(target < 10 s; chunking them took {chunk_s:.1f}s{' incl. metrics' if with_metrics else ''})")
+        bm25_10, cpu_10 = time.perf_counter() - t2, time.process_time() - c2
+        print(f"speed: BM25 {len(real.questions)} questions x {len(ten)} chunkings: {bm25_10:.2f}s wall, "
+              f"{cpu_10:.2f}s CPU (target < 10 s; load average {os.getloadavg()[0]:.1f}; chunking them took "
+              f"{chunk_s:.1f}s{' incl. metrics' if with_metrics else ''})")
         results["speed"] = {"questions": len(real.questions), "chunkings": len(ten), "bm25_s": bm25_10,
-                            "chunk_s": chunk_s}
+                            "bm25_cpu_s": cpu_10, "load": os.getloadavg()[0], "chunk_s": chunk_s}
         table: dict[str, dict[str, Any]] = {}
         bm = evaluate(combined, chs, real, cfg)
         table["bm25"] = {c.id: row(c) for c in bm.chunkings}
+        results["chroma"] = table
+        if "corr" in parts:  # early, before the slow dense runs
+            results["chroma_corr"] = correlations(per, {c.id: c.at_budget["recall"] for c in bm.chunkings},
+                                                  "Chroma corpora (BM25 recall@1000)")
+            Path(args.out).write_text(json.dumps(results, indent=1, default=str))
         if "chroma" in parts and not args.no_dense:
             t3 = time.perf_counter()
             comp = evaluate(combined, chs, real, Config(retriever="dense", k=5, budget=1000, per_question=False),
                             composed_dense(docs, offs, resources))
             table["minilm_composed"] = {c.id: row(c) for c in comp.chunkings}
             print(f"dense composed: {time.perf_counter() - t3:.1f}s", flush=True)
+            Path(args.out).write_text(json.dumps(results, indent=1, default=str))
             ex_ids = [x.strip() for x in args.exact_chunkers.split(",") if x.strip()]
             t4 = time.perf_counter()
             ex = evaluate(combined, [c for c in chs if c.id in ex_ids], real,
@@ -255,6 +262,12 @@ def main() -> int:
         if "corr" in parts:
             results["chroma_corr"] = correlations(per, {c.id: c.at_budget["recall"] for c in bm.chunkings},
                                                   "Chroma corpora (BM25 recall@1000)")
+            results["chroma_corr_250"] = correlations(
+                per, {c.id: next(p["recall"] for p in c.curve if p["budget"] == 250) for c in bm.chunkings},
+                "Chroma corpora (BM25 recall@250)")
+            results["chroma_corr_k5"] = correlations(per, {c.id: c.at_k["recall"] for c in bm.chunkings},
+                                                     "Chroma corpora (BM25 recall@5)")
+            Path(args.out).write_text(json.dumps(results, indent=1, default=str))
     if "dev" in parts and (DEV / "parsed").is_dir():
         results["dev"] = dev_part(resources, args.selftest_n)
     Path(args.out).write_text(json.dumps(results, indent=1, default=str))
@@ -316,14 +329,15 @@ def dev_part(resources, n: int) -> dict[str, Any]:
         for label, qs in sets.items():
             res = evaluate(d.text, chs, qs, Config(per_question=False), None, d.language)
             lb = leaderboard(res)
-            doc_out[label] = {"questions": len(qs.questions), "problems": qs.problems, "leaderboard": lb}
+            doc_out[label] = {"questions": len(qs.questions), "problems": qs.problems, "leaderboard": lb,
+                              "curve": {c.id: c.curve for c in res.chunkings}}
             print(f"\n{d.name} — {label} ({len(qs.questions)} questions), BM25, budget 1000 tokens:")
             for r in lb:
                 print(f"  {r['chunking']:<20} chunks {r['chunks']:>4} tok {r['mean tokens']:>6.0f}  "
                       f"R@1000 {r['recall@budget']:.3f} ± {r['± std']:.3f}  full {r['full@budget']:.2f}  "
                       f"R@5 {r['recall@5']:.3f}  IoU@5 {r['IoU@5']:.3f}")
             if label == "self-test":
-                rec = {c.id: c.at_budget["recall"] for c in res.chunkings}
+                rec = {c.id: {p["budget"]: p["recall"] for p in c.curve} for c in res.chunkings}
                 per_all[d.name] = rec
                 for c in rep.chunkings:
                     if c.ok and c.id in rec:
@@ -333,10 +347,13 @@ def dev_part(resources, n: int) -> dict[str, Any]:
                         pooled_recall.append(rec[c.id])
         out[d.name] = doc_out
         print(f"  ({time.perf_counter() - t0:.1f}s)", flush=True)
-    corr = {m: spearman(v, pooled_recall) for m, v in pooled_metric.items()}
-    print(f"\nSpearman, dev documents pooled ({len(pooled_recall)} document × chunking pairs), self-test recall@1000:")
-    for m, r in corr.items():
-        print(f"  {m:<6} {'  -  ' if r is None else f'{r:+.2f}'}")
+    corr = {}
+    for b in (250, 1000):
+        rb = [r[b] for r in pooled_recall]
+        corr[b] = {m: spearman(v, rb) for m, v in pooled_metric.items()}
+        print(f"\nSpearman, dev documents pooled ({len(rb)} document × chunking pairs), self-test recall@{b}:")
+        for m, r in corr[b].items():
+            print(f"  {m:<6} {'  -  ' if r is None else f'{r:+.2f}'}")
     out["_correlations"] = corr
     return out
 

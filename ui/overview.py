@@ -78,6 +78,12 @@ def leaderboard(report: Report) -> None:
     df.insert(0, "", ["🏆" if w else ("◆" if c else "") for w, c in zip(df["winner"], df["candidate"])])
     df.insert(1, "●", "●")
     df = df.drop(columns=["winner"])
+    if report.retrieval:  # the retrieval check's budgeted recall, when one was run
+        from chunkscope.retrieval.run import recall_by_chunking
+
+        rec = recall_by_chunking(report.retrieval)
+        df.insert(df.columns.get_loc("score") + 1, f"recall@{report.retrieval['budget']}",
+                  [rec.get(c.id) for c in order])
 
     def colours(row):
         return [f"color: {figures.chunker_color(row['chunking'])}" if col == "●" else "" for col in row.index]
@@ -85,6 +91,10 @@ def leaderboard(report: Report) -> None:
     styled = (df.style.apply(colours, axis=1).map(_shade, subset=[*METRICS, "score"])
               .format({**{m: (lambda v: "–" if v is None or v != v else f"{v:.3f}") for m in (*METRICS, "score")},
                        "seconds": "{:.2f}"}))
+    extra = [col for col in df.columns if str(col).startswith("recall@")]
+    if extra:
+        styled = styled.map(_shade, subset=extra).format(lambda v: "–" if v is None or v != v else f"{v:.3f}",
+                                                         subset=extra)
     st.dataframe(styled, hide_index=True, width="stretch", key="cs_leaderboard",
                  column_config={"candidate": st.column_config.CheckboxColumn("candidate"),
                                 "●": st.column_config.TextColumn("", width=28),
