@@ -90,15 +90,23 @@ def merge_questions(qsets: dict, offs: dict, source: str):
     return out
 
 
-def analyze_corpora(docs: dict, ids: list[str], resources, with_metrics: bool) -> dict[str, Any]:
+def analyze_corpora(docs: dict, ids: list[str], resources, with_metrics: bool, coref: str = "heuristic") -> dict[str, Any]:
     """Per corpus: the chunkings (analyze when metrics are wanted, else chunk_one only)."""
     from chunkscope.analysis import Settings, analyze, chunk_one, chunking_plan
 
-    s = Settings(chunkers=tuple(ids), candidates=(), variants=dict(FIXED), coref="heuristic")
+    s = Settings(chunkers=tuple(ids), candidates=(), variants=dict(FIXED), coref=coref)
     out = {}
     for name, d in docs.items():
         t0 = time.perf_counter()
-        if with_metrics:
+        if with_metrics == "structure":  # SC and BI only (no model): what a loaded machine affords
+            from chunkscope.analysis.structure import structure_metrics
+
+            rows = [chunk_one(d, cid, base, ov, resources) for cid, base, ov in chunking_plan(s)]
+            for r in rows:
+                if r.ok:
+                    r.metrics.update({m: v.value for m, v in structure_metrics(d, r, s).items()})
+            out[name] = rows
+        elif with_metrics:
             out[name] = analyze(d, s, resources).chunkings
         else:
             out[name] = [chunk_one(d, cid, base, ov, resources) for cid, base, ov in chunking_plan(s)]
@@ -166,6 +174,9 @@ def main() -> int:
     ap.add_argument("--parts", default="chroma,selftest,corr,dev")
     ap.add_argument("--exact-chunkers", default=",".join([*FIXED, "recursive-1100+pp", "recursive-600+pp"]))
     ap.add_argument("--no-dense", action="store_true")
+    ap.add_argument("--structure-only", action="store_true",
+                    help="corr part: SC and BI only (no embedding model, no coreference)")
+    ap.add_argument("--coref", default="heuristic", help="coreference backend for RC in the corr part (none: faster)")
     ap.add_argument("--selftest-n", type=int, default=30, help="self-test questions per dev document")
     ap.add_argument("--out", default=str(ROOT / "bench" / "retrieval_results.json"))
     args = ap.parse_args()
@@ -185,10 +196,10 @@ def main() -> int:
         real = merge_questions(qsets, offs, "file")
         print(f"Chroma general set: {len(real.questions)} questions, {len(combined)} characters, "
               f"{len(real.problems)} problems", flush=True)
-        with_metrics = "corr" in parts
+        with_metrics: Any = ("structure" if args.structure_only else True) if "corr" in parts else False
         print(("analyze" if with_metrics else "chunk") + " per corpus:", flush=True)
         t1 = time.perf_counter()
-        per = analyze_corpora(docs, ids, resources, with_metrics)
+        per = analyze_corpora(docs, ids, resources, with_metrics, args.coref)
         chunk_s = time.perf_counter() - t1
         chs = combined_chunkings(per, offs, ids)
         cfg = Config(k=5, budget=1000, per_question=False)

@@ -218,7 +218,11 @@ def per_question(doc: Document, report: Report, ids: list[str]) -> None:
         return
     qs = block["questions"]
     rows = {c["id"]: c for c in block["chunkings"]}
-    ids = [i for i in ids if i in rows] or list(rows)[:2]
+    default = [i for i in ids if i in rows] or list(rows)[:2]
+    if any(i not in rows for i in st.session_state.get("cs_ret_q_ids", [])):
+        st.session_state.pop("cs_ret_q_ids", None)
+    ids = st.multiselect("Chunkings to compare on one question (default: the ones above)", list(rows),
+                         default=default, max_selections=3, key="cs_ret_q_ids") or default
     if not qs:
         st.caption("The retrieval check has no question.")
         return

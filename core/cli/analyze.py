@@ -220,7 +220,7 @@ def add_analyze(sub) -> None:
     p.add_argument("--json", metavar="OUT", help="write the report (schema chunkscope.report/1) to OUT")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     add_analysis_options(p)
-    from chunkscope.cli.retrieval import add_question_options
+    from chunkscope.cli.questions import add_question_options
 
     add_question_options(p, analyze=True)
     p.set_defaults(func=cmd_analyze)
@@ -229,7 +229,7 @@ def add_analyze(sub) -> None:
 def _retrieval_request(args: argparse.Namespace, doc: Any, settings: Settings) -> Any:
     """The retrieval check asked for by --questions/--generate/--self-test (None: not asked)."""
     from chunkscope.analysis.retrieval import RetrievalRequest
-    from chunkscope.cli.retrieval import config_from_args, questions_from_args
+    from chunkscope.cli.questions import config_from_args, questions_from_args
 
     if all(getattr(args, x, None) is None for x in ("questions", "generate", "self_test")):
         return None
@@ -273,7 +273,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     print(f"winner: {report.winner or 'none'}")
     print(report.explanation)
     if report.retrieval:
-        from chunkscope.cli.retrieval import table_lines
+        from chunkscope.cli.questions import table_lines
 
         qs = report.retrieval["question_source"]
         print(f"retrieval check ({report.retrieval['retriever']}, {qs['used']} questions from {qs['source']}"
