@@ -158,7 +158,8 @@ class Locator:
 
 
 def _all(hay: str, needle: str, limit: int = 50) -> list[int]:
-    out, pos = [], hay.find(needle)
+    out: list[int] = []
+    pos = hay.find(needle)
     while pos != -1 and len(out) < limit:
         out.append(pos)
         pos = hay.find(needle, pos + 1)
@@ -340,8 +341,8 @@ def resolve_evidence(items: Iterable[dict[str, Any]], doc_text: str, raw_text: s
             if not has_span:
                 problems.append(f"{where}: an evidence item has neither a span nor quoted text")
             continue
-        hint = None if s is None else int(s * n / max(1, len(src)))
-        found, missing = locator.find_parts(content, hint)
+        qhint = None if s is None else int(s * n / max(1, len(src)))
+        found, missing = locator.find_parts(content, qhint)
         for m in missing:
             problems.append(f"{where}: quote not found in the document: {short(m)}")
         out.extend(found)
