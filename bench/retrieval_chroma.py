@@ -191,7 +191,6 @@ def main() -> int:
     resources = Resources(None, "composed")
     ids = [*OURS, *FIXED]
     if parts & {"chroma", "selftest", "corr"}:
-        t0 = time.perf_counter()
         docs, combined, offs, qsets = load_chroma()
         real = merge_questions(qsets, offs, "file")
         print(f"Chroma general set: {len(real.questions)} questions, {len(combined)} characters, "

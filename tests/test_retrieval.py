@@ -230,9 +230,10 @@ def test_generated_questions_are_verified_counted_and_cached(tmp_path, monkeypat
 
 
 def test_generation_without_endpoint_or_with_a_failing_one(tmp_path, monkeypatch):
+    from llm_server import error
+
     from chunkscope.llm import LLMClient, LLMError, LLMSettings
     from chunkscope.retrieval.generate import generate
-    from llm_server import error
 
     monkeypatch.setenv("CHUNKSCOPE_CACHE_DIR", str(tmp_path / "cache"))
     with pytest.raises(LLMError, match="no LLM endpoint configured"):
@@ -306,8 +307,9 @@ def test_analyze_adds_the_retrieval_block_and_the_weight_joins_the_score(tmp_pat
     for c in rep.chunkings:
         vals = [v for v in c.metrics.values() if v is not None]
         assert c.score == pytest.approx((sum(vals) + 2.0 * recall[c.id]) / (len(vals) + 2.0))
+    assert "budgeted retrieval recall with weight 2" in rep.explanation
     rescore(rep, retrieval_weight=0.0)
-    assert {c.id: c.score for c in rep.chunkings} == base
+    assert {c.id: c.score for c in rep.chunkings} == base and "retrieval recall" not in rep.explanation
     with pytest.raises(ValueError, match="retrieval weight"):
         Settings(retrieval_weight=-1).validate()
 
@@ -339,7 +341,7 @@ def test_one_pass_walk_equals_the_definitions():
         tokens = [max(1, (e - s) // 3) for s, e in spans]
         ev = [(a, a + rnd.randint(1, 25)) for a in rnd.sample(range(0, 200), rnd.randint(1, 3))]
         order = rnd.sample(range(n), n)
-        lead = lambda i, m: min(spans[i][1] - spans[i][0], 3 * m)
+        lead = lambda i, m, spans=spans: min(spans[i][1] - spans[i][0], 3 * m)
         ks, budgets = [1, 3, 5, 10], [5, 17, 40]
         at_k, at_b = RM.walk(order, spans, tokens, ev, ks, budgets, lead)
         for k in ks:

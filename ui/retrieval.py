@@ -50,7 +50,7 @@ def apply_weight(report: Report) -> None:
 
 def _questions(doc: Document, source: str, n: int, upload: Any) -> Any:
     """The QuestionSet asked for, or None after one st.error line."""
-    from chunkscope.retrieval.questions import QuestionsError, raw_text_of_bytes, read_questions
+    from chunkscope.retrieval.questions import QuestionsError, read_questions
 
     try:
         if source == "upload":
@@ -66,10 +66,9 @@ def _questions(doc: Document, source: str, n: int, upload: Any) -> Any:
                 st.error(md_escape("; ".join(qs.problems) or "no proxy question could be made"))
                 return None
             return qs
+        from chunkscope.llm import LLMClient
         from chunkscope.retrieval.generate import generate
         from ui.analysis import llm_settings
-
-        from chunkscope.llm import LLMClient
 
         s = llm_settings()
         if not s.configured:

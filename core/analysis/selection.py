@@ -125,6 +125,11 @@ def explain(report: Report) -> Explanation:
     sc = best.metrics.get("SC")
     if sc is not None and sc < 0.5:
         ex.warnings.append(f"Most of the winner's chunks are out of the size bounds (SC {sc:.2f}).")
+    rw = float(report.settings.get("retrieval_weight") or 0.0)
+    rec = retrieval_recall(report) if rw > 0 else {}
+    if rec:
+        parts.append(f"Scores include budgeted retrieval recall with weight {rw:g} (winner {rec.get(best.id, 0.0):.3f}"
+                     + (f", {ex.runner} {rec[ex.runner]:.3f}" if ex.runner in rec else "") + ").")
     others = [c for c in report.chunkings if c.ok and not c.candidate and c.score is not None and c.score > best.score]
     if others:
         top = max(others, key=lambda c: c.score or 0.0)

@@ -9,7 +9,7 @@
 """
 
 from chunkscope.retrieval.metrics import Scores, score
-from chunkscope.retrieval.questions import Question, QuestionSet, QuestionsError, read_questions
+from chunkscope.retrieval.questions import Question, QuestionsError, QuestionSet, read_questions
 from chunkscope.retrieval.run import SCHEMA, Chunking, Config, RetrievalResult, evaluate
 
 __all__ = ["SCHEMA", "Chunking", "Config", "Question", "QuestionSet", "QuestionsError", "RetrievalResult",
