@@ -85,6 +85,11 @@ def test_compare_shows_the_question_and_what_each_chunking_retrieved(at):
     md = "".join(m.value for m in at.markdown)
     assert "rescue boat" in md
     body = "".join(h.proto.body for h in at.get("html"))
-    assert "rank 1" in body and "holds evidence" in body
     assert any(c.value.startswith("Evidence lies in chunk(s) #") for c in at.caption)
-    assert at.success or at.error  # all evidence retrieved, or what was missed
+    # budget 100 tokens (set above): the one 131-token chunk is cut before the evidence at its end
+    assert "rank 1" in body and "cut at the budget" in body and "holds evidence" not in body
+    assert any("Missed evidence" in e.value and "northern quay" in e.value for e in at.error)
+    at.radio(key="cs_ret_q_mode").set_value("top 5").run()  # whole chunks: the evidence is there
+    body = "".join(h.proto.body for h in at.get("html"))
+    assert "holds evidence" in body and "<mark" in body
+    assert any("All the evidence was retrieved" in x.value for x in at.success) and not at.error

@@ -394,7 +394,9 @@ def retrieval_curve_figure(block: dict[str, Any], ids: Sequence[str] | None = No
     if b:
         fig.add_vline(x=b, line=dict(dash="dot", color="#888"), annotation_text=f"budget {b}",
                       annotation_position="top left")
-    fig.update_xaxes(title="token budget (chunks in rank order; the last one cut at the budget)", type="log",
+    fig.update_xaxes(title="token budget", type="log",
                      tickvals=[p for p in (block.get("curve_budgets") or [])], gridcolor="rgba(128,128,128,.25)")
     fig.update_yaxes(title="mean evidence recall", range=[0, 1.02], gridcolor="rgba(128,128,128,.25)")
-    return _layout(fig, height=400)
+    _layout(fig, height=420)
+    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.22), margin=dict(b=110))
+    return fig
