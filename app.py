@@ -87,6 +87,9 @@ def section_analyze(doc: Document) -> None:
             return
         st.warning("Settings changed since the last analysis: these are the last results; press Analyze to update.")
         report = stale
+    from ui.retrieval import apply_weight
+
+    apply_weight(report)  # the Retrieval section's weight (0 = off) re-ranks before the winner card
     provisional_banner(report)
     with guard("The winner card"):
         winner_card(report)
@@ -95,6 +98,10 @@ def section_analyze(doc: Document) -> None:
         leaderboard(report, doc)
         metric_legend(report)
     charts(report)
+    with guard("The retrieval check"):
+        from ui.retrieval import section as retrieval_section
+
+        retrieval_section(doc, report)
     st.subheader("Export", anchor=False)
     exports(report, doc)
     pipeline_export(report)

@@ -150,6 +150,7 @@ class Report:
     # chunkings still to come; absent from the JSON of a complete report
     provisional: bool = False
     pending: list[str] = field(default_factory=list)
+    retrieval: dict[str, Any] | None = None  # optional: the retrieval check (chunkscope.retrieval/1 block)
 
     def get(self, chunking_id: str) -> ChunkingResult | None:
         for c in self.chunkings:
@@ -179,7 +180,7 @@ class Report:
         return d
 
     def _to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "schema": SCHEMA,
             "document": self.document,
             "settings": _jsonable(self.settings),
@@ -195,6 +196,9 @@ class Report:
             **({"verdict": _jsonable(self.verdict)} if self.verdict else {}),
             **({"uncertainty": _jsonable(self.uncertainty)} if self.uncertainty else {}),
         }
+        if self.retrieval is not None:  # optional (added field: the schema stays chunkscope.report/1)
+            out["retrieval"] = _jsonable(self.retrieval)
+        return out
 
     def to_json(self, indent: int | None = 1) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False, indent=indent)
@@ -219,6 +223,7 @@ class Report:
             uncertainty=d.get("uncertainty") or {},
             provisional=bool(d.get("provisional", False)),
             pending=list(d.get("pending", [])),
+            retrieval=d.get("retrieval"),
         )
 
     @classmethod

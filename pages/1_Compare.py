@@ -150,6 +150,10 @@ def main() -> None:
                "chunk is out of size). A broken block is outlined and hatched in red and tagged “✂ broken <kind>”. "
                "The entity and the pronoun of a split pair share a colour and a P-tag. The problem kind chosen above "
                "is the one highlighted. Hover anything for details.")
+    with guard("The per-question retrieval view"):
+        from ui.retrieval import per_question
+
+        per_question(doc, report, sel)
 
 
 def over_limit_line(doc, c) -> None:

@@ -144,6 +144,12 @@ def leaderboard(report: Report, doc: Document | None = None, key: str | None = "
     df.insert(0, "", ["🏆" if w else ("◆" if c else "") for w, c in zip(df["winner"], df["candidate"])])
     df.insert(1, "●", "●")
     df = df.drop(columns=["winner"])
+    if report.retrieval:  # the retrieval check's budgeted recall, when one was run
+        from chunkscope.retrieval.run import recall_by_chunking
+
+        rec = recall_by_chunking(report.retrieval)
+        df.insert(df.columns.get_loc("score") + 1, f"recall@{report.retrieval['budget']}",
+                  [rec.get(c.id) for c in order])
 
     def colours(row):
         return [f"color: {figures.chunker_color(row['chunking'])}" if col == "●" else "" for col in row.index]
@@ -156,6 +162,10 @@ def leaderboard(report: Report, doc: Document | None = None, key: str | None = "
             if ci and ci[1] > ci[0]:
                 styled = styled.format(lambda v, h=(ci[1] - ci[0]) / 2: f"{v:.3f} ± {h:.3f}",
                                        subset=pd.IndexSlice[[df.index[i]], [col]])
+    extra = [col for col in df.columns if str(col).startswith("recall@")]
+    if extra:
+        styled = styled.map(_shade, subset=extra).format(lambda v: "–" if v is None or v != v else f"{v:.3f}",
+                                                         subset=extra)
     st.dataframe(styled, hide_index=True, width="stretch", key=key,
                  column_config={"candidate": st.column_config.CheckboxColumn("candidate"),
                                 "●": st.column_config.TextColumn("", width=28),

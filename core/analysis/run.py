@@ -112,7 +112,9 @@ def _hold_embeddings(cancelled: Callable[[], bool]) -> None:
 
 def analyze(doc: Document, settings: Settings | None = None, resources: Resources | None = None,
             progress: Progress | None = None, on_partial: OnPartial | None = None,
-            cancel: Callable[[], bool] | None = None) -> Report:
+            cancel: Callable[[], bool] | None = None, retrieval: Any = None) -> Report:
+    """``retrieval``: an ``analysis.retrieval.RetrievalRequest`` (questions) adds the report's
+    optional ``retrieval`` block (stage ``analysis.retrieval``, after the LLM chunkings)."""
     settings = settings or Settings()
     settings.validate()
     progress = progress or _no_progress
@@ -178,8 +180,9 @@ def analyze(doc: Document, settings: Settings | None = None, resources: Resource
             provisional=bool(pending),
             pending=pending,
             uncertainty=uncertainty_facts(pairs),
+            retrieval=retrieval_block,
         )
-        return rescore(report, settings.weights, settings.candidates)
+        return rescore(report, settings.weights, settings.candidates, settings.retrieval_weight)
 
     def snapshot(stage: str, pending_metrics: tuple[str, ...], later: list) -> None:
         if on_partial is None:
@@ -192,6 +195,7 @@ def analyze(doc: Document, settings: Settings | None = None, resources: Resource
 
     facts = document_facts(doc)
     pairs: Pairs | None = None  # known after the coreference stage
+    retrieval_block: dict[str, Any] | None = None  # the retrieval check's, when questions are given
 
     # structure: every chunking that needs no model; SC and BI at once
     structural = run_chunkings("structure", by_stage[""])
@@ -258,6 +262,14 @@ def analyze(doc: Document, settings: Settings | None = None, resources: Resource
     score("llm", llm, lambda r: structure_metrics(doc, r, settings) | reference_metrics(r, pairs)
           | embedding_metrics(doc, r, settings, embed), {"RC": rc_reason, **emb_reasons})
     progress("llm", 1.0, f"{len(by_stage['llm'])} LLM chunking(s)")
+
+    if retrieval is not None:  # optional retrieval check (DESIGN section 11)
+        from chunkscope.analysis.retrieval import retrieval_stage
+
+        check("retrieval")
+        retrieval_block, why = retrieval_stage(doc, [r for r in results if r is not None], retrieval, resources,
+                                               progress)
+        warnings.extend([why] if why else [])
 
     check("selection")
     progress("selection", 0.9, "ranking")

@@ -56,16 +56,31 @@ def excluded(report: Report) -> list[ChunkingResult]:
     return [c for c in report.ranked if c.candidate and audit_failure(c)]
 
 
+RETRIEVAL = "retrieval"  # the key of the retrieval recall in a score's weighted mean
+
+
 def rescore(report: Report, weights: dict[str, float] | None = None,
-            candidates: Sequence[str] | None = None) -> Report:
-    """Recompute scores, candidate flags, winner and explanation in place (no re-embedding)."""
+            candidates: Sequence[str] | None = None, retrieval_weight: float | None = None) -> Report:
+    """Recompute scores, candidate flags, winner and explanation in place (no re-embedding).
+
+    With a retrieval block in the report and ``retrieval_weight`` > 0 (default: the report's
+    setting, else 0), each chunking's budgeted retrieval recall joins the weighted mean of its
+    metrics as one more term with that weight (DESIGN section 11)."""
     weights = {m: 1.0 for m in METRICS} | dict(weights or report.settings.get("weights") or {})
     cands = tuple(candidates if candidates is not None else report.settings.get("candidates", DEFAULT_CANDIDATES))
+    rw = float(retrieval_weight if retrieval_weight is not None else report.settings.get("retrieval_weight") or 0.0)
     report.settings["weights"] = weights
     report.settings["candidates"] = list(cands)
+    report.settings["retrieval_weight"] = rw
+    recall = retrieval_recall(report) if rw > 0 else {}
     for c in report.chunkings:
         c.candidate = c.id in cands
-        c.score = metric_score(c.metrics, weights) if c.ok else None
+        if not c.ok:
+            c.score = None
+        elif c.id in recall:
+            c.score = metric_score({**c.metrics, RETRIEVAL: recall[c.id]}, {**weights, RETRIEVAL: rw})
+        else:
+            c.score = metric_score(c.metrics, weights)
     pool = [c for c in report.ranked if c.candidate and not audit_failure(c)]  # lost text never wins
     report.winner = pool[0].id if pool else None
     judge(report, weights, pool)
@@ -83,6 +98,13 @@ def judge(report: Report, weights: dict[str, float], pool: Sequence[ChunkingResu
         v["text"] = uncertainty.verdict_text(v, report)
         report.winner = v["winner"]
     report.verdict = v
+
+
+def retrieval_recall(report: Report) -> dict[str, float]:
+    """Budgeted retrieval recall per chunking id (empty without a retrieval block)."""
+    from chunkscope.retrieval.run import recall_by_chunking
+
+    return recall_by_chunking(report.retrieval)
 
 
 def explain(report: Report) -> Explanation:
@@ -153,6 +175,11 @@ def explain(report: Report) -> Explanation:
     if sc is not None and sc < 0.5:
         ex.warnings.append(f"Most of the winner's chunks are out of the size bounds (SC {sc:.2f}).")
     _explain_excluded(report, ex, parts)
+    rw = float(report.settings.get("retrieval_weight") or 0.0)
+    rec = retrieval_recall(report) if rw > 0 else {}
+    if rec:
+        parts.append(f"Scores include budgeted retrieval recall with weight {rw:g} (winner {rec.get(best.id, 0.0):.3f}"
+                     + (f", {ex.runner} {rec[ex.runner]:.3f}" if ex.runner in rec else "") + ").")
     others = [c for c in report.chunkings if c.ok and not c.candidate and c.score is not None and c.score > best.score]
     if others:
         top = max(others, key=lambda c: c.score or 0.0)

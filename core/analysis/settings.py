@@ -50,6 +50,9 @@ class Settings:
     # auto = budgeted retrieval recall when the report has a retrieval check, else fewer chunks;
     # chunks; retrieval; score = the highest point score (the paper's policy; the verdict is still reported)
     tie_break: str = "auto"
+    # weight of the retrieval check's budgeted recall in the adaptive score (0: off; only when the
+    # report has a retrieval block, i.e. questions were given; DESIGN section 11)
+    retrieval_weight: float = 0.0
 
     def validate(self) -> None:
         from chunkscope.chunkers.registry import is_registered
@@ -79,6 +82,9 @@ class Settings:
             raise ValueError("metric weights must be finite numbers >= 0")
         if not any(self.weights.get(m, 0) > 0 for m in METRICS):
             raise ValueError("at least one metric weight must be > 0")
+        if (not isinstance(self.retrieval_weight, (int, float)) or not math.isfinite(self.retrieval_weight)
+                or self.retrieval_weight < 0):
+            raise ValueError(f"retrieval weight must be a finite number >= 0 (got {self.retrieval_weight!r})")
         for name, v in self.variants.items():
             if not isinstance(name, str) or not name.strip():
                 raise ValueError("a variant needs a non-empty name")
@@ -122,6 +128,11 @@ class Settings:
                 except (TypeError, ValueError):
                     raise ValueError(f"weight {k} must be a number (got {v!r})") from None
             d["weights"] = weights
+        if "retrieval_weight" in d:
+            try:
+                d["retrieval_weight"] = float(d["retrieval_weight"])
+            except (TypeError, ValueError):
+                raise ValueError(f"retrieval_weight must be a number (got {d['retrieval_weight']!r})") from None
         if d.get("variants") is not None:
             d["variants"] = {str(k): dict(v) if isinstance(v, dict) else v for k, v in d["variants"].items()}
         else:

@@ -21,11 +21,13 @@ from chunkscope.cli.chunk import add_chunk, add_chunkers
 from chunkscope.cli.common import CLIError, one_line
 from chunkscope.cli.corpus import add_corpus, add_corpus_report
 from chunkscope.cli.ingest import add_ingest
+from chunkscope.cli.retrieval import add_retrieval
 from chunkscope.cli.sweep import add_sweep
 from chunkscope.version import __version__
 
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_ingest, add_analyze, add_chunkers, add_chunk, add_sweep, add_corpus, add_corpus_report, add_app,
+    add_retrieval,
 ]
 
 

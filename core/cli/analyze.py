@@ -84,6 +84,8 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
             base[name] = v
     if args.weights:
         base["weights"] = {**base.get("weights", {}), **parse_weights(args.weights)}
+    if getattr(args, "retrieval_weight", None) is not None:
+        base["retrieval_weight"] = args.retrieval_weight
     if args.param:
         params = base.setdefault("params", {})
         for cid, kv in parse_params(args.param).items():
@@ -247,7 +249,23 @@ def add_analyze(sub) -> None:
                    help="after each stage, print the provisional leaderboard on stderr (SC/BI first, then RC, "
                         "then ICC/DCC); stdout and --json are unchanged")
     add_analysis_options(p)
+    from chunkscope.cli.questions import add_question_options
+
+    add_question_options(p, analyze=True)
     p.set_defaults(func=cmd_analyze)
+
+
+def _retrieval_request(args: argparse.Namespace, doc: Any, settings: Settings) -> Any:
+    """The retrieval check asked for by --questions/--generate/--self-test (None: not asked)."""
+    from chunkscope.analysis.retrieval import RetrievalRequest
+    from chunkscope.cli.questions import config_from_args, questions_from_args
+
+    if all(getattr(args, x, None) is None for x in ("questions", "generate", "self_test")):
+        return None
+    from chunkscope.analysis import Resources
+
+    qs = questions_from_args(args, doc, args.file, Resources(settings.embedder, settings.embedding_mode))
+    return RetrievalRequest(qs, config_from_args(args))
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
@@ -269,7 +287,9 @@ def cmd_analyze(args: argparse.Namespace) -> int:
             raise SettingsError(f"--mentions: {exc}") from None
     parse_s = time.perf_counter() - t0
     on_partial = partial_printer() if getattr(args, "progress", False) else None
-    report = analyze(doc, settings, progress=StderrProgress(quiet=args.quiet), on_partial=on_partial)
+    request = _retrieval_request(args, doc, settings)
+    report = analyze(doc, settings, progress=StderrProgress(quiet=args.quiet), on_partial=on_partial,
+                     retrieval=request)
     report.timings["parse"] = parse_s
     report.timings["total"] += parse_s
     d = report.document
@@ -285,6 +305,16 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     print(f"winner: {report.winner or 'none'}" + ("" if not v else " (clear winner)" if v["kind"] == "clear" else
                                                    f" (tie, broken by {v['tie_break']['rule']})"))
     print(report.explanation)
+    if report.retrieval:
+        from chunkscope.cli.questions import table_lines
+
+        qs = report.retrieval["question_source"]
+        print(f"retrieval check ({report.retrieval['retriever']}, {qs['used']} questions from {qs['source']}"
+              + (", a proxy" if qs["source"] == "self-test" else "") + "):")
+        print("\n".join(table_lines(report.retrieval)))
+        for p in qs["problems"]:
+            print(f"problem: {p}", file=sys.stderr)
+        print()
     for w in report.warnings:
         print(f"warning: {w}")
     t = report.timings

@@ -417,3 +417,32 @@ def corpus_score_figure(res: CorpusResults):
 
 
 # ---------------------------------------------------------------------- HTML
+
+
+def retrieval_curve_figure(block: dict[str, Any], ids: Sequence[str] | None = None) -> go.Figure:
+    """Mean evidence recall against the token budget, one line per chunking (a report's or a
+    ``chunkscope.retrieval/1`` block); the budget used for the leaderboard is a dotted line."""
+    fig = go.Figure()
+    rows = {c["id"]: c for c in block.get("chunkings", [])}
+    for cid in (ids if ids is not None else list(rows)):
+        c = rows.get(cid)
+        if c is None or not c.get("curve"):
+            continue
+        xs = [p["budget"] for p in c["curve"]]
+        ys = [p["recall"] for p in c["curve"]]
+        sd = [p.get("recall_std") or 0.0 for p in c["curve"]]
+        fig.add_trace(go.Scatter(
+            x=xs, y=ys, mode="lines+markers", name=cid, line=dict(color=chunker_color(cid), width=2),
+            customdata=[[s, c["chunks"], c["mean_tokens"]] for s in sd],
+            hovertemplate=f"<b>{html.escape(cid)}</b><br>budget %{{x}} tokens<br>recall %{{y:.3f}} ± %{{customdata[0]:.3f}}"
+                          "<br>%{customdata[1]} chunks, mean %{customdata[2]:.0f} tokens<extra></extra>"))
+    b = block.get("budget")
+    if b:
+        fig.add_vline(x=b, line=dict(dash="dot", color="#888"), annotation_text=f"budget {b}",
+                      annotation_position="top left")
+    fig.update_xaxes(title="token budget", type="log",
+                     tickvals=[p for p in (block.get("curve_budgets") or [])], gridcolor="rgba(128,128,128,.25)")
+    fig.update_yaxes(title="mean evidence recall", range=[0, 1.02], gridcolor="rgba(128,128,128,.25)")
+    _layout(fig, height=420)
+    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.22), margin=dict(b=110))
+    return fig

@@ -1,0 +1,116 @@
+"""The offline self-test: proxy questions made from the document itself, without an LLM.
+
+A *proxy*, labelled as such everywhere. Design (justified and validated in docs/retrieval.md):
+
+* evidence: one sentence (60–400 characters, at least 8 words, outside tables and headings),
+  or, for every ``multi``-th question, two sentences of the same passage (at most ``span_chars``
+  apart) — Chroma's general set has 1.67 excerpts of ~167 characters per question, 40% with
+  more than one;
+* query: the evidence's most *salient* terms — words weighted by term frequency in the
+  excerpt × inverse document frequency over the document's blocks, stop words and numbers
+  left out — at most ``terms`` of them in salience order. Never the sentence itself: a query
+  that copies the sentence would make every retriever trivially exact and hide the effect of
+  where the chunk boundaries fall;
+* sampling: candidates are spread evenly over the document (deterministic: the same
+  document always gives the same questions).
+
+What it measures: whether a chunking keeps a passage's distinctive vocabulary in one chunk
+near its evidence, so a lexical or dense retriever ranks that chunk high, and how much of the
+evidence a budget of tokens brings back. What it cannot measure: paraphrase, reasoning or
+questions whose words are not in the text.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+
+from chunkscope.document import Document
+from chunkscope.retrieval.questions import Question, QuestionSet
+from chunkscope.retrieval.retrievers import _stopwords
+
+_SENT = re.compile(r"[^\n.!?]+(?:[.!?]+(?=\s|$)|(?=\n)|$)")
+_WORD = re.compile(r"(?u)\b[^\W\d_][\w'-]*[^\W_]\b")
+_SKIP_KINDS = {"table", "figure", "code", "layout"}  # a "heading" block holds its section body
+
+
+def _sentences(text: str, a: int, b: int) -> list[tuple[int, int]]:
+    out = []
+    for m in _SENT.finditer(text, a, b):
+        s, e = m.start(), m.end()
+        while s < e and text[s].isspace():
+            s += 1
+        while e > s and text[e - 1].isspace():
+            e -= 1
+        if e > s:
+            out.append((s, e))
+    return out
+
+
+def _words(t: str, stop: set[str]) -> list[str]:
+    return [w for w in (x.lower() for x in _WORD.findall(t)) if len(w) > 2 and w not in stop]
+
+
+def self_test(doc: Document | str, n: int = 30, *, terms: int = 6, multi: int = 3, span_chars: int = 600,
+              language: str | None = None, name: str = "") -> QuestionSet:
+    """``n`` proxy questions for ``doc`` (a Document, or a plain text)."""
+    if n < 1:
+        raise ValueError(f"self-test needs at least one question (got {n})")
+    text = doc.text if isinstance(doc, Document) else doc
+    language = language or (doc.language if isinstance(doc, Document) else "en")
+    blocks = [(b.start, b.end, b.kind) for b in doc.blocks] if isinstance(doc, Document) and doc.blocks else []
+    if not blocks:
+        blocks = [(m.start(), m.end(), "paragraph") for m in re.finditer(r"\S(?:.|\n(?!\s*\n))*", text)]
+    stop = _stopwords(language)
+    # document frequency over blocks (IDF); candidate sentences with their block index
+    df: Counter[str] = Counter()
+    cands: list[tuple[int, int, int]] = []
+    for bi, (a, b, kind) in enumerate(blocks):
+        body = text[a:b]
+        df.update(set(_words(body, stop)))
+        if kind in _SKIP_KINDS or body.lstrip().startswith(("|", "<Table", "<Figure")):
+            continue
+        for s, e in _sentences(text, a, b):
+            sent = text[s:e]
+            if 60 <= e - s <= 400 and len(sent.split()) >= 8 and not sent.lstrip().startswith(("#", "|", "<")):
+                cands.append((s, e, bi))
+    nblocks = max(1, len(blocks))
+    idf = {w: math.log(1 + nblocks / c) for w, c in df.items()}
+    qs = QuestionSet([], "self-test", rows=0, info={"n": n, "terms": terms, "multi": multi, "candidates": len(cands),
+                                                    "proxy": True})
+    if not cands:
+        qs.problems.append("self-test: the document has no sentence of 60-400 characters with 8+ words "
+                           "outside tables and headings, so no proxy question can be made")
+        return qs
+    want = min(n, len(cands))
+    if want < n:
+        qs.problems.append(f"self-test: only {want} candidate sentence(s), fewer than the {n} asked")
+    picks = sorted({int((i + 0.5) * len(cands) / want) for i in range(want)})
+    used: set[int] = set()
+    for qi, ci in enumerate(picks):
+        s, e, bi = cands[ci]
+        if ci in used:
+            continue
+        used.add(ci)
+        excerpts = [(s, e)]
+        if multi and qi % multi == multi - 1:  # a two-excerpt question: the next sentence of the passage
+            for cj in range(ci + 1, min(len(cands), ci + 4)):
+                s2, e2, bj = cands[cj]
+                if cj not in used and s2 - e <= span_chars and abs(bj - bi) <= 1:
+                    excerpts.append((s2, e2))
+                    used.add(cj)
+                    break
+        per = terms if len(excerpts) == 1 else max(2, terms // len(excerpts))
+        chosen: list[str] = []
+        for a, b in excerpts:
+            tf = Counter(_words(text[a:b], stop))
+            ranked = sorted(tf, key=lambda w: (-tf[w] * idf.get(w, 0.0), text.lower().find(w, a)))
+            chosen.extend(w for w in ranked[:per] if w not in chosen)
+        if len(chosen) < 2:
+            continue
+        qs.questions.append(Question(" ".join(chosen), excerpts, "self-test", f"s{len(qs.questions) + 1}"))
+    qs.rows = len(qs.questions)
+    if not qs.questions:
+        qs.problems.append("self-test: no sentence has two distinctive terms")
+    return qs

@@ -1,0 +1,95 @@
+"""AppTest of the retrieval check: the Overview's Retrieval section (self-test and an uploaded
+questions file, the leaderboard column, the weight) and the per-question view on Compare."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("streamlit")
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+TINY = ROOT / "tests" / "fixtures" / "retrieval" / "tiny.md"
+CHUNKERS = ["fixed-512", "sentence-5", "whole"]
+
+
+def trouble(at: AppTest) -> list:
+    return [*at.exception, *at.error]
+
+
+@pytest.fixture(scope="module")
+def at() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=240)
+    at.run()
+    at.sidebar.file_uploader(key="cs_upload").upload("harbour.md", TINY.read_bytes(), "text/markdown").run()
+    at.sidebar.multiselect(key="cs_chunkers").set_value(CHUNKERS)
+    at.sidebar.multiselect(key="cs_candidates").set_value(CHUNKERS)
+    at.sidebar.selectbox(key="cs_coref").set_value("none")
+    at.run()
+    at.button(key="cs_analyze").click().run()
+    assert not trouble(at), trouble(at)
+    return at
+
+
+def test_self_test_fills_the_section_and_the_leaderboard_column(at):
+    assert any("No retrieval check" in c.value for c in at.caption)
+    at.radio(key="cs_ret_source").set_value("self-test")
+    at.number_input(key="cs_ret_n").set_value(5)
+    at.number_input(key="cs_ret_budget").set_value(100)
+    at.button(key="cs_ret_run").click().run()
+    assert not trouble(at), trouble(at)
+    assert any("SELF-TEST" in w.value for w in at.warning)
+    board = at.dataframe[0].value
+    assert "recall@100" in board.columns and board["recall@100"].notna().all()
+    table = at.dataframe[1].value
+    assert sorted(table["chunking"]) == sorted(CHUNKERS)
+    assert table["recall@budget"].is_monotonic_decreasing
+    assert any(c.proto.id and "cs_ret_curve" in c.proto.id for c in at.get("plotly_chart"))
+
+
+def test_weight_reranks_and_zero_restores(at):
+    scores0 = dict(zip(at.dataframe[0].value["chunking"],
+                       at.dataframe[0].value["score"]))
+    at.slider(key="cs_ret_weight").set_value(3.0).run()
+    assert not trouble(at)
+    b = at.dataframe[0].value
+    changed = dict(zip(b["chunking"], b["score"]))
+    assert changed != scores0
+    at.slider(key="cs_ret_weight").set_value(0.0).run()
+    b = at.dataframe[0].value
+    assert dict(zip(b["chunking"], b["score"])) == pytest.approx(scores0)
+
+
+def test_uploaded_questions_with_a_bad_row(at):
+    text = TINY.read_text(encoding="utf-8")
+    rows = [{"question": "Where is the rescue boat moored?", "quote": "The rescue boat is moored at the northern quay"},
+            {"question": "What is not here?", "quote": "A sentence that the harbour rules never contain."}]
+    data = "\n".join(json.dumps(r) for r in rows).encode()
+    at.radio(key="cs_ret_source").set_value("upload")
+    at.file_uploader(key="cs_ret_upload").upload("q.jsonl", data, "application/json")
+    at.button(key="cs_ret_run").click().run()
+    assert not at.exception
+    assert any("1 questions" in i.value for i in at.info)
+    assert "quote not found" in "".join(c.value for c in at.code)
+    assert "northern quay" in text
+
+
+def test_compare_shows_the_question_and_what_each_chunking_retrieved(at):
+    at.switch_page("pages/1_Compare.py").run()
+    assert not at.exception, at.exception
+    assert any(s.value == "Retrieval, question by question" for s in at.subheader)
+    md = "".join(m.value for m in at.markdown)
+    assert "rescue boat" in md
+    body = "".join(h.proto.body for h in at.get("html"))
+    assert any(c.value.startswith("Evidence lies in chunk(s) #") for c in at.caption)
+    # budget 100 tokens (set above): the one 131-token chunk is cut before the evidence at its end
+    assert "rank 1" in body and "cut at the budget" in body and "holds evidence" not in body
+    assert any("Missed evidence" in e.value and "northern quay" in e.value for e in at.error)
+    at.radio(key="cs_ret_q_mode").set_value("top 5").run()  # whole chunks: the evidence is there
+    body = "".join(h.proto.body for h in at.get("html"))
+    assert "holds evidence" in body and "<mark" in body
+    assert any("All the evidence was retrieved" in x.value for x in at.success) and not at.error
