@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 from chunkscope.analysis import Settings
+from chunkscope.coref.base import BACKENDS as COREF_BACKENDS
 from chunkscope.report import METRICS, Report
 
 
@@ -147,8 +148,9 @@ def add_analysis_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--param", action="append", metavar="ID.NAME=VALUE",
                    help="override a chunker parameter, e.g. recursive-600.chunk_size=800 (repeatable)")
     p.add_argument("--mentions", metavar="FILE", help="precomputed coreference mentions (parquet or JSON of pairs)")
-    p.add_argument("--coref", choices=["heuristic", "maverick", "precomputed", "none"], default=None,
-                   help="coreference backend for RC (default heuristic; precomputed when --mentions is given)")
+    p.add_argument("--coref", choices=list(COREF_BACKENDS), default=None,
+                   help="coreference backend for RC (default heuristic, the learned offline scorer; rules: the "
+                        "older spaCy rules; precomputed when --mentions is given)")
     p.add_argument("--embedder", metavar="NAME_OR_PATH", help="sentence-transformers model (default: bundled all-MiniLM-L6-v2)")
     p.add_argument("--embedding-mode", dest="embedding_mode", choices=["composed", "exact"], default=None)
     p.add_argument("--weights", metavar="RC=1,ICC=1,...", help="metric weights for the score")
