@@ -73,7 +73,7 @@ def pair_match(mine: list[Pair], ref: list[Pair], tol: int) -> tuple[float, floa
     return (hit / len(mine) if mine else float("nan")), (hit / len(ref) if ref else float("nan"))
 
 
-def maverick_report(doc: Document, mentions: Path, cache: Path):
+def maverick_report(doc: Document, mentions: Path, cache: Path, cached_only: bool = False):
     """The document analysed with Maverick's pairs (default settings), cached as JSON."""
     from chunkscope.analysis import Settings, analyze
     from chunkscope.report import Report
@@ -81,6 +81,8 @@ def maverick_report(doc: Document, mentions: Path, cache: Path):
     f = cache / "reports" / f"{doc.sha256[:16]}.json"
     if f.is_file():
         return Report.load(f)
+    if cached_only:
+        return None
     rep = analyze(doc, Settings(coref="precomputed", mentions=str(mentions)))
     f.parent.mkdir(parents=True, exist_ok=True)
     rep.save(f)
@@ -93,7 +95,7 @@ def winner_with(report, pairs: list[Pair] | None) -> tuple[str | None, float | N
     from chunkscope.report import Report
 
     rep = Report.from_dict(report.to_dict())  # a copy
-    tab = pair_table([((p.entity.start, p.entity.end), (p.pronoun.start, p.pronoun.end)) for p in pairs or []])
+    tab = _table(pairs or [])
     for c in rep.chunkings:
         if c.ok:
             c.metrics["RC"] = references_completeness([Span(x.start, x.end) for x in c.chunks], tab).value \
@@ -118,10 +120,13 @@ def chunk_spans(doc: Document, report) -> dict[str, list[Span]]:
     return out
 
 
+def _table(pairs: list[Pair]):
+    return pair_table([((p.entity.start, p.entity.end), (p.pronoun.start, p.pronoun.end)) for p in pairs])
+
+
 def rc_stats(spans: dict[str, list[Span]], mine: list[Pair], ref: list[Pair]) -> dict[str, Any]:
     a, b = [], []
-    tm, tr = pair_table([(tuple(p.entity), tuple(p.pronoun)) for p in mine]), pair_table(
-        [(tuple(p.entity), tuple(p.pronoun)) for p in ref])
+    tm, tr = _table(mine), _table(ref)
     for s in spans.values():
         x = references_completeness(s, tm).value if len(tm) else None
         y = references_completeness(s, tr).value
@@ -162,6 +167,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cache", default=str(ROOT / ".cache" / "coref_bench"),
                     help="parses, old-rules pairs and Maverick-pairs analyses are cached here")
     ap.add_argument("--no-analysis", action="store_true", help="skip the winner comparison (no embedder)")
+    ap.add_argument("--cached-only", action="store_true",
+                    help="compare winners only where the Maverick-pairs analysis is already cached")
     ap.add_argument("--speed", action="store_true", help="time both backends on GDPR (warm, no cache)")
     ap.add_argument("--json", help="write the per-document results here")
     args = ap.parse_args(argv)
@@ -195,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
         mentions = next(Path(c) / "mentions" / f"{name}.parquet" for c in args.corpus
                         if (Path(c) / "mentions" / f"{name}.parquet").is_file())
         if not args.no_analysis:
-            report = maverick_report(doc, mentions, cache)
+            report = maverick_report(doc, mentions, cache, args.cached_only)
         spans = chunk_spans(doc, report)
         so, sn = rc_stats(spans, old, ref), rc_stats(spans, new, ref)
         po, ro = pair_match(old, ref, args.tol)
@@ -209,6 +216,8 @@ def main(argv: list[str] | None = None) -> int:
             "max_abs": {"old": so["max_abs"], "new": sn["max_abs"]}, "threshold": model.threshold,
         }
         win = ""
+        if report is None and not args.no_analysis:
+            win = "(not analysed)"
         if report is not None:
             wm, margin = winner_with(report, ref)
             wo, _ = winner_with(report, old)
@@ -228,10 +237,11 @@ def main(argv: list[str] | None = None) -> int:
                 f"{max(r['max_abs'][key] for r in rows):.3f}; Spearman mean {sum(rhos) / max(1, len(rhos)):.3f} "
                 f"min {min(rhos, default=float('nan')):.3f} over {len(rhos)} docs where RC varies, "
                 f">= 0.85 on {sum(x >= 0.85 for x in rhos)}")
-        if rows and "winner" in rows[0]:
-            same = [r for r in rows if r["winner"][key] == r["winner"]["maverick"]]
-            wide = [r for r in rows if (r["winner"]["margin"] or 0) > MARGIN]
-            line += (f"; same winner {len(same)}/{len(rows)} docs, {sum(r in same for r in wide)}/{len(wide)} "
+        won = [r for r in rows if "winner" in r]
+        if won:
+            same = [r for r in won if r["winner"][key] == r["winner"]["maverick"]]
+            wide = [r for r in won if (r["winner"]["margin"] or 0) > MARGIN]
+            line += (f"; same winner {len(same)}/{len(won)} docs, {sum(r in same for r in wide)}/{len(wide)} "
                      f"with Maverick margin > {MARGIN}")
         print(line)
     for f in sorted(Path(c) for c in args.corpus):  # the language guard
