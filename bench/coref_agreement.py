@@ -1,8 +1,9 @@
 """How well do the offline coreference pairs stand in for Maverick's? Old rules vs the learned backend.
 
 Every English document of ``clair-dev`` and ``clair-train`` (12 documents with Maverick pairs) is
-**held out** in turn: the learned pair scorer is retrained on the 11 others
-(leave-one-document-out, ``chunkscope.coref.train``) and its pairs on the held-out document are
+**held out**: the learned pair scorer is retrained without it (``--folds folder``, the default:
+trained on the other corpus folder, two models; ``--folds lodo``: on the 11 other documents,
+``chunkscope.coref.train``) and its pairs on the held-out document are
 compared with Maverick's, side by side with the old rules (backend ``rules``, tuned by hand on
 the clair-dev documents, so its clair-dev rows are not held out for it). Per document:
 
@@ -167,6 +168,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cache", default=str(ROOT / ".cache" / "coref_bench"),
                     help="parses, old-rules pairs and Maverick-pairs analyses are cached here")
     ap.add_argument("--no-analysis", action="store_true", help="skip the winner comparison (no embedder)")
+    ap.add_argument("--folds", choices=("folder", "lodo"), default="folder",
+                    help="folder: train on one corpus folder, test on the other (2 models); lodo: leave one "
+                         "document out (one model per document)")
+    ap.add_argument("--no-rules", action="store_true", help="skip the old rules (they parse every document fully)")
     ap.add_argument("--cached-only", action="store_true",
                     help="compare winners only where the Maverick-pairs analysis is already cached")
     ap.add_argument("--speed", action="store_true", help="time both backends on GDPR (warm, no cache)")
@@ -175,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.pop("CHUNKSCOPE_CACHE_DIR", None)
     from chunkscope.coref.heuristic import resolve as rules_resolve
     from chunkscope.coref.learned import decode
-    from chunkscope.coref.train import corpus, parsed_docs, train
+    from chunkscope.coref.train import corpus, doc_examples, parsed_docs, train_examples
 
     cache = Path(args.cache)
     docs = corpus(args.corpus)
@@ -188,11 +193,21 @@ def main(argv: list[str] | None = None) -> int:
             f"{'rho old/new':>12} {'mean|dRC| old/new':>17} {'max|dRC| old/new':>16} "
             f"{'winner M':>18} {'margin':>6} {'old':>3} {'new':>3}")
     print(head)
+    folder_of = [next(k for k, c in enumerate(args.corpus) if (Path(c) / "parsed" / f"{name}.json").is_file())
+                 for name, _, _ in docs]
+    exs = [doc_examples(p, r) for p, r in parsed]
+    models: dict[Any, Any] = {}
     for i, (name, doc, ref) in enumerate(docs):
-        model = train([parsed[j] for j in range(len(docs)) if j != i], f"lodo-{i}")
+        key = i if args.folds == "lodo" else folder_of[i]
+        if key not in models:  # trained without the held-out document (lodo) or its whole folder
+            keep = [j for j in range(len(docs)) if (j != i if args.folds == "lodo" else folder_of[j] != key)]
+            models[key] = train_examples([exs[j] for j in keep], f"heldout-{key}")
+        model = models[key]
         new = decode(parsed[i][0], model)
         rfile = cache / f"rules-{doc.sha256[:16]}.json"
-        if rfile.is_file():
+        if args.no_rules:
+            old = []
+        elif rfile.is_file():
             old = [Pair.from_dict(d) for d in json.loads(rfile.read_text())]
         else:
             old = rules_resolve(doc.text)
@@ -220,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
             win = "(not analysed)"
         if report is not None:
             wm, margin = winner_with(report, ref)
-            wo, _ = winner_with(report, old)
+            wo = winner_with(report, old)[0] if not args.no_rules else None
             wn, _ = winner_with(report, new)
             row["winner"] = {"maverick": wm, "margin": margin, "old": wo, "new": wn}
             win = f"{str(wm)[:18]:>18} {fmt(margin):>6} {'yes' if wo == wm else 'NO':>3} {'yes' if wn == wm else 'NO':>3}"

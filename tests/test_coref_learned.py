@@ -8,7 +8,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pytest
 
 from chunkscope.coref import get_pairs
 from chunkscope.coref.base import Pair

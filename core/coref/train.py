@@ -22,8 +22,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from chunkscope.coref.base import Pair
+from chunkscope.coref.learned import FEATURES, Mention, PairModel, Parsed, candidates, featurize
 from chunkscope.document import Document
-from chunkscope.coref.learned import FEATURES, Mention, PairModel, Parsed, candidates, decode, featurize
 
 TOL = 2
 L2 = 1.0
