@@ -1,10 +1,10 @@
-"""How well do the offline coreference pairs stand in for Maverick's? Old rules vs the learned backend.
+"""How well do offline coreference pairs stand in for Maverick's? Rules (``heuristic``) vs ``learned``.
 
 Every English document of ``clair-dev`` and ``clair-train`` (12 documents with Maverick pairs) is
 **held out**: the learned pair scorer is retrained without it (``--folds folder``, the default:
 trained on the other corpus folder, two models; ``--folds lodo``: on the 11 other documents,
 ``chunkscope.coref.train``) and its pairs on the held-out document are
-compared with Maverick's, side by side with the old rules (backend ``rules``, tuned by hand on
+compared with Maverick's, side by side with the rules of backend ``heuristic`` ("old"; tuned by hand on
 the clair-dev documents, so its clair-dev rows are not held out for it). Per document:
 
 * pair precision / recall against Maverick (a pair matches when the pronoun spans are equal
@@ -50,6 +50,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from chunkscope.chunkers.registry import run_chunker  # noqa: E402
 from chunkscope.coref import Pair, get_pairs  # noqa: E402
+from chunkscope.coref.train import OBJECTIVE  # noqa: E402
 from chunkscope.document import Document, Span  # noqa: E402
 from chunkscope.metrics import pair_table, references_completeness  # noqa: E402
 
@@ -171,6 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--folds", choices=("folder", "lodo"), default="folder",
                     help="folder: train on one corpus folder, test on the other (2 models); lodo: leave one "
                          "document out (one model per document)")
+    ap.add_argument("--objective", choices=("f1", "count"), default=OBJECTIVE,
+                    help="how the held-out models pick their pairing threshold (default: as shipped)")
     ap.add_argument("--no-rules", action="store_true", help="skip the old rules (they parse every document fully)")
     ap.add_argument("--cached-only", action="store_true",
                     help="compare winners only where the Maverick-pairs analysis is already cached")
@@ -201,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
         key = i if args.folds == "lodo" else folder_of[i]
         if key not in models:  # trained without the held-out document (lodo) or its whole folder
             keep = [j for j in range(len(docs)) if (j != i if args.folds == "lodo" else folder_of[j] != key)]
-            models[key] = train_examples([exs[j] for j in keep], f"heldout-{key}")
+            models[key] = train_examples([exs[j] for j in keep], f"heldout-{key}", objective=args.objective)
         model = models[key]
         new = decode(parsed[i][0], model)
         rfile = cache / f"rules-{doc.sha256[:16]}.json"

@@ -74,7 +74,7 @@ def test_non_english_document_has_no_pairs_and_says_why():
 def test_heuristic_result_is_cached(tmp_path, monkeypatch):
     monkeypatch.setenv("CHUNKSCOPE_CACHE_DIR", str(tmp_path))
     doc = en("The regulation applies to controllers. It sets out their obligations.")
-    for backend, prefix in (("heuristic", "learned-"), ("rules", "heuristic-")):
+    for backend, prefix in (("learned", "learned-"), ("heuristic", "heuristic-")):
         first = get_pairs(doc, backend)
         again = get_pairs(doc, backend)
         assert again.info.get("cached") is True and again.pairs == first.pairs and again.backend == backend

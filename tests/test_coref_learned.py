@@ -1,4 +1,4 @@
-"""The learned coreference backend (default ``heuristic``): shipped model, pairs, training, language guard."""
+"""The learned coreference backend (``learned``): shipped model, pairs, training, language guard."""
 
 from __future__ import annotations
 
@@ -26,15 +26,15 @@ def pairs_text(text: str, pairs: list[Pair]) -> list[tuple[str, str]]:
     return [(text[p.entity.start:p.entity.end], text[p.pronoun.start:p.pronoun.end]) for p in pairs]
 
 
-def test_shipped_model_loads_and_is_the_default_backend():
+def test_shipped_model_loads_and_is_used_by_the_learned_backend():
     model = load_model()
     data = json.loads(MODEL_FILE.read_text())
     assert data["features"] == list(FEATURES) and len(model.weights) == len(FEATURES)
     assert 0 < model.threshold < 1 and model.version.startswith("learned-")
     assert len(data["meta"]["documents"]) >= 10  # trained on the two corpus folders
     text = "The regulation applies to every controller. It sets out clear obligations."
-    res = get_pairs(en(text))
-    assert res.backend == "heuristic" and res.info["version"] == model.version
+    res = get_pairs(en(text), "learned")
+    assert res.backend == "learned" and res.info["version"] == model.version
     assert pairs_text(text, res.pairs) == [("The regulation", "It")]
     assert all(p.score is not None and model.threshold <= p.score <= 1 for p in res.pairs)
 
@@ -52,7 +52,7 @@ def test_pairs_on_hand_written_text():
 
 
 def test_no_pronouns_no_pairs_and_reason():
-    res = get_pairs(en("Personal data shall be processed lawfully, fairly and in a transparent manner."))
+    res = get_pairs(en("Personal data shall be processed lawfully, fairly and in a transparent manner."), "learned")
     assert res.pairs == [] and "no third-person pronouns" in res.reason
 
 
@@ -60,7 +60,7 @@ def test_non_english_guard_for_both_offline_backends():
     fr = Document(name="fr", source_format="text", text=(
         "Le règlement européen sur l'intelligence artificielle est entré en vigueur le 1er août 2024. "
         "Il fixe des règles harmonisées pour les systèmes d'IA et leurs fournisseurs. Its scope is wide."))
-    for backend in ("heuristic", "rules"):
+    for backend in ("heuristic", "learned"):
         res = get_pairs(fr, backend)
         assert res.pairs == [] and res.reason.startswith("non-English document (fr)"), backend
 

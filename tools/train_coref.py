@@ -29,9 +29,12 @@ def model_text(folders: list[str], cache: str | None = None, log=print) -> str:
         raise SystemExit(f"no documents with Maverick pairs in {', '.join(folders)}")
     parsed = parsed_docs(docs, cache, log=log)
     digest = hashlib.sha256("".join(sorted(d.sha256 for _, d, _ in docs)).encode()).hexdigest()[:12]
-    model = train(parsed, version=f"learned-1-{digest}",
-                  meta={"documents": [name for name, _, _ in docs], "pairs": sum(len(p) for _, _, p in docs)})
-    return json.dumps(model.to_dict(), indent=1) + "\n"
+    model = train(parsed, version="learned",
+                  meta={"documents": [name for name, _, _ in docs], "pairs": sum(len(p) for _, _, p in docs),
+                        "corpus_digest": digest})
+    d = model.to_dict()  # the version names the weights, so the disk cache never serves another model's pairs
+    d["version"] = "learned-" + hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:12]
+    return json.dumps(d, indent=1) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:

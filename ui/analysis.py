@@ -57,7 +57,7 @@ def seed_from_query() -> list[str]:
             if bad:
                 problems.append(f"unknown chunker id(s) in the address: {', '.join(bad)}")
             st.session_state[key] = [x for x in got if x in ids]
-    for name, key, allowed in (("coref", "cs_coref", ("heuristic", "rules", "precomputed", "maverick", "none")),
+    for name, key, allowed in (("coref", "cs_coref", ("heuristic", "learned", "precomputed", "maverick", "none")),
                                ("mode", "cs_mode", ("composed", "exact"))):
         if name in q:
             if q[name] in allowed:
@@ -196,7 +196,7 @@ def settings_sidebar() -> tuple[Settings | None, str]:
         mode = st.radio("Embedding mode", ["composed", "exact"], key="cs_mode", horizontal=True,
                         help="composed: embed the document's sentences once and compose every span (fast); "
                              "exact: embed every chunk, piece and window text (the paper's way, slow)")
-        coref = st.selectbox("Coreference backend (RC)", ["heuristic", "rules", "precomputed", "maverick", "none"],
+        coref = st.selectbox("Coreference backend (RC)", ["heuristic", "learned", "precomputed", "maverick", "none"],
                              key="cs_coref")
         mentions = mentions_input()
     llm_panel()

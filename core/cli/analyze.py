@@ -149,8 +149,8 @@ def add_analysis_options(p: argparse.ArgumentParser) -> None:
                    help="override a chunker parameter, e.g. recursive-600.chunk_size=800 (repeatable)")
     p.add_argument("--mentions", metavar="FILE", help="precomputed coreference mentions (parquet or JSON of pairs)")
     p.add_argument("--coref", choices=list(COREF_BACKENDS), default=None,
-                   help="coreference backend for RC (default heuristic, the learned offline scorer; rules: the "
-                        "older spaCy rules; precomputed when --mentions is given)")
+                   help="coreference backend for RC (default heuristic: spaCy rules; learned: a pair scorer "
+                        "distilled from Maverick's pairs; precomputed when --mentions is given)")
     p.add_argument("--embedder", metavar="NAME_OR_PATH", help="sentence-transformers model (default: bundled all-MiniLM-L6-v2)")
     p.add_argument("--embedding-mode", dest="embedding_mode", choices=["composed", "exact"], default=None)
     p.add_argument("--weights", metavar="RC=1,ICC=1,...", help="metric weights for the score")

@@ -9,7 +9,7 @@ from typing import Any
 
 from chunkscope.document import Document, Span
 
-BACKENDS = ("heuristic", "rules", "maverick", "precomputed", "none")
+BACKENDS = ("heuristic", "learned", "maverick", "precomputed", "none")
 
 
 class CorefError(RuntimeError):
@@ -21,7 +21,7 @@ class Pair:
     """One entity–pronoun pair; both spans half-open into the document text.
 
     ``score``: the backend's confidence in the pair (0..1) when it gives one (the learned
-    ``heuristic`` backend does), else None; it is not part of the pair's identity.
+    ``learned`` backend does), else None; it is not part of the pair's identity.
     """
 
     entity: Span

@@ -1,8 +1,9 @@
-"""Offline rule-based coreference for English (backend ``rules``): third-person pronouns -> a preceding noun phrase.
+"""Offline heuristic coreference for English: third-person pronouns -> a preceding noun phrase.
 
-These rules were the ``heuristic`` backend until the learned pair scorer
-(``chunkscope.coref.learned``) replaced them; they stay selectable as ``rules`` and their
-building blocks (pronoun table, pleonastic-*it* test, number of a noun) are reused by it.
+The default backend (``heuristic``). Its building blocks (pronoun table, pleonastic-*it* test,
+number of a noun) are reused by the learned pair scorer (backend ``learned``,
+``chunkscope.coref.learned``), which held-out measurements did not show to agree better with
+Maverick (``docs/coreference.md``).
 
 Built to give pairs that behave like Maverick's for RC (DESIGN section 8): what matters for
 RC is the span from the antecedent's start to the pronoun's end, and whether a chunk
@@ -325,7 +326,7 @@ def resolve(text: str, nlp: Any = None) -> list[Pair]:
 
 
 def heuristic_pairs(doc: Document) -> CorefResult:
-    """Cached :func:`resolve` of ``doc.text`` as a CorefResult (backend ``rules``)."""
+    """Cached :func:`resolve` of ``doc.text`` as a CorefResult (backend ``heuristic``)."""
     cdir = cache_dir()
     cfile = cdir / f"{VERSION}-{doc.sha256}.json" if cdir else None
     if cfile is not None and cfile.is_file():
@@ -337,7 +338,7 @@ def heuristic_pairs(doc: Document) -> CorefResult:
             pass  # a damaged cache entry is recomputed
     t0 = time.perf_counter()
     pairs = resolve(doc.text)
-    res = CorefResult(pairs, "rules", reason="" if pairs else "no third-person pronouns with an antecedent found: RC not computed",
+    res = CorefResult(pairs, "heuristic", reason="" if pairs else "no third-person pronouns with an antecedent found: RC not computed",
                       info={"version": VERSION, "seconds": round(time.perf_counter() - t0, 3)})
     if cfile is not None:
         cfile.parent.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,4 @@
-"""Offline learned coreference for English (backend ``heuristic``, the default).
+"""Offline learned coreference for English (backend ``learned``).
 
 A small pair scorer distilled from Maverick's entity–pronoun pairs (the paper's coreference
 model), over features of the spaCy parse. See ``docs/coreference.md`` for the measurements.
@@ -435,7 +435,7 @@ def resolve(text: str, nlp: Any = None, model: PairModel | None = None) -> list[
 
 
 def learned_pairs(doc: Document) -> CorefResult:
-    """Cached :func:`resolve` of ``doc.text`` as a CorefResult (backend ``heuristic``)."""
+    """Cached :func:`resolve` of ``doc.text`` as a CorefResult (backend ``learned``)."""
     model = load_model()
     cdir = cache_dir()
     cfile = cdir / f"learned-{model.version}-{doc.sha256}.json" if cdir else None
@@ -448,7 +448,7 @@ def learned_pairs(doc: Document) -> CorefResult:
             pass  # a damaged cache entry is recomputed
     t0 = time.perf_counter()
     pairs = resolve(doc.text, model=model)
-    res = CorefResult(pairs, "heuristic",
+    res = CorefResult(pairs, "learned",
                       reason="" if pairs else "no third-person pronouns with an antecedent found: RC not computed",
                       info={"version": model.version, "model": "learned pair scorer (pair_model.json)",
                             "seconds": round(time.perf_counter() - t0, 3)})

@@ -28,6 +28,7 @@ from chunkscope.document import Document
 TOL = 2
 L2 = 1.0
 ITERATIONS = 25
+OBJECTIVE = "count"  # threshold: best pair F1 ("f1") or as many pairs as Maverick ("count")
 
 
 @dataclass
@@ -102,7 +103,7 @@ def doc_examples(parsed: Parsed, ref: Sequence[Pair]) -> tuple[list[Example], in
 
 
 def train_examples(per_doc: Sequence[tuple[list[Example], int]], version: str,
-                   meta: dict[str, Any] | None = None) -> PairModel:
+                   meta: dict[str, Any] | None = None, objective: str = OBJECTIVE) -> PairModel:
     """Fit the scorer, then the pairing threshold with the best pair F1 on the training documents."""
     rows = [ex for exs, _ in per_doc for ex in exs]
     X = np.vstack([ex.X for ex in rows])
@@ -114,13 +115,18 @@ def train_examples(per_doc: Sequence[tuple[list[Example], int]], version: str,
     right = np.array([bool(ex.y[int(np.argmax(q))]) for ex, q in zip(rows, probs)])
     n_ref = sum(n for _, n in per_doc)
     best = (-1.0, 0.5)
-    for t in np.round(np.arange(0.05, 0.951, 0.025), 3):
+    for t in np.round(np.arange(0.025, 0.951, 0.025), 3):
         on = best_p >= t
-        f1 = 2 * float((on & right).sum()) / (float(on.sum()) + n_ref)
-        if f1 > best[0] + 1e-12:
-            best = (f1, float(t))
+        if objective == "count":  # as many pairs as Maverick: RC is a share of the pairs
+            score = -abs(float(on.sum()) - n_ref)
+        else:
+            score = 2 * float((on & right).sum()) / (float(on.sum()) + n_ref)
+        if score > best[0] + 1e-12 or best[0] == -1.0:
+            best = (score, float(t))
     model.threshold = best[1]
-    model.meta.update({"rows": int(len(y)), "positives": int(y.sum()), "train_f1": round(best[0], 4)})
+    on = best_p >= model.threshold
+    model.meta.update({"rows": int(len(y)), "positives": int(y.sum()), "objective": objective,
+                       "train_f1": round(2 * float((on & right).sum()) / (float(on.sum()) + n_ref), 4)})
     return model
 
 
