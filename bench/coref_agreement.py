@@ -201,11 +201,11 @@ def main(argv: list[str] | None = None) -> int:
     exs = [doc_examples(p, r) for p, r in parsed]
     models: dict[Any, Any] = {}
     for i, (name, doc, ref) in enumerate(docs):
-        key = i if args.folds == "lodo" else folder_of[i]
-        if key not in models:  # trained without the held-out document (lodo) or its whole folder
-            keep = [j for j in range(len(docs)) if (j != i if args.folds == "lodo" else folder_of[j] != key)]
-            models[key] = train_examples([exs[j] for j in keep], f"heldout-{key}", objective=args.objective)
-        model = models[key]
+        fold = i if args.folds == "lodo" else folder_of[i]
+        if fold not in models:  # trained without the held-out document (lodo) or its whole folder
+            keep = [j for j in range(len(docs)) if (j != i if args.folds == "lodo" else folder_of[j] != fold)]
+            models[fold] = train_examples([exs[j] for j in keep], f"heldout-{fold}", objective=args.objective)
+        model = models[fold]
         new = decode(parsed[i][0], model)
         rfile = cache / f"rules-{doc.sha256[:16]}.json"
         if args.no_rules:
