@@ -118,8 +118,10 @@ def main() -> None:
             x = problems[cid].split[n]
             ent = doc.text[x["entity"][0]:x["entity"][1]]
             pro = doc.text[x["pronoun"][0]:x["pronoun"][1]]
+            conf = _confidence(report, x)
             what = (f"**{md_escape(cid)}** splits pair **P{n + 1}**: “{md_escape(pro[:40])}” from its antecedent "
-                    f"“{md_escape(ent[:60])}” at character {x['boundary']:,}")
+                    f"“{md_escape(ent[:60])}” at character {x['boundary']:,}"
+                    + (f" (pair confidence {conf['confidence']:.2f})" if conf else ""))
         else:
             i = sorted(problems[cid].out_of_size)[n]
             o = problems[cid].out_of_size[i]
@@ -200,7 +202,15 @@ def column(doc, report, cid, c, p: highlight.Problems, kinds, a: int, b: int, sh
                 st.dataframe(pd.DataFrame([{
                     "pair": f"P{n + 1}", "entity": doc.text[x["entity"][0]:x["entity"][1]].strip()[:80],
                     "pronoun": doc.text[x["pronoun"][0]:x["pronoun"][1]].strip(), "cut at": x["boundary"],
-                    "page": doc.page_of(x["pronoun"][0])} for n, x in here_s]), hide_index=True, width="stretch")
+                    "page": doc.page_of(x["pronoun"][0])} | _confidence(report, x) for n, x in here_s]),
+                    hide_index=True, width="stretch")
+
+
+def _confidence(report, x) -> dict[str, float]:
+    """The coreference backend's confidence in a split pair, when it gives one (learned heuristic)."""
+    scores = (report.coref or {}).get("scores") or []
+    j = x.get("pair")
+    return {"confidence": scores[j]} if isinstance(j, int) and j < len(scores) and scores[j] is not None else {}
 
 
 with guard("The Compare page"):

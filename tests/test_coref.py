@@ -74,10 +74,12 @@ def test_non_english_document_has_no_pairs_and_says_why():
 def test_heuristic_result_is_cached(tmp_path, monkeypatch):
     monkeypatch.setenv("CHUNKSCOPE_CACHE_DIR", str(tmp_path))
     doc = en("The regulation applies to controllers. It sets out their obligations.")
-    first = get_pairs(doc)
-    again = get_pairs(doc)
-    assert again.info.get("cached") is True and again.pairs == first.pairs
-    assert list((tmp_path / "coref").glob("heuristic-*.json"))
+    for backend, prefix in (("learned", "learned-"), ("heuristic", "heuristic-")):
+        first = get_pairs(doc, backend)
+        again = get_pairs(doc, backend)
+        assert again.info.get("cached") is True and again.pairs == first.pairs and again.backend == backend
+        assert [p.score for p in again.pairs] == [p.score for p in first.pairs]
+        assert list((tmp_path / "coref").glob(f"{prefix}*.json"))
 
 
 # --------------------------------------------------------------------------- API
@@ -96,6 +98,11 @@ def test_pair_and_result_round_trip_json():
     assert (ent, pro) == (p.entity, p.pronoun)
     r = CorefResult([p], "heuristic", warnings=["w"], info={"seconds": 0.1})
     assert CorefResult.from_dict(json.loads(json.dumps(r.to_dict()))) == r
+    # a score is optional: absent from the JSON when None (older files read as before), kept when given
+    assert p.to_dict() == {"entity": [0, 3], "pronoun": [10, 12]}
+    scored = Pair(Span(0, 3), Span(10, 12), score=0.8)
+    assert scored.to_dict()["score"] == 0.8 and Pair.from_dict(scored.to_dict()).score == 0.8
+    assert scored == p  # the score is not part of the pair's identity
 
 
 # --------------------------------------------------------------------------- precomputed

@@ -27,6 +27,8 @@ def coref_pairs(doc: Document, settings: Settings) -> tuple[Pairs | None, str, d
         return None, str(exc), {"backend": backend, "error": str(exc)}
     pairs = [((p.entity.start, p.entity.end), (p.pronoun.start, p.pronoun.end)) for p in res.pairs]
     info: dict[str, Any] = {"backend": res.backend, "pairs": len(pairs), "reason": res.reason}
+    if any(p.score is not None for p in res.pairs):  # the backend's confidence per pair, by pair index
+        info["scores"] = [p.score for p in res.pairs]
     if res.warnings:
         info["warnings"] = list(res.warnings)
     if not pairs:

@@ -151,8 +151,9 @@ def add_analysis_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--param", action="append", metavar="ID.NAME=VALUE",
                    help="override a chunker parameter, e.g. recursive-600.chunk_size=800 (repeatable)")
     p.add_argument("--mentions", metavar="FILE", help="precomputed coreference mentions (parquet or JSON of pairs)")
-    p.add_argument("--coref", choices=COREF_BACKENDS, default=None,
-                   help="coreference backend for RC (default heuristic; precomputed when --mentions is given)")
+    p.add_argument("--coref", choices=list(COREF_BACKENDS), default=None,
+                   help="coreference backend for RC (default heuristic: spaCy rules; learned: a pair scorer "
+                        "distilled from Maverick's pairs; precomputed when --mentions is given)")
     p.add_argument("--embedder", metavar="NAME_OR_PATH", help="sentence-transformers model (default: bundled all-MiniLM-L6-v2)")
     p.add_argument("--embedding-mode", dest="embedding_mode", choices=EMBEDDING_MODES, default=None)
     p.add_argument("--embedding-backend", dest="embedding_backend", choices=["auto", "reference", "onnx", "onnx-int8"],

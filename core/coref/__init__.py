@@ -7,6 +7,8 @@ Public API (used by ``core/analysis.py``, the CLI and the app)::
 Backends:
 
 * ``heuristic`` (default; offline, English): spaCy rules, see ``chunkscope.coref.heuristic``;
+* ``learned`` (offline, English): a small pair scorer learned from Maverick's pairs over the
+  spaCy parse, see ``chunkscope.coref.learned`` (``docs/coreference.md`` compares the two);
 * ``maverick`` (optional extra ``chunkscope[maverick]``, non-commercial licence): the model the
   paper used, see ``chunkscope.coref.maverick``;
 * ``precomputed``: pairs read from the reference mentions parquet or a JSON of pairs
@@ -79,12 +81,13 @@ def get_pairs(
         return CorefResult([], backend, reason=f"non-English document ({lang}): RC not computed",
                            warnings=warnings, info={"language": lang})
 
-    if backend == "heuristic":
+    if backend in ("heuristic", "learned"):
         from chunkscope.coref.heuristic import heuristic_pairs
+        from chunkscope.coref.learned import learned_pairs
         from chunkscope.nlp import NLPUnavailable
 
         try:
-            res = heuristic_pairs(doc)
+            res = learned_pairs(doc) if backend == "learned" else heuristic_pairs(doc)
         except NLPUnavailable as exc:
             raise CorefError(str(exc)) from None
     else:

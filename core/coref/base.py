@@ -9,7 +9,7 @@ from typing import Any
 
 from chunkscope.document import Document, Span
 
-BACKENDS = ("heuristic", "maverick", "precomputed", "none")
+BACKENDS = ("heuristic", "learned", "maverick", "precomputed", "none")
 
 
 class CorefError(RuntimeError):
@@ -18,21 +18,32 @@ class CorefError(RuntimeError):
 
 @dataclass(frozen=True)
 class Pair:
-    """One entity–pronoun pair; both spans half-open into the document text."""
+    """One entity–pronoun pair; both spans half-open into the document text.
+
+    ``score``: the backend's confidence in the pair (0..1) when it gives one (the learned
+    ``learned`` backend does), else None; it is not part of the pair's identity.
+    """
 
     entity: Span
     pronoun: Span
+    score: float | None = field(default=None, compare=False)
 
     def __iter__(self):  # (entity, pronoun): unpacks like the reference's [[es, ee], [ps, pe]]
         yield self.entity
         yield self.pronoun
 
-    def to_dict(self) -> dict[str, list[int]]:
-        return {"entity": [self.entity.start, self.entity.end], "pronoun": [self.pronoun.start, self.pronoun.end]}
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"entity": [self.entity.start, self.entity.end],
+                             "pronoun": [self.pronoun.start, self.pronoun.end]}
+        if self.score is not None:
+            d["score"] = self.score
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Pair":
-        return cls(Span(*map(int, d["entity"])), Span(*map(int, d["pronoun"])))
+        score = d.get("score")
+        return cls(Span(*map(int, d["entity"])), Span(*map(int, d["pronoun"])),
+                   None if score is None else float(score))
 
 
 @dataclass

@@ -1,5 +1,10 @@
 """Offline heuristic coreference for English: third-person pronouns -> a preceding noun phrase.
 
+The default backend (``heuristic``). Its building blocks (pronoun table, pleonastic-*it* test,
+number of a noun) are reused by the learned pair scorer (backend ``learned``,
+``chunkscope.coref.learned``), which held-out measurements did not show to agree better with
+Maverick (``docs/coreference.md``).
+
 Built to give pairs that behave like Maverick's for RC (DESIGN section 8): what matters for
 RC is the span from the antecedent's start to the pronoun's end, and whether a chunk
 boundary can fall inside it. What the dev corpus's Maverick pairs look like (906 pairs, 6
