@@ -101,7 +101,7 @@ _load_lock = threading.Lock()
 
 def _resolve(name_or_path: str | None) -> tuple[str, str]:
     """(display name, local path or hub id to load)."""
-    if is_bundled(name_or_path):
+    if name_or_path is None or is_bundled(name_or_path):
         path = bundled_model_path()
         os.environ["HF_HUB_OFFLINE"] = "1"
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
