@@ -1,8 +1,8 @@
 """Every page of the inspector with streamlit.testing (AppTest): upload, analyze, re-weight,
 compare, next problem, inspect a chunk, exports, page switches, errors, escaping.
 
-One analysis (three fast chunkers, heuristic coreference, a 5k-character sample) is shared by
-the tests of this module, which run in file order on the same AppTest session.
+Each test builds its own session (an upload of a 5k-character sample with three fast chunkers and
+heuristic coreference, analysed when the test needs it): no test depends on another's state or order.
 """
 
 from __future__ import annotations
@@ -44,8 +44,7 @@ def assert_escaped(body: str) -> None:
     assert 'onerror="' not in body
 
 
-@pytest.fixture(scope="module")
-def at() -> AppTest:
+def uploaded() -> AppTest:
     at = AppTest.from_file(APP, default_timeout=240)
     at.run()
     no_trouble(at)
@@ -59,7 +58,23 @@ def at() -> AppTest:
     return at
 
 
-def test_upload_is_escaped_and_analyze_shows_winner(at):
+@pytest.fixture
+def fresh() -> AppTest:
+    """The sample uploaded with the test's chunkers, not analysed yet."""
+    return uploaded()
+
+
+@pytest.fixture
+def at() -> AppTest:
+    """The sample uploaded and analysed, on the Overview."""
+    at = uploaded()
+    at.button(key="cs_analyze").click().run()
+    no_trouble(at)
+    return at
+
+
+def test_upload_is_escaped_and_analyze_shows_winner(fresh):
+    at = fresh
     assert at.subheader[0].value == "policy_injected"
     body = html_text(at)
     assert "&lt;script&gt;" in body and "&lt;img src=x onerror=" in body
@@ -165,6 +180,8 @@ def test_inspector_selection(at):
 
 
 def test_uploaded_document_survives_page_switches(at):
+    at.switch_page("pages/2_Chunk_inspector.py").run()
+    no_trouble(at)
     at.switch_page("app.py").run()
     no_trouble(at)
     assert at.subheader[0].value == "policy_injected"  # not the bundled sample
