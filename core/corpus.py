@@ -255,7 +255,7 @@ def _slug(name: str, limit: int = 60) -> str:
 
 
 # ------------------------------------------------------------------------------ the pure task
-_RESOURCES: dict[tuple[Any, str], Any] = {}  # per-process model cache (read-only once loaded)
+_RESOURCES: dict[tuple[Any, str, str], Any] = {}  # per-process model cache (read-only once loaded)
 
 
 def _resources(embedder: str | None, mode: str, backend: str = "auto"):
