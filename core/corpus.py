@@ -312,7 +312,7 @@ def unpin_threads(prev: dict[str, Any]) -> None:
 
 
 # ------------------------------------------------------------------------------ the pure task
-_RESOURCES: BoundedCache[tuple[Any, str], Any] = BoundedCache(1)  # one model per process (read-only once loaded)
+_RESOURCES: BoundedCache[tuple[Any, str, str], Any] = BoundedCache(1)  # one model per process (read-only once loaded)
 
 
 def _resources(embedder: str | None, mode: str, backend: str = "auto"):

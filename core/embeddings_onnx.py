@@ -26,6 +26,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from chunkscope.bundled_model import bundled_model_path
+
 PRECISIONS = {"fp32": "model.onnx", "int8": "model_int8.onnx"}
 MANIFEST = "manifest.json"
 MAX_SEQ = 256
@@ -47,8 +49,6 @@ def _source_fingerprint(src: Path) -> dict[str, Any]:
 
 def export_status(out: Path | None = None) -> str:
     """"" when the exported models match the bundled weights, else what is wrong."""
-    from chunkscope.bundled_model import bundled_model_path
-
     out = out or models_dir()
     man = out / MANIFEST
     if not man.is_file():
@@ -65,8 +65,6 @@ def export_status(out: Path | None = None) -> str:
 
 def export(out: Path | None = None, force: bool = False, log=print) -> Path:
     """Export the bundled weights to ONNX fp32 and int8 in ``out`` (offline; needs torch + onnx)."""
-    from chunkscope.bundled_model import bundled_model_path
-
     out = out or models_dir()
     if not force and not export_status(out):
         log(f"ONNX models up to date in {out}")
