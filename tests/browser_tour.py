@@ -235,7 +235,8 @@ def run_tour(url: str, sample: Path, shots: Path | None = None, dark: bool = Fal
             page.keyboard.press("Home")
             _wait_idle(page)
         page.wait_for_timeout(800)
-        seen["reweighted"] = {"winner": card.inner_text().split("\n")[0].replace("🏆", "").strip(),
+        seen["reweighted"] = {"winner": next(ln for ln in card.inner_text().split("\n") if "🏆" in ln)
+                              .replace("🏆", "").strip(),
                               "listed": _radar_listed(page), "plotted": _radar_plotted(page)}
         for i in (0, 2, 3, 4):  # back to 1.0 (steps of 0.25)
             sliders.nth(i).focus()
