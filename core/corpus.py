@@ -346,9 +346,9 @@ def _fresh_embedding_cache(res) -> None:
     document's numbers depend on which documents its worker saw before -- on the engine, the number of
     workers and the schedule. In corpus mode each document starts with an empty in-memory vector cache
     and the on-disk cache shared by the workers is not used: every engine gives the same numbers."""
-    emb = getattr(res, "_embedder", None)
+    emb = res.loaded_embedder()
     if emb is not None:
-        emb._disk = None
+        emb.detach_disk_cache()
         emb.clear_memory_cache()
 
 

@@ -267,6 +267,11 @@ class Embedder:
         """Maximum model tokens of a text without the special tokens the model adds."""
         return max(8, self.max_tokens - self._special)
 
+    def detach_disk_cache(self) -> None:
+        """Stop reading and writing the on-disk vector cache (corpus workers: each document's vectors
+        come from its own texts)."""
+        self._disk = None
+
     def clear_memory_cache(self) -> None:
         self._memory.clear()
 

@@ -4,7 +4,7 @@ No Streamlit here: the Tune page, ``chunkscope sweep`` and the benchmark call th
 
 * ``score_chunking(doc, chunker_id, params, settings, resources)`` -> ChunkingResult: one
   chunking through the same two functions ``analyze()`` uses (``chunkscope.analysis.chunk_one`` and
-  ``score_metrics``), so a tuned configuration scores exactly what the leaderboard would show.
+  ``fill_metrics``), so a tuned configuration scores exactly what the leaderboard would show.
   Results are cached in memory by (document sha256, chunker id, canonical resolved params,
   metric settings): an unchanged configuration is never re-chunked or re-scored. Weights are
   not part of the key (the score is re-weighted on the way out).
@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 from chunkscope.analysis.coreference import coref_pairs
 from chunkscope.analysis.embedding import span_embedding
 from chunkscope.analysis.resources import Resources
-from chunkscope.analysis.run import score_metrics
+from chunkscope.analysis.run import fill_metrics
 from chunkscope.analysis.selection import rescore
 from chunkscope.analysis.settings import (
     Settings,
@@ -219,7 +219,7 @@ def score_chunking(doc: Document, chunker_id: str, params: Mapping[str, Any] | N
         if cr.ok:
             pairs, rc_reason, _ = cache.pairs(doc, settings)
             embed, _, emb_error = span_embedding(doc, resources)
-            score_metrics(doc, cr, settings, pairs, rc_reason, embed, emb_error)
+            fill_metrics(doc, cr, settings, pairs, rc_reason, embed, emb_error)
         cache.put(key, cr)
         hit = cr
     out = copy.deepcopy(hit)

@@ -21,7 +21,7 @@ def trouble(at: AppTest) -> list:
     return [*at.exception, *at.error]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def at() -> AppTest:
     at = AppTest.from_file(APP, default_timeout=240)
     at.run()
@@ -35,13 +35,30 @@ def at() -> AppTest:
     return at
 
 
-def test_self_test_fills_the_section_and_the_leaderboard_column(at):
-    assert any("No retrieval check" in c.value for c in at.caption)
+def run_self_test(at: AppTest) -> AppTest:
     at.radio(key="cs_ret_source").set_value("self-test")
     at.number_input(key="cs_ret_n").set_value(5)
     at.number_input(key="cs_ret_budget").set_value(100)
     at.button(key="cs_ret_run").click().run()
     assert not trouble(at), trouble(at)
+    return at
+
+
+def upload_questions(at: AppTest) -> AppTest:
+    rows = [{"question": "Where is the rescue boat moored?", "quote": "The rescue boat is moored at the northern quay"},
+            {"question": "What is not here?", "quote": "A sentence that the harbour rules never contain."}]
+    data = "\n".join(json.dumps(r) for r in rows).encode()
+    at.number_input(key="cs_ret_budget").set_value(100)
+    at.radio(key="cs_ret_source").set_value("upload")
+    at.file_uploader(key="cs_ret_upload").upload("q.jsonl", data, "application/json")
+    at.button(key="cs_ret_run").click().run()
+    assert not at.exception
+    return at
+
+
+def test_self_test_fills_the_section_and_the_leaderboard_column(at):
+    assert any("No retrieval check" in c.value for c in at.caption)
+    run_self_test(at)
     assert any("SELF-TEST" in w.value for w in at.warning)
     board = at.dataframe[0].value
     assert "recall@100" in board.columns and board["recall@100"].notna().all()
@@ -52,6 +69,7 @@ def test_self_test_fills_the_section_and_the_leaderboard_column(at):
 
 
 def test_weight_reranks_and_zero_restores(at):
+    run_self_test(at)
     scores0 = dict(zip(at.dataframe[0].value["chunking"],
                        at.dataframe[0].value["score"]))
     at.slider(key="cs_ret_weight").set_value(3.0).run()
@@ -66,19 +84,14 @@ def test_weight_reranks_and_zero_restores(at):
 
 def test_uploaded_questions_with_a_bad_row(at):
     text = TINY.read_text(encoding="utf-8")
-    rows = [{"question": "Where is the rescue boat moored?", "quote": "The rescue boat is moored at the northern quay"},
-            {"question": "What is not here?", "quote": "A sentence that the harbour rules never contain."}]
-    data = "\n".join(json.dumps(r) for r in rows).encode()
-    at.radio(key="cs_ret_source").set_value("upload")
-    at.file_uploader(key="cs_ret_upload").upload("q.jsonl", data, "application/json")
-    at.button(key="cs_ret_run").click().run()
-    assert not at.exception
+    upload_questions(at)
     assert any("1 questions" in i.value for i in at.info)
     assert "quote not found" in "".join(c.value for c in at.code)
     assert "northern quay" in text
 
 
 def test_compare_shows_the_question_and_what_each_chunking_retrieved(at):
+    upload_questions(at)
     at.switch_page("pages/1_Compare.py").run()
     assert not at.exception, at.exception
     assert any(s.value == "Retrieval, question by question" for s in at.subheader)

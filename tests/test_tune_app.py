@@ -19,7 +19,7 @@ def _run(at: AppTest) -> AppTest:
     return at
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def tuned() -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=240)
     _run(at)
@@ -55,13 +55,26 @@ def test_change_parameter_updates_metrics(tuned):
     assert not at.error
 
 
-def test_sweep_then_promote(tuned):
-    at = tuned
+def tune_recursive_600(at: AppTest) -> AppTest:
+    """recursive-600 picked on the Tune page with chunk_size 200 (what a user tunes first)."""
+    at.selectbox(key="cs_tune_chunker").select("recursive-600")
+    _run(at)
+    at.number_input(key="cs_tune_p_recursive-600_chunk_size").set_value(200)
+    return _run(at)
+
+
+def sweep_and_promote(at: AppTest) -> AppTest:
+    """A 150..350 sweep of chunk_size, then chunk_size=250 promoted as the candidate "my-250"."""
     at.number_input(key="cs_tune_sw_start_recursive-600_chunk_size").set_value(150)
     at.number_input(key="cs_tune_sw_stop_recursive-600_chunk_size").set_value(350)
     at.number_input(key="cs_tune_sw_step_recursive-600_chunk_size").set_value(100)
     at.button(key="cs_tune_sweep_run").click()
     _run(at)
+    return at
+
+
+def test_sweep_then_promote(tuned):
+    at = sweep_and_promote(tune_recursive_600(tuned))
     sw = at.session_state["cs_tune_sweep"]
     assert [r["value"] for r in sw["rows"]] == [150, 250, 350] and sw["done"]
     assert any("stops gaining" in i.value for i in at.info)
@@ -89,7 +102,13 @@ def test_sweep_then_promote(tuned):
 
 
 def test_save_and_reload_config(tuned):
-    at = tuned
+    at = sweep_and_promote(tune_recursive_600(tuned))
+    names = [p["name"] for p in at.session_state["cs_tune_frontier_now"]]
+    at.selectbox(key="cs_tune_promote_pick").set_value(names.index("recursive-600@chunk_size=250"))
+    at.text_input(key="cs_tune_promote_name").input("my-250")
+    _run(at)
+    at.button(key="cs_tune_promote").click()
+    _run(at)
     at.switch_page("pages/3_Tune.py")
     _run(at)
     at.selectbox(key="cs_tune_chunker").select("recursive-600")

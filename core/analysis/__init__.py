@@ -10,12 +10,12 @@
 """
 
 from chunkscope.analysis.resources import Resources
-from chunkscope.analysis.run import STAGES, analyze, document_facts, score_metrics
+from chunkscope.analysis.run import STAGES, analyze, document_facts, fill_metrics
 from chunkscope.analysis.selection import explain, rescore
 from chunkscope.analysis.settings import DEFAULT_CANDIDATES, Settings
 from chunkscope.analysis.structure import chunk_one, chunking_plan, default_chunker_ids
 
 __all__ = [
     "DEFAULT_CANDIDATES", "STAGES", "Resources", "Settings", "analyze", "chunk_one", "chunking_plan",
-    "default_chunker_ids", "document_facts", "explain", "rescore", "score_metrics",
+    "default_chunker_ids", "document_facts", "explain", "rescore", "fill_metrics",
 ]

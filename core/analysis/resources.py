@@ -47,6 +47,10 @@ class Resources:
             self.load_seconds = time.perf_counter() - t0
         return self._embedder
 
+    def loaded_embedder(self):
+        """The embedding model when it is loaded already, else None (never loads it)."""
+        return self._embedder
+
     def embedding_seconds(self) -> float:
         """Seconds spent loading and running the embedding model so far (all analyses)."""
         if self._embedder is None:

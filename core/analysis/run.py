@@ -86,7 +86,7 @@ def _apply(r: ChunkingResult, found: dict[str, M.MetricResult | None], reasons: 
     r.diagnostics = {m: r.diagnostics[m] for m in METRICS if m in r.diagnostics}
 
 
-def score_metrics(doc: Document, r: ChunkingResult, settings: Settings, pairs: Pairs | None, rc_reason: str,
+def fill_metrics(doc: Document, r: ChunkingResult, settings: Settings, pairs: Pairs | None, rc_reason: str,
                   embed: Embed | None, emb_error: str = "") -> float:
     """Fill ``r.metrics``/``metric_reasons``/``diagnostics`` for one OK chunking; returns seconds spent.
 
