@@ -113,6 +113,18 @@ def _wait_idle(page, timeout: float = 240_000) -> None:
         "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout)
 
 
+def open_with_upload(ctx, url: str, document: Path, chunkers=CHUNKERS, coref: str = "heuristic"):
+    """A new page on the app with these chunkers (page address), ``document`` uploaded; returns the page."""
+    page = ctx.new_page()
+    page.set_default_timeout(120_000)
+    q = urllib.parse.urlencode({"chunkers": ",".join(chunkers), "candidates": ",".join(chunkers), "coref": coref})
+    page.goto(f"{url}/?{q}", wait_until="domcontentloaded")
+    page.get_by_role("button", name="Analyze").wait_for(timeout=120_000)
+    _wait_idle(page)
+    page.locator('[data-testid="stFileUploader"] input[type=file]').first.set_input_files(str(document))
+    return page
+
+
 def _nav(page, label: str) -> None:
     page.locator('[data-testid="stSidebarNav"] a', has_text=label).first.click()
     _wait_idle(page)

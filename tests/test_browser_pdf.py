@@ -3,10 +3,8 @@ page and see it selected (its text shown, its boxes outlined in yellow). Skips w
 
 from __future__ import annotations
 
-import urllib.parse
-
 import pytest
-from browser_tour import _nav, _wait_idle, browser, missing, streamlit_app
+from browser_tour import _nav, _wait_idle, browser, missing, open_with_upload, streamlit_app
 from pdf_factory import make_pdf
 
 pytestmark = pytest.mark.timeout(400)
@@ -22,14 +20,7 @@ def test_click_a_chunk_on_the_page(tmp_path):
     cache = tmp_path / "cache"
     cache.mkdir()
     with streamlit_app(cache) as url, browser() as ctx:
-        page = ctx.new_page()
-        page.set_default_timeout(120_000)
-        q = urllib.parse.urlencode({"chunkers": ",".join(CHUNKERS), "candidates": ",".join(CHUNKERS),
-                                    "coref": "heuristic"})
-        page.goto(f"{url}/?{q}", wait_until="domcontentloaded")
-        page.get_by_role("button", name="Analyze").wait_for(timeout=120_000)
-        _wait_idle(page)
-        page.locator('[data-testid="stFileUploader"] input[type=file]').first.set_input_files(str(pdf))
+        page = open_with_upload(ctx, url, pdf)
         page.get_by_text("Extraction health", exact=False).first.wait_for()
         _wait_idle(page)
         page.get_by_role("button", name="Analyze").click()

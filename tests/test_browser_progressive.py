@@ -8,11 +8,10 @@ screenshot of the provisional state goes to ``$CHUNKSCOPE_SCREENSHOTS`` (else th
 from __future__ import annotations
 
 import os
-import urllib.parse
 from pathlib import Path
 
 import pytest
-from browser_tour import CHUNKERS, WINNER, _wait_idle, browser, missing, streamlit_app
+from browser_tour import WINNER, _wait_idle, browser, missing, open_with_upload, streamlit_app
 from inspector_sample import sample_markdown
 
 pytestmark = pytest.mark.timeout(400)
@@ -31,14 +30,7 @@ def test_provisional_leaderboard_then_final_winner(tmp_path, monkeypatch):
     cache = tmp_path / "cache"
     cache.mkdir()
     with streamlit_app(cache) as url, browser() as ctx:
-        page = ctx.new_page()
-        page.set_default_timeout(120_000)
-        q = urllib.parse.urlencode({"chunkers": ",".join(CHUNKERS), "candidates": ",".join(CHUNKERS),
-                                    "coref": "heuristic"})
-        page.goto(f"{url}/?{q}", wait_until="domcontentloaded")
-        page.get_by_role("button", name="Analyze").wait_for(timeout=120_000)
-        _wait_idle(page)
-        page.locator('[data-testid="stFileUploader"] input[type=file]').first.set_input_files(str(sample))
+        page = open_with_upload(ctx, url, sample)
         page.get_by_text(sample.stem, exact=True).first.wait_for(timeout=60_000)
         _wait_idle(page)
         page.get_by_role("button", name="Analyze").click()
