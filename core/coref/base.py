@@ -89,3 +89,31 @@ def document_language(doc: Document) -> str:
 def cache_dir() -> Path | None:
     d = os.environ.get("CHUNKSCOPE_CACHE_DIR")
     return Path(d) / "coref" if d else None
+
+
+NO_PAIRS = "no third-person pronouns with an antecedent found: RC not computed"
+
+
+def cached_pairs(doc: Document, backend: str, version: str, resolve: Any, info: dict[str, Any] | None = None) -> CorefResult:
+    """``resolve(text) -> pairs`` as a CorefResult of ``backend``, cached on disk (under
+    CHUNKSCOPE_CACHE_DIR) by (backend version, document sha256); a damaged entry is recomputed."""
+    import json
+    import time
+
+    cdir = cache_dir()
+    cfile = cdir / f"{version}-{doc.sha256}.json" if cdir else None
+    if cfile is not None and cfile.is_file():
+        try:
+            res = CorefResult.from_dict(json.loads(cfile.read_text()))
+            res.info["cached"] = True
+            return res
+        except (ValueError, KeyError, TypeError):
+            pass  # a damaged cache entry is recomputed
+    t0 = time.perf_counter()
+    pairs = resolve(doc.text)
+    res = CorefResult(pairs, backend, reason="" if pairs else NO_PAIRS,
+                      info={**(info or {}), "version": version, "seconds": round(time.perf_counter() - t0, 3)})
+    if cfile is not None:
+        cfile.parent.mkdir(parents=True, exist_ok=True)
+        cfile.write_text(json.dumps(res.to_dict()))
+    return res

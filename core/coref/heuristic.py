@@ -46,13 +46,11 @@ the 363k-character GDPR takes about 6 s on one CPU core. Results are cached on d
 
 from __future__ import annotations
 
-import json
 import re
-import time
 from dataclasses import dataclass
 from typing import Any
 
-from chunkscope.coref.base import CorefResult, Pair, cache_dir
+from chunkscope.coref.base import CorefResult, Pair, cached_pairs
 from chunkscope.document import Document, Span
 
 VERSION = "heuristic-2"
@@ -327,20 +325,6 @@ def resolve(text: str, nlp: Any = None) -> list[Pair]:
 
 def heuristic_pairs(doc: Document) -> CorefResult:
     """Cached :func:`resolve` of ``doc.text`` as a CorefResult (backend ``heuristic``)."""
-    cdir = cache_dir()
-    cfile = cdir / f"{VERSION}-{doc.sha256}.json" if cdir else None
-    if cfile is not None and cfile.is_file():
-        try:
-            res = CorefResult.from_dict(json.loads(cfile.read_text()))
-            res.info["cached"] = True
-            return res
-        except (ValueError, KeyError, TypeError):
-            pass  # a damaged cache entry is recomputed
-    t0 = time.perf_counter()
-    pairs = resolve(doc.text)
-    res = CorefResult(pairs, "heuristic", reason="" if pairs else "no third-person pronouns with an antecedent found: RC not computed",
-                      info={"version": VERSION, "seconds": round(time.perf_counter() - t0, 3)})
-    if cfile is not None:
-        cfile.parent.mkdir(parents=True, exist_ok=True)
-        cfile.write_text(json.dumps(res.to_dict()))
-    return res
+    return cached_pairs(doc, "heuristic", VERSION, resolve)
+
+

@@ -35,14 +35,13 @@ import functools
 import json
 import math
 import re
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
-from chunkscope.coref.base import CorefResult, Pair, cache_dir
+from chunkscope.coref.base import CorefResult, Pair, cached_pairs
 from chunkscope.coref.heuristic import (
     NOUN_TAGS,
     PERSON_NOUNS,
@@ -437,22 +436,7 @@ def resolve(text: str, nlp: Any = None, model: PairModel | None = None) -> list[
 def learned_pairs(doc: Document) -> CorefResult:
     """Cached :func:`resolve` of ``doc.text`` as a CorefResult (backend ``learned``)."""
     model = load_model()
-    cdir = cache_dir()
-    cfile = cdir / f"learned-{model.version}-{doc.sha256}.json" if cdir else None
-    if cfile is not None and cfile.is_file():
-        try:
-            res = CorefResult.from_dict(json.loads(cfile.read_text()))
-            res.info["cached"] = True
-            return res
-        except (ValueError, KeyError, TypeError):
-            pass  # a damaged cache entry is recomputed
-    t0 = time.perf_counter()
-    pairs = resolve(doc.text, model=model)
-    res = CorefResult(pairs, "learned",
-                      reason="" if pairs else "no third-person pronouns with an antecedent found: RC not computed",
-                      info={"version": model.version, "model": "learned pair scorer (pair_model.json)",
-                            "seconds": round(time.perf_counter() - t0, 3)})
-    if cfile is not None:
-        cfile.parent.mkdir(parents=True, exist_ok=True)
-        cfile.write_text(json.dumps(res.to_dict()))
-    return res
+    return cached_pairs(doc, "learned", model.version, lambda text: resolve(text, model=model),
+                        {"model": "learned pair scorer (pair_model.json)"})
+
+
