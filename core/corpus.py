@@ -377,6 +377,9 @@ def analyze_file(path: str | os.PathLike, settings_dict: dict[str, Any], max_byt
         from chunkscope.ingest import load_document
 
         doc = load_document(path, max_bytes=max_bytes)
+        from chunkscope.sharing import check_document, policy
+
+        check_document(policy(), doc)  # a shared server's page and token limits, as for one upload
         parse_s = time.perf_counter() - t0
         res = _resources(settings.embedder, settings.embedding_mode, settings.embedding_backend)
         try:

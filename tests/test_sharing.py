@@ -162,6 +162,16 @@ def test_document_limits(tmp_path):
         sharing.check_document(pol, doc)
 
 
+def test_corpus_documents_get_the_same_limits_as_an_upload(tmp_path):
+    from chunkscope.corpus import analyze_file
+
+    big = tmp_path / "big.md"
+    big.write_text("# A\n\n" + "word " * 400, encoding="utf-8")
+    sharing.set_policy(_shared(tmp_path, max_tokens=100))
+    out = analyze_file(big, {"chunkers": ["whole"], "candidates": ["whole"], "coref": "none"})
+    assert out["status"] == "failed" and "tokens, this server takes at most 100" in out["reason"]
+
+
 # ------------------------------------------------------------------ slots
 def test_analyses_beyond_the_slots_wait_their_turn():
     slots = sharing.Slots(2)
