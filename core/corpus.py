@@ -69,7 +69,6 @@ SCHEMA = "chunkscope.corpus/1"
 DOC_EXTENSIONS = (".pdf", ".md", ".markdown", ".txt", ".json")
 # what a run (and ``corpus-report``) writes at the top of a results directory, besides the reports and
 # winners its summary lists: a download holds these and nothing else (chunkscope.sharing.run_outputs)
-RUN_FILES = ("summary.json", "metrics.parquet", "metrics.csv", "winners.jsonl", "report.html")
 MENTIONS_DIR = "mentions"
 GENERIC_FOLDERS = {"parsed", "docs", "doc", "documents", "data", "files", "input", "inputs", "corpus", "raw", "text", "texts"}
 DOMAIN_ALIASES = {

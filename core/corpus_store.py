@@ -30,6 +30,9 @@ from typing import IO, Any, Iterator
 
 TMP_MARK = ".tmp-"
 
+# the files a corpus run writes beside its per-document results (what a shared server may zip)
+RUN_FILES = ("summary.json", "metrics.parquet", "metrics.csv", "winners.jsonl", "report.html")
+
 
 def is_uri(location: str | os.PathLike) -> bool:
     return "://" in str(location)

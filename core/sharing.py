@@ -208,7 +208,7 @@ def run_outputs(results_dir: str | os.PathLike) -> list[Path]:
     regular file (no symlink) inside the folder."""
     import json
 
-    from chunkscope.corpus import RUN_FILES
+    from chunkscope.corpus_store import RUN_FILES
 
     d = Path(results_dir).resolve()
     names: list[str] = list(RUN_FILES)
