@@ -86,6 +86,12 @@ def _apply(r: ChunkingResult, found: dict[str, M.MetricResult | None], reasons: 
     r.diagnostics = {m: r.diagnostics[m] for m in METRICS if m in r.diagnostics}
 
 
+def all_metrics(doc: Document, r: ChunkingResult, settings: Settings, pairs: Pairs | None,
+                embed: Embed | None) -> dict[str, M.MetricResult | None]:
+    """Every metric of one OK chunking (a chunking produced after the stages that score the others)."""
+    return structure_metrics(doc, r, settings) | reference_metrics(r, pairs) | embedding_metrics(doc, r, settings, embed)
+
+
 def fill_metrics(doc: Document, r: ChunkingResult, settings: Settings, pairs: Pairs | None, rc_reason: str,
                   embed: Embed | None, emb_error: str = "") -> float:
     """Fill ``r.metrics``/``metric_reasons``/``diagnostics`` for one OK chunking; returns seconds spent.
@@ -94,7 +100,7 @@ def fill_metrics(doc: Document, r: ChunkingResult, settings: Settings, pairs: Pa
     span embedder (None: ICC/DCC are None with ``emb_error``). Shared by analyze and tune.
     """
     t0 = time.perf_counter()
-    found = structure_metrics(doc, r, settings) | reference_metrics(r, pairs) | embedding_metrics(doc, r, settings, embed)
+    found = all_metrics(doc, r, settings, pairs, embed)
     _apply(r, {m: found.get(m) for m in METRICS}, {"RC": rc_reason, "ICC": emb_error, "DCC": emb_error})
     dt = time.perf_counter() - t0
     r.seconds += dt
@@ -252,17 +258,16 @@ def analyze(doc: Document, settings: Settings | None = None, resources: Resource
             warnings.append(emb_error)
     semantic = run_chunkings("embeddings", by_stage["embedder"])
     emb_reasons = {"ICC": emb_error, "DCC": emb_error}
+    every_reason = {"RC": rc_reason, **emb_reasons}
     score("embeddings", structural, lambda r: embedding_metrics(doc, r, settings, embed), emb_reasons)
-    score("embeddings", semantic, lambda r: structure_metrics(doc, r, settings) | reference_metrics(r, pairs)
-          | embedding_metrics(doc, r, settings, embed), {"RC": rc_reason, **emb_reasons})
+    score("embeddings", semantic, lambda r: all_metrics(doc, r, settings, pairs, embed), every_reason)
     progress("embeddings", 1.0, emb_error or "document units embedded")
     if by_stage["llm"]:
         snapshot("embeddings", (), by_stage["llm"])
 
     # LLM chunkings, scored at once
     llm = run_chunkings("llm", by_stage["llm"])
-    score("llm", llm, lambda r: structure_metrics(doc, r, settings) | reference_metrics(r, pairs)
-          | embedding_metrics(doc, r, settings, embed), {"RC": rc_reason, **emb_reasons})
+    score("llm", llm, lambda r: all_metrics(doc, r, settings, pairs, embed), every_reason)
     progress("llm", 1.0, f"{len(by_stage['llm'])} LLM chunking(s)")
 
     if retrieval is not None:  # optional retrieval check (DESIGN section 11)
