@@ -15,10 +15,11 @@ from chunkscope.analysis.run import Progress
 from chunkscope.analysis.run import analyze as _run_analysis
 from chunkscope.analysis.settings import Settings
 from chunkscope.analysis.structure import chunk_one
+from chunkscope.caching import BoundedCache
 from chunkscope.document import Document
 from chunkscope.report import Report
 
-_RESOURCES: dict[tuple[str | None, str, str], Resources] = {}
+_RESOURCES: BoundedCache[tuple[str | None, str, str], Resources] = BoundedCache(1)  # one model at a time
 
 
 @dataclass(frozen=True)
@@ -49,10 +50,7 @@ def load(source: str | os.PathLike | bytes, name: str | None = None, max_bytes: 
 
 def _resources(settings: Settings) -> Resources:
     key = (settings.embedder, settings.embedding_mode, settings.embedding_backend)
-    if key not in _RESOURCES:
-        _RESOURCES.clear()  # one model at a time in a pipeline process
-        _RESOURCES[key] = Resources(key[0], key[1], backend=key[2])
-    return _RESOURCES[key]
+    return _RESOURCES.get_or_compute(key, lambda: Resources(key[0], key[1], backend=key[2]))
 
 
 def chunk(doc: Document, chunker: str, resources: Any = None, **params: Any) -> list[Chunk]:
