@@ -21,6 +21,7 @@ import streamlit as st
 from chunkscope.analysis import DEFAULT_CANDIDATES, STAGES, Resources, Settings, analyze, rescore
 from chunkscope.coref.base import BACKENDS as COREF_BACKENDS
 from chunkscope.document import Document
+from chunkscope.embeddings import BACKENDS as EMBEDDING_BACKENDS
 from chunkscope.embeddings import MODES as EMBEDDING_MODES
 from chunkscope.report import METRICS, Report
 
@@ -215,7 +216,7 @@ def settings_sidebar() -> tuple[Settings | None, str]:
         mode = st.radio("Embedding mode", list(EMBEDDING_MODES), key="cs_mode", horizontal=True,
                         help="composed: embed the document's sentences once and compose every span (fast); "
                              "exact: embed every chunk, piece and window text (the paper's way, slow)")
-        backend = st.selectbox("Embedding backend", ["auto", "reference", "onnx", "onnx-int8"], key="cs_backend",
+        backend = st.selectbox("Embedding backend", list(EMBEDDING_BACKENDS), key="cs_backend",
                                help="auto: the bundled model on ONNX Runtime int8 (fast, same winners on the dev "
                                     "corpus); reference: sentence-transformers fp32 (any model); see "
                                     "docs/performance.md")

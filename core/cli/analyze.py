@@ -8,7 +8,9 @@ import time
 from typing import Any
 
 from chunkscope.analysis import Settings
+from chunkscope.analysis.uncertainty import TIE_BREAKS
 from chunkscope.coref.base import BACKENDS as COREF_BACKENDS
+from chunkscope.embeddings import BACKENDS as EMBEDDING_BACKENDS
 from chunkscope.embeddings import MODES as EMBEDDING_MODES
 from chunkscope.report import METRICS, Report
 
@@ -156,7 +158,7 @@ def add_analysis_options(p: argparse.ArgumentParser) -> None:
                         "distilled from Maverick's pairs; precomputed when --mentions is given)")
     p.add_argument("--embedder", metavar="NAME_OR_PATH", help="sentence-transformers model (default: bundled all-MiniLM-L6-v2)")
     p.add_argument("--embedding-mode", dest="embedding_mode", choices=EMBEDDING_MODES, default=None)
-    p.add_argument("--embedding-backend", dest="embedding_backend", choices=["auto", "reference", "onnx", "onnx-int8"],
+    p.add_argument("--embedding-backend", dest="embedding_backend", choices=EMBEDDING_BACKENDS,
                    default=None, help="how the embedding model runs: auto (default: ONNX Runtime int8 for the bundled "
                    "model, sentence-transformers otherwise), reference (sentence-transformers fp32), onnx, onnx-int8")
     p.add_argument("--weights", metavar="RC=1,ICC=1,...", help="metric weights for the score")
@@ -165,7 +167,7 @@ def add_analysis_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bi-tolerance", dest="bi_tolerance", type=int, default=None, help="BI tolerance in characters (default 5)")
     p.add_argument("--window-tokens", dest="window_tokens", type=int, default=None, help="DCC window budget (default 3000)")
     p.add_argument("--window-step", dest="window_step", type=int, default=None, help="DCC window stride in chunks (default 1)")
-    p.add_argument("--tie-break", dest="tie_break", choices=["auto", "chunks", "retrieval", "score"], default=None,
+    p.add_argument("--tie-break", dest="tie_break", choices=TIE_BREAKS, default=None,
                    help="what picks among candidates the bootstrap cannot separate (default auto: budgeted retrieval "
                         "recall when there are questions, else fewer chunks; score = the paper's highest score)")
 
