@@ -13,7 +13,8 @@ from ui.corpus import (
     RESULTS_KEY,
     UPLOAD_TYPES,
     default_results_dir,
-    frames,
+    in_slot,
+    load_view,
     open_in_inspector,
     ray_address,
     ray_available,
@@ -114,12 +115,11 @@ from chunkscope import corpus_report as CR  # noqa: E402
 from chunkscope.present import figures, html_report  # noqa: E402
 
 try:
-    res = CR.CorpusResults.load(results_dir)
+    res, f = load_view(results_dir)
 except (OSError, ValueError) as exc:
     st.error(f"Cannot read the results in {results_dir}: {' '.join(str(exc).split())[:300]}")
     st.stop()
 
-f = frames(res)
 docs = res.documents()
 c = res.summary.get("counts", {})
 m1, m2, m3, m4 = st.columns(4)
@@ -195,7 +195,8 @@ with tab_docs:
             st.switch_page("pages/1_Compare.py")
 with tab_dl:
     if st.button("Prepare the results zip", key="cs_corpus_zip_btn"):
-        st.session_state["cs_corpus_zip_data"] = (results_dir, zip_bytes(results_dir))
+        st.session_state["cs_corpus_zip_data"] = (results_dir, in_slot("Preparing the zip…",
+                                                                      lambda: zip_bytes(results_dir)))
     if st.session_state.get("cs_corpus_zip_data", ("",))[0] == results_dir:
         st.download_button("Results (zip: reports, tidy tables, winners, summary)", st.session_state["cs_corpus_zip_data"][1],
                            file_name="chunkscope-corpus.zip", mime="application/zip", key="cs_corpus_zip_dl")
@@ -204,7 +205,8 @@ with tab_dl:
         st.download_button("Tidy metrics (CSV)", csv.read_bytes(), file_name="metrics.csv", mime="text/csv",
                            key="cs_corpus_csv")
     if st.button("Build the HTML report", key="cs_corpus_html_btn"):
-        st.session_state["cs_corpus_html_data"] = (results_dir, html_report.corpus_html_report(res))
+        st.session_state["cs_corpus_html_data"] = (results_dir, in_slot("Building the HTML report…",
+                                                                       lambda: html_report.corpus_html_report(res)))
     if st.session_state.get("cs_corpus_html_data", ("",))[0] == results_dir:
         st.download_button("HTML report (self-contained)", st.session_state["cs_corpus_html_data"][1],
                            file_name="chunkscope-corpus-report.html", mime="text/html", key="cs_corpus_html")

@@ -267,13 +267,27 @@ def test_corpus_page(corpus, tmp_path, monkeypatch):
     at.session_state["cs_chunkers"] = list(CHUNKERS)
     at.session_state["cs_candidates"] = list(CANDIDATES)
     at.session_state["cs_coref"] = "none"
+    from chunkscope import sharing
+
+    slots_taken: list[str] = []  # every piece of corpus-sized work holds one of the server's analysis slots
+    real_slot = sharing.Slots.slot
+
+    def counting_slot(self, *a, **k):
+        slots_taken.append("slot")
+        return real_slot(self, *a, **k)
+
+    monkeypatch.setattr(sharing.Slots, "slot", counting_slot)
     at.switch_page("pages/4_Corpus.py").run()
     assert not at.exception, at.exception
     at.text_input(key="cs_corpus_folder").set_value(str(corpus / "legal")).run()
     assert not at.exception and not at.error
+    assert not slots_taken
     at.button(key="cs_corpus_run").click().run()
     assert not at.exception, at.exception
     assert not at.error, [e.value for e in at.error]
+    assert len(slots_taken) == 2  # the run, then reading its results into tables (once per run and session)
+    at.run()
+    assert len(slots_taken) == 2  # a rerun shows the tables without computing them again
     assert at.metric[0].value == "1"
     labels = [t.label for t in at.tabs]
     assert "Tables" in labels and "Per domain" in labels
@@ -281,6 +295,7 @@ def test_corpus_page(corpus, tmp_path, monkeypatch):
     at.button(key="cs_corpus_html_btn").click().run()
     at.button(key="cs_corpus_zip_btn").click().run()
     assert not at.exception, at.exception
+    assert len(slots_taken) == 4  # the HTML report and the zip each held a slot
     assert at.session_state["cs_corpus_html_data"][1].startswith("<!DOCTYPE html>")
     import io
     import zipfile

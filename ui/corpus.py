@@ -197,6 +197,51 @@ def frames(res) -> dict[str, Any]:
     return {"table2": t2, "table3": pd.DataFrame(t3rows), "table4": t4, "wilcoxon": pd.DataFrame(list(wil_rows.values())), "domains": dom, "gaps": gaps, "documents": docs}
 
 
+VIEW_KEY = "cs_corpus_view"  # (results key, CorpusResults, frames) of the folder last shown in this session
+
+
+def results_key(results_dir: str | Path) -> tuple[str, int]:
+    """What identifies one state of a results folder: its path and its summary's modification time."""
+    d = Path(results_dir).resolve()
+    try:
+        mtime = (d / "summary.json").stat().st_mtime_ns
+    except OSError:
+        mtime = 0
+    return str(d), mtime
+
+
+def load_view(results_dir: str | Path) -> tuple[Any, dict[str, Any]]:
+    """The corpus results and their tables (``frames``), computed once per results folder (and run) and
+    session. Building them (the tables, the Wilcoxon tests) is work proportional to the corpus, so it
+    holds one of the server's analysis slots, like an analysis: a shared server bounds it the same way.
+    Raises ``OSError``/``ValueError`` for an unreadable folder."""
+    from chunkscope import corpus_report as CR
+    from ui.share import analysis_slot
+
+    key = results_key(results_dir)
+    cached = st.session_state.get(VIEW_KEY)
+    if cached and cached[0] == key:
+        return cached[1], cached[2]
+    box = st.status("Reading the corpus results…", expanded=False)
+    with analysis_slot(box):
+        res = CR.CorpusResults.load(results_dir)
+        f = frames(res)
+    box.update(label="Corpus results read", state="complete", expanded=False)
+    st.session_state[VIEW_KEY] = (key, res, f)
+    return res, f
+
+
+def in_slot(label: str, work):
+    """Run ``work()`` (a report or zip build) inside one of the server's analysis slots."""
+    from ui.share import analysis_slot
+
+    box = st.status(label, expanded=False)
+    with analysis_slot(box):
+        out = work()
+    box.update(label=label.rstrip("…") + ": done", state="complete", expanded=False)
+    return out
+
+
 def zip_bytes(results_dir: str | Path) -> bytes:
     """What the run wrote in the results folder (reports, tidy tables, winners, summary, HTML report)
     as a zip; nothing else that lies there (chunkscope.sharing.run_outputs)."""
