@@ -130,6 +130,20 @@ def make_rotated_pdf() -> bytes:
     return _save(doc)
 
 
+def make_header_painted_last_pdf() -> bytes:
+    """Like a browser's "print to PDF": the body first, then a running header at the top of the page
+    (y 20-30) painted last, repeating the words of the page's heading (at y 80-100) -- so the
+    content stream's order is not the reading order, and the header's words also occur in the body."""
+    doc = pymupdf.open()
+    page = doc.new_page()  # 612 x 792
+    page.insert_text((72, 100), "Moving to a Multithreaded Server", fontsize=16)
+    page.insert_textbox(pymupdf.Rect(72, 130, 520, 400),
+                        ("The server handles one request at a time. A thread pool lets it handle many. "
+                         "The Multithreaded Server keeps a fixed number of threads. ") * 3, fontsize=11)
+    page.insert_text((200, 28), "Moving to a Multithreaded Server - The Server Book", fontsize=8)
+    return _save(doc)
+
+
 def make_running_header_pdf(pages: int = 8) -> bytes:
     """Headers that vary with the chapter and carry the page number ("Chapter 2: Setup 5")."""
     doc = pymupdf.open()

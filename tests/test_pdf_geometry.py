@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from pdf_factory import (
     make_bad_pages_pdf,
+    make_header_painted_last_pdf,
     make_one_column_pdf,
     make_pdf,
     make_rotated_pdf,
@@ -74,6 +75,19 @@ def test_table_cells_map_into_the_table():
     assert chunk_boxes(d, *_span(d, "1200"))[0][1] == pytest.approx(210, abs=2)
     h = d.meta["health"]["pages"][0]
     assert h["tables_detected"] == 1 and h["tables_markdown"] == 1
+
+
+def test_text_painted_out_of_reading_order_maps_to_its_own_occurrence():
+    """The running header is painted last but read first, and repeats the heading's words: each must
+    get its own line's box (aligned in stream order, the header took the heading's boxes)."""
+    d = load_bytes(make_header_painted_last_pdf(), "browser.pdf")
+    header = chunk_boxes(d, *_span(d, "The Server Book"))
+    heading_at = d.text.index("Moving to a Multithreaded Server", d.text.index("The Server Book"))
+    heading = chunk_boxes(d, heading_at, heading_at + len("Moving to a Multithreaded Server"))
+    assert header and all(18 <= b[2] and b[4] <= 32 for b in header)
+    assert heading and all(80 <= b[2] and b[4] <= 106 for b in heading)
+    body = chunk_boxes(d, *_span(d, "A thread pool lets it handle many."))
+    assert body and all(_inside(b, 72, 130, 520, 400) for b in body)
 
 
 def test_paragraph_across_a_page_break_has_boxes_on_both_pages():

@@ -221,10 +221,35 @@ def _fill_punctuation(text: str, mask: bytearray, char_map: dict[int, int], reac
 
 
 def page_words(page) -> list[tuple]:
+    """The page's words as PyMuPDF extracts them, in content-stream order."""
     try:
         return [w for w in page.get_text("words") if str(w[4]).strip()]
     except Exception:
         return []
+
+
+def reading_order(words: Sequence[Sequence[Any]]) -> list[Sequence[Any]]:
+    """The same words line by line, top to bottom, each line left to right (a word's line: its
+    baseline rounded to 2 points, so words of one printed line share it)."""
+    return sorted(words, key=lambda w: (round(float(w[3]) / 2), float(w[0])))
+
+
+def best_word_order(text: str, orders: Sequence[Sequence[Sequence[Any]]]) -> Sequence[Sequence[Any]]:
+    """Of several orders of the same page's words, the one that follows the Markdown best: the most
+    in-order anchors (``_greedy_anchors``). The content stream's order is right for most producers
+    (LaTeX, Word); browsers and some others paint text in another order (running headers last,
+    code spans piecewise), where aligning in stream order pairs words with the wrong occurrence of
+    the same word. The first order wins ties, and is taken at once when it anchors nearly every
+    token (the usual case: nothing to gain)."""
+    if len(orders) < 2:
+        return orders[0] if orders else []
+    tkeys = [t.key for t in md_tokens(text, markup_mask(text))]
+    scores: list[int] = []
+    for ws in orders:
+        scores.append(len(_greedy_anchors(tkeys, [_key(str(w[4])) for w in ws])))
+        if len(scores) == 1 and scores[0] >= 0.97 * len(tkeys):
+            break
+    return orders[scores.index(max(scores))]
 
 
 def page_runs(text: str, offset: int, page_no: int, words: Sequence[Sequence[Any]]
@@ -272,14 +297,20 @@ def page_info(page) -> tuple[float, ...]:
 
 
 def build_geometry(infos: Sequence[tuple[float, ...]], page_texts: Sequence[str], page_offsets: Sequence[int],
-                   words_by_page: Sequence[Sequence[Any]]) -> Geometry:
+                   words_by_page: Sequence[Sequence[Any]],
+                   sorted_words_by_page: Sequence[Sequence[Any]] | None = None) -> Geometry:
     """Geometry of a whole document: page ``k`` (``page_info``: size, rotation) holds
     ``page_texts[k]`` at ``page_offsets[k]``; ``words_by_page[k]`` are its ``page_words``
-    (taken before pymupdf4llm, which removes page rotations in memory)."""
+    (taken before pymupdf4llm, which removes page rotations in memory) and
+    ``sorted_words_by_page[k]``, when given, the same words in reading order
+    (``reading_order``): each page is aligned in the order that follows its
+    Markdown best (``best_word_order``)."""
     geo = Geometry()
     for k, (text, off) in enumerate(zip(page_texts, page_offsets)):
         geo.pages.append(tuple(infos[k]))
         words = words_by_page[k]
+        if sorted_words_by_page is not None and words:
+            words = best_word_order(text, [words, sorted_words_by_page[k]])
         runs, mapped, mappable = page_runs(text, off, k + 1, words) if words else ([], 0, len(text) - sum(markup_mask(text)))
         geo.runs.extend(runs)
         geo.page_coverage.append((mapped, mappable))
