@@ -58,6 +58,9 @@ def test_a_snapshot_after_each_stage_with_what_is_pending(runs):
     assert r.metric_reasons["RC"] == "pending: coreference"
     assert "provisional" in first.flags and first.explanation.startswith("Provisional: RC/ICC/DCC pending")
     assert "metrics-missing" not in first.flags
+    # no verdict (clear winner / tie) on partial scores; the final report has one
+    assert first.verdict is None and "clear-winner" not in first.flags and "statistical-tie" not in first.flags
+    assert final.verdict is not None
     d = first.to_dict()
     assert d["provisional"] is True and d["pending"] == first.pending
     second = snaps[1][1]

@@ -83,7 +83,7 @@ def winner_card(report: Report, key: str | None = "cs_winner_card") -> None:
                     f'{html.escape(selection.provisional_note(report))}</div>')
         if ws.get("verdict"):
             st.html(verdict_badge(ws["verdict"], best.score_interval))
-        c1, c2, c3, c4 = st.columns([2.2, 1, 1, 1])
+        c1, c2, c3, c4 = st.columns([1.9, 1.7, 0.7, 0.8])  # "0.890 ± 0.010" needs the room
         c1.html(f'<div style="font-size:1.6rem;font-weight:700">🏆 {swatch(best.id)}</div>'
                 f'<div style="opacity:.75;font-size:.9rem">{html.escape(best.label)}</div>')
         ci = best.score_interval

@@ -93,6 +93,9 @@ def judge(report: Report, weights: dict[str, float], pool: Sequence[ChunkingResu
     """Intervals of every chunking and the verdict among ``pool`` (candidates, best first); the
     verdict's pick becomes the winner. Cheap on a report that was judged before (cached resamples)."""
     scores = uncertainty.fill_intervals(report, weights)
+    if report.provisional:  # no verdict on partial scores: "clear winner" would be read as the final word
+        report.verdict = None
+        return
     v = uncertainty.verdict(report, pool, scores, str(report.settings.get("tie_break") or "auto"))
     if v is not None:
         v["text"] = uncertainty.verdict_text(v, report)
