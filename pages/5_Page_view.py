@@ -132,7 +132,7 @@ def panel(doc, report, cid: str, page: int, height: int, single: bool = False) -
 
 
 def _side(doc, c, cid: str, page: int, p, layers, sel, on_page, texts) -> None:
-    st.caption(f"{len(on_page)} chunks on this page · {sum(len(b['boxes']) > 0 for b in layers.broken)} broken blocks"
+    st.caption(f"{len(on_page)} chunk{'' if len(on_page) == 1 else 's'} on this page · {sum(len(b['boxes']) > 0 for b in layers.broken)} broken blocks"
                f" · {len(layers.split)} split-pair mentions")
     opts = [None] + on_page
     pick = f"cs_pv_pick_{cid}_{page}"
@@ -163,7 +163,7 @@ def main() -> None:
         cur = [i for i in st.session_state.get(PV_CHUNKINGS, []) if i in ids]
         st.session_state[PV_CHUNKINGS] = ([focus[0]] + [i for i in cur if i != focus[0]])[:3]
     if st.session_state.get(PV_CHUNKINGS) is None or not all(i in ids for i in st.session_state[PV_CHUNKINGS]):
-        st.session_state[PV_CHUNKINGS] = ids[:1]
+        st.session_state[PV_CHUNKINGS] = [report.winner] if report is not None and report.winner in ids else ids[:1]
     st.session_state[PV_PAGE] = max(1, min(n, int(st.session_state.get(PV_PAGE, 1))))
 
     c1, c2, c3 = st.columns([2.2, 1.6, 1.6])

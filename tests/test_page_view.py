@@ -112,3 +112,16 @@ def test_overlay_time_two_chunkings(pdf_doc_report):
     for cid in CHUNKERS:
         pdfpages.page_figure(pdfpages.page_layers(doc, report.get(cid), 2), pdfpages.render_page(doc, 2))
     assert time.perf_counter() - t0 < 30  # sanity only
+
+
+def test_page_view_opens_on_the_winner_even_when_a_non_candidate_scores_higher(pdf_doc_report):
+    import copy
+
+    from chunkscope.analysis import rescore
+
+    doc, report = pdf_doc_report
+    report = rescore(copy.deepcopy(report), dict(report.settings["weights"]), ("sentence-5",))
+    assert report.winner == "sentence-5" and report.ranked[0].id != "sentence-5"  # fixed-512 ranks first
+    at = _page(doc, report)
+    _ok(at)
+    assert at.multiselect(key="cs_pv_chunkings").value == ["sentence-5"]
