@@ -53,7 +53,7 @@ from typing import Any
 from chunkscope.coref.base import CorefResult, Pair, cached_pairs
 from chunkscope.document import Document, Span
 
-VERSION = "heuristic-2"
+VERSION = "heuristic-3"
 BATCH_SIZE = 64
 EXCLUDE = ("ner", "lemmatizer", "attribute_ruler")  # spaCy components not needed (noun_chunks reads tags)
 MAX_BLOCK_CHARS = 20_000  # longer blocks (no blank lines) are cut at line ends
