@@ -242,6 +242,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="compare winners only on documents up to this many characters (unless cached)")
     ap.add_argument("--speed", action="store_true", help="time the old rules and the default backend on GDPR")
     ap.add_argument("--repeat", type=int, default=2, help="speed: best of this many runs")
+    ap.add_argument("--learned", action="store_true",
+                    help="also the opt-in learned pair scorer, retrained without each held-out document (summary line)")
+    ap.add_argument("--check-rules", action="store_true",
+                    help="exit 1 when the grid's choice on all documents is not heuristic.RULES (after the table)")
     ap.add_argument("--json", help="write the per-document results here")
     args = ap.parse_args(argv)
     os.environ.pop("CHUNKSCOPE_CACHE_DIR", None)
@@ -272,6 +276,18 @@ def main(argv: list[str] | None = None) -> int:
           f"{time.perf_counter() - t0:.0f} s; choice on all documents: {points[shipped]}"
           f"{' (= heuristic.RULES)' if points[shipped] == H.RULES else ' (heuristic.RULES differs!)'}")
 
+    learned: list[list[Pair]] = []
+    if args.learned:  # the learned scorer, one model per held-out document (chunkscope.coref.train)
+        from chunkscope.coref.learned import decode
+        from chunkscope.coref.train import doc_examples, parsed_docs, train_examples
+
+        lparsed = parsed_docs(docs, cache)
+        exs = [doc_examples(p, r) for p, r in lparsed]
+        for i in range(len(docs)):
+            model = train_examples([exs[j] for j in range(len(docs)) if j != i], f"heldout-{i}")
+            learned.append(decode(lparsed[i][0], model))
+    keys = ("old", "new", "learned") if learned else ("old", "new")
+
     head = (f"{'held-out document':34} {'pairs M/old/new':>15} {'P old/new':>10} {'R old/new':>10} "
             f"{'rho old/new':>12} {'mean|dRC| old/new':>17} {'max|dRC| old/new':>16} "
             f"{'winner M':>18} {'margin':>6} {'old':>3} {'new':>3}")
@@ -296,6 +312,12 @@ def main(argv: list[str] | None = None) -> int:
                    "new": rc_series(per_doc[i]["spans"], new)},
             **{key: {"old": so[key], "new": sn[key]} for key in ("spearman", "mean_abs", "max_abs", "bias")},
         }
+        if learned:
+            sl = rc_stats(rc_series(per_doc[i]["spans"], learned[i]), per_doc[i]["rc_ref"])
+            for key in ("spearman", "mean_abs", "max_abs", "bias"):
+                row[key]["learned"] = sl[key]
+            row["pairs"]["learned"] = len(learned[i])
+            row["precision"]["learned"], row["recall"]["learned"] = pair_match(learned[i], ref, args.tol)
         win = ""
         mentions = next(Path(c) / "mentions" / f"{name}.parquet" for c in args.corpus
                         if (Path(c) / "mentions" / f"{name}.parquet").is_file())
@@ -305,6 +327,8 @@ def main(argv: list[str] | None = None) -> int:
             wm, margin = winner_with(report, ref)
             wo, wn = winner_with(report, old)[0], winner_with(report, new)[0]
             row["winner"] = {"maverick": wm, "margin": margin, "old": wo, "new": wn}
+            if learned:
+                row["winner"]["learned"] = winner_with(report, learned[i])[0]
             win = f"{str(wm)[:18]:>18} {fmt(margin):>6} {'yes' if wo == wm else 'NO':>3} {'yes' if wn == wm else 'NO':>3}"
         elif not args.no_analysis:
             win = f"{'(not analysed)':>18}"
@@ -314,10 +338,10 @@ def main(argv: list[str] | None = None) -> int:
               f"{so['mean_abs']:8.4f}/{sn['mean_abs']:<8.4f} {so['max_abs']:7.3f}/{sn['max_abs']:<8.3f} {win}",
               flush=True)
     print()
-    for key in ("old", "new"):
+    for key in keys:
         rhos = [r["spearman"][key] for r in rows if not math.isnan(r["spearman"][key])]
         mad = [r["mean_abs"][key] for r in rows]
-        line = (f"{key:>3}: mean |dRC| {sum(mad) / len(mad):.4f} (worst doc {max(mad):.4f}, mean signed "
+        line = (f"{key:>7}: mean |dRC| {sum(mad) / len(mad):.4f} (worst doc {max(mad):.4f}, mean signed "
                 f"{np.mean([r['bias'][key] for r in rows]):+.4f}); max |dRC| {max(r['max_abs'][key] for r in rows):.3f}; "
                 f"Spearman mean {sum(rhos) / max(1, len(rhos)):.3f} min {min(rhos, default=float('nan')):.3f} "
                 f"over {len(rhos)} docs where RC varies, >= 0.85 on {sum(x >= 0.85 for x in rhos)}")
@@ -345,7 +369,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"tokens (ratio {sp['new'] / sp['old']:.2f})")
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
-    return 0
+    return 1 if args.check_rules and points[shipped] != H.RULES else 0
 
 
 if __name__ == "__main__":
