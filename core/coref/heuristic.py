@@ -34,7 +34,9 @@ Rules:
   the subject of the same verb do not corefer, except for reflexives); in a list item
   ("(a) ...", "- ..."), the sentence introducing the list stays a candidate;
 * resolved pronouns are candidates too (``Rules.pronoun_bonus``): a pronoun resolved to an
-  earlier pronoun inherits that pronoun's entity, which reproduces Maverick's chains;
+  earlier pronoun inherits that pronoun's entity, which reproduces Maverick's chains; the pair
+  takes the entity's name repeated closest before the pronoun, as for a noun-phrase antecedent
+  (``Rules.nearest_mention``; Maverick pairs the closest non-pronoun mention of the cluster);
 * salience: the best candidate maximises ``subject bonus − embedded-NP penalty − sentence
   penalty × sentence distance − token penalty × token distance``. The numbers (``RULES``) were
   chosen from a small grid (``GRID``) by mean |ΔRC| against Maverick's pairs on the 12 English
