@@ -192,7 +192,17 @@ def _blocks(text: str) -> list[tuple[int, str, str]]:
 
 
 _NP_DEPS = frozenset({"oprd", "nsubj", "dobj", "nsubjpass", "pcomp", "pobj", "dative", "appos", "attr", "ROOT"})
-_NP_TAGS = NOUN_TAGS | {"PRP", "PRP$", "WP", "WP$", "EX"}  # the tags the attribute ruler maps to NOUN/PROPN/PRON
+_NP_TAGS = NOUN_TAGS | {"PRP", "PRP$", "WP", "EX"}  # the tags the attribute ruler maps to NOUN/PROPN/PRON
+_NOT_PRON_DEPS = frozenset({"det", "quantmod", ""})
+
+
+def _np_head(word: Any) -> bool:
+    """What the pipeline's attribute ruler would tag NOUN, PROPN or PRON: the noun and pronoun tags,
+    and a determiner standing alone ("this", "which", "those"; "that" as a relative)."""
+    tag = word.tag_
+    if tag in _NP_TAGS:
+        return True
+    return tag in ("DT", "WDT") and (word.dep_ not in _NOT_PRON_DEPS or (tag == "WDT" and word.lower_ == "that"))
 
 
 def noun_chunks(sdoc: Any) -> list[Any]:
@@ -202,7 +212,7 @@ def noun_chunks(sdoc: Any) -> list[Any]:
     out = []
     prev_end = -1
     for word in sdoc:
-        if word.tag_ not in _NP_TAGS or word.left_edge.i <= prev_end:
+        if word.left_edge.i <= prev_end or not _np_head(word):
             continue
         dep = word.dep_
         if dep not in _NP_DEPS:
