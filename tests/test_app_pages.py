@@ -149,7 +149,7 @@ def test_compare_select_and_next_problem(at):
 
     at.multiselect(key="cs_cmp_sel").set_value(CHUNKERS).run()
     no_trouble(at)
-    assert at.info[0].value.startswith("Problem 1 of 9")  # 8 pairs split by sentence-5, 1 by fixed-512
+    assert at.info[0].value.startswith("Problem 1 of 4")  # 3 pairs split by sentence-5, 1 by fixed-512
     at.radio(key="cs_cmp_mode").set_value("a whole page / part").run()
     no_trouble(at)
     assert at.selectbox(key="cs_cmp_view").value == 0

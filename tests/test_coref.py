@@ -228,6 +228,72 @@ def test_heuristic_on_empty_and_long_unbroken_text():
     assert all(text[p.entity.start:p.entity.end] == "The Board" for p in pairs)
 
 
+# --------------------------------------------------------------------------- heuristic: windows, speed path
+WINDOW_TEXT = "\n\n".join([
+    "# Scope",
+    "The Commission adopts the work programme. It publishes the programme every year.",
+    # paragraphs without pronouns: nothing here is needed, so it is not parsed
+    *[f"Paragraph {i} lists the obligations of providers and deployers in detail. "
+      f"Providers keep records. Deployers keep logs. Authorities check the logs." for i in range(6)],
+    "Member States designate authorities. Each authority publishes a report. They cooperate closely.",
+    "## Transparency",
+    "It is necessary to inform users. The provider shall inform them about its system.",
+    "The Board shall:",
+    "(a) adopt its rules of procedure;",
+    "(b) publish its opinions.",
+])
+
+
+def test_noun_chunks_from_tags_equal_spacys_noun_chunks():
+    from chunkscope.coref.heuristic import noun_chunks
+    from chunkscope.nlp import english
+
+    text = WINDOW_TEXT + " The data subject's consent and the controller, who processes it, matter. " \
+        "Both the processor and its sub-processors keep records of their activities."
+    full = english(("ner", "lemmatizer"))(text)  # with the attribute ruler: spaCy's noun_chunks work
+    assert [(s.start, s.end) for s in noun_chunks(full)] == [(s.start, s.end) for s in full.noun_chunks]
+    assert len(list(full.noun_chunks)) > 30
+
+
+def test_windows_parse_less_and_give_the_same_pairs():
+    from chunkscope.coref.heuristic import LEGACY, RULES, _blocks, _segments
+
+    blocks = [b for b in _blocks(WINDOW_TEXT) if b[2] != "skip"]
+    segs = _segments(blocks, RULES.max_sentences_back)
+    parsed = sum(len(s.text) for s in segs)
+    assert parsed < 0.8 * sum(len(b[1]) for b in blocks)  # the pronoun-free paragraphs are left out
+    assert not any("Paragraph 2" in s.text for s in segs)
+    for rules in (RULES, LEGACY):
+        assert resolve(WINDOW_TEXT, rules=rules) == resolve(WINDOW_TEXT, windows=False, rules=rules)
+    pairs = resolved(WINDOW_TEXT)
+    assert ("The Commission", "It") in pairs
+    assert any(p == "They" for _, p in pairs)  # a gap before its paragraph does not cut what is in reach
+    assert ("The provider", "its") in pairs and ("users", "them") in pairs
+    assert ("The Board", "its") in pairs  # a list item reaches the sentence introducing the list
+    # nothing pairs across the heading, whatever the windows skipped
+    it = WINDOW_TEXT.index("It is necessary")
+    assert all(not (p.pronoun.start > it > p.entity.start) for p in resolve(WINDOW_TEXT))
+
+
+def test_shipped_rules_are_a_point_of_the_grid():
+    from chunkscope.coref.heuristic import GRID, LEGACY, RULES
+
+    for rules in (RULES, LEGACY):
+        for name, values in GRID.items():
+            assert getattr(rules, name) in values, name
+    assert RULES != LEGACY
+
+
+@pytest.mark.corpus
+def test_windows_match_the_full_parse_on_a_corpus_document(corpus_dir):
+    from chunkscope.ingest.reference import load_reference
+
+    f = next(f for f in corpus_files() if "Hamburg" in f.name)
+    text = load_reference(f).text
+    full = resolve(text, windows=False)
+    assert len(full) > 30 and resolve(text) == full
+
+
 class _FakeMaverick:
     """Stands in for maverick.Maverick: clusters "The Board" with every later "its"."""
 

@@ -28,20 +28,30 @@ Rules:
   ("make it difficult to") is skipped; first/second person and relative pronouns are left
   out (pairing "we" with a speaker name over-produced pairs on the dev corpus);
 * candidates: spaCy noun chunks headed by a noun, and possessors ("the data subject's"), in
-  the pronoun's sentence before it or in up to ``MAX_SENTENCES_BACK`` previous sentences of
+  the pronoun's sentence before it or in up to ``Rules.max_sentences_back`` previous sentences of
   the section, agreeing in number (acronyms like "EDPS" are singular, "LLMs" plural, "A and B"
   plural) and person-ness; a co-argument of the pronoun's verb is excluded (binding: "it" and
   the subject of the same verb do not corefer, except for reflexives); in a list item
   ("(a) ...", "- ..."), the sentence introducing the list stays a candidate;
-* resolved pronouns are candidates too (``PRONOUN_BONUS``): a pronoun resolved to an earlier
-  pronoun inherits that pronoun's entity, which reproduces Maverick's chains;
-* salience: the best candidate maximises ``subject bonus − embedded-NP penalty − 30 ×
-  sentence distance − 0.4 × token distance``.
+* resolved pronouns are candidates too (``Rules.pronoun_bonus``): a pronoun resolved to an
+  earlier pronoun inherits that pronoun's entity, which reproduces Maverick's chains; the pair
+  takes the entity's name repeated closest before the pronoun, as for a noun-phrase antecedent
+  (``Rules.nearest_mention``; Maverick pairs the closest non-pronoun mention of the cluster);
+* salience: the best candidate maximises ``subject bonus − embedded-NP penalty − sentence
+  penalty × sentence distance − token penalty × token distance``. The numbers (``RULES``) were
+  chosen from a small grid (``GRID``) by mean |ΔRC| against Maverick's pairs on the 12 English
+  corpus documents; chosen leaving each document out, they give mean |ΔRC| 0.0201 on the
+  held-out documents against 0.0227 for the first version's hand-set numbers (``LEGACY``),
+  ``docs/coreference.md``.
 
-Speed: one pass of ``nlp.pipe`` (tok2vec, tagger, parser, attribute_ruler — noun chunks need
-its coarse POS) over the blocks;
-the 363k-character GDPR takes about 6 s on one CPU core. Results are cached on disk by (document sha256,
-``VERSION``) under ``$CHUNKSCOPE_CACHE_DIR/coref`` when that variable is set.
+Speed: only what the rules can use is parsed (``_segments``): for each pronoun, its sentence
+and the ``max_sentences_back`` sentences before it within its section (sentence ends found by a
+regular expression), plus the end of the block that introduces a list for a pronoun in a list
+item; the rest is never parsed (GDPR: 62% of the text is). The pipeline is tok2vec, tagger and
+parser only: noun chunks are read from the fine-grained tags (``noun_chunks``, spaCy's English
+rules) so the attribute ruler is not needed. ``resolve(text, windows=False)`` parses every block
+(the same pairs; tests check it). Results are cached on disk by (document sha256, ``VERSION``)
+under ``$CHUNKSCOPE_CACHE_DIR/coref`` when that variable is set.
 """
 
 from __future__ import annotations
@@ -53,9 +63,9 @@ from typing import Any
 from chunkscope.coref.base import CorefResult, Pair, cached_pairs
 from chunkscope.document import Document, Span
 
-VERSION = "heuristic-2"
-MAX_SENTENCES_BACK = 3
+VERSION = "heuristic-3"
 BATCH_SIZE = 64
+EXCLUDE = ("ner", "lemmatizer", "attribute_ruler")  # spaCy components not needed (noun_chunks reads tags)
 MAX_BLOCK_CHARS = 20_000  # longer blocks (no blank lines) are cut at line ends
 
 # pronoun -> (number, kind): number "sg"/"pl"; kind "thing", "person", "any"
@@ -85,13 +95,39 @@ _COPULAS = frozenset("""be is are was were been being 's seem seems seemed appea
 _MAKE_VERBS = frozenset("make makes made making find finds found consider considers considered deem deems deemed".split())
 SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass"})
 ARG_DEPS = frozenset({"nsubj", "nsubjpass", "dobj", "iobj", "attr", "dative"})
-# salience weights (score = subject bonus - embedded penalty - sentence/token distance penalties)
-SUBJECT_BONUS = 25.0
-EMBEDDED_PENALTY = 10.0
-SENTENCE_PENALTY = 30.0
-TOKEN_PENALTY = 0.4
+
+
+@dataclass(frozen=True)
+class Rules:
+    """The rules' numbers: how far back a candidate may be, and the salience weights
+    (score = subject bonus − embedded-NP penalty − sentence and token distance penalties; a resolved
+    pronoun gets ``pronoun_bonus``). ``RULES`` (shipped) was chosen from ``GRID`` by mean |ΔRC|
+    against Maverick's pairs on the corpus; ``bench/coref_agreement.py`` repeats that choice
+    leaving each document out (``docs/coreference.md``). ``LEGACY`` are the hand-set numbers of
+    the first version (``heuristic-2``)."""
+
+    max_sentences_back: int = 3
+    subject_bonus: float = 25.0
+    embedded_penalty: float = 10.0
+    sentence_penalty: float = 30.0
+    token_penalty: float = 0.4
+    pronoun_bonus: float = 10.0  # a pronoun chain continues its entity (Maverick pairs it with the chain's entity)
+    # a pronoun resolved through a chain is paired with the entity's name repeated closest before it
+    # (as a noun-phrase antecedent always is): Maverick pairs the closest non-pronoun mention of the cluster
+    nearest_mention: bool = False
+
+
+LEGACY = Rules()
+# the values tried when choosing RULES (bench/coref_agreement.py: leave-one-document-out)
+GRID: dict[str, tuple[Any, ...]] = {
+    "subject_bonus": (25.0, 40.0),
+    "sentence_penalty": (15.0, 30.0),
+    "token_penalty": (0.2, 0.4),
+    "pronoun_bonus": (0.0, 10.0),
+    "nearest_mention": (False, True),
+}
+RULES = Rules(subject_bonus=40.0, sentence_penalty=30.0, token_penalty=0.2, pronoun_bonus=0.0, nearest_mention=True)
 CROSS_BLOCK_TOKENS = 40  # token distance counted for a candidate in an earlier block
-PRONOUN_BONUS = 10.0  # a pronoun chain continues its entity (Maverick pairs it with the chain's entity)
 _DETERMINERS = re.compile(r"^(the|a|an|this|that|these|those|such|each|every|any)\s+")
 _PLURAL_ACRONYM = re.compile(r"^[A-Z]{2,}s$")
 _LIST_ITEM = re.compile(r"^\s*(\(?[a-z0-9]{1,4}[).]|[-·•*])\s")
@@ -155,6 +191,120 @@ def _blocks(text: str) -> list[tuple[int, str, str]]:
     return out
 
 
+_NP_DEPS = frozenset({"oprd", "nsubj", "dobj", "nsubjpass", "pcomp", "pobj", "dative", "appos", "attr", "ROOT"})
+_NP_TAGS = NOUN_TAGS | {"PRP", "PRP$", "WP", "EX"}  # the tags the attribute ruler maps to NOUN/PROPN/PRON
+_NOT_PRON_DEPS = frozenset({"det", "quantmod", ""})
+
+
+def _np_head(word: Any) -> bool:
+    """What the pipeline's attribute ruler would tag NOUN, PROPN or PRON: the noun and pronoun tags,
+    and a determiner standing alone ("this", "which", "those"; "that" as a relative)."""
+    tag = word.tag_
+    if tag in _NP_TAGS:
+        return True
+    return tag in ("DT", "WDT") and (word.dep_ not in _NOT_PRON_DEPS or (tag == "WDT" and word.lower_ == "that"))
+
+
+def noun_chunks(sdoc: Any) -> list[Any]:
+    """spaCy's English ``Doc.noun_chunks`` read from the fine-grained tags instead of the coarse POS,
+    so the pipeline can run without its attribute ruler (a sixth of the parse time). Same rules:
+    a noun or pronoun in an NP role (or a conjunct of one) heads the span from its left edge; no nesting."""
+    out = []
+    prev_end = -1
+    for word in sdoc:
+        if word.left_edge.i <= prev_end or not _np_head(word):
+            continue
+        dep = word.dep_
+        if dep not in _NP_DEPS:
+            if dep != "conj":
+                continue
+            head = word.head
+            while head.dep_ == "conj" and head.head.i < head.i:
+                head = head.head
+            if head.dep_ not in _NP_DEPS:
+                continue
+        prev_end = word.i
+        out.append(sdoc[word.left_edge.i: word.i + 1])
+    return out
+
+
+_PRONOUN_RE = re.compile(r"\b(?:" + "|".join(sorted(PRONOUNS, key=len, reverse=True)) + r")\b", re.I)
+_SENT_BOUND = re.compile(r"[.!?][\"')\]]*\s+")  # a sentence end as a regex sees it (conservative: no ; or :)
+INTRO_CHARS = 600  # of a list's introducing block, at most this much (its end) is parsed for an item's pronouns
+
+
+@dataclass
+class _Segment:
+    """A stretch of one block to parse; ``gap``: text before it (since the previous segment) is not parsed;
+    ``reset``: a heading lies in that gap (the section changed)."""
+
+    offset: int
+    text: str
+    kind: str
+    gap: bool
+    reset: bool
+    item: bool  # the block is a list item
+
+
+def _segments(blocks: list[tuple[int, str, str]], back: int) -> list[_Segment]:
+    """The parts of ``blocks`` the rules can use: for each pronoun, from ``back`` sentences
+    before it (within its section; across blocks) to the end of its sentence; for a pronoun in a list
+    item, also the end of the block introducing the list. Overlapping stretches merge."""
+    need: list[list[tuple[int, int]]] = [[] for _ in blocks]
+    sec = 0  # index of the first block of the current section
+    intro = -1  # the last non-item text block of the section
+    for bi, (_off, btxt, kind) in enumerate(blocks):
+        if kind == "heading":
+            sec, intro = bi, -1
+        for m in _PRONOUN_RE.finditer(btxt):
+            p = m.start()
+            # end: the end of the pronoun's sentence
+            e = _SENT_BOUND.search(btxt, m.end())
+            need[bi].append((p, e.start() + 1 if e else len(btxt)))
+            # start: ``back`` sentences back, across the section's earlier blocks
+            left, j, pos = back + 1, bi, p  # sentence starts to go back, own sentence included
+            while True:
+                starts = [0] + [x.end() for x in _SENT_BOUND.finditer(blocks[j][1], 0, pos)]
+                end = pos if j == bi else len(blocks[j][1])
+                if len(starts) >= left or j <= sec:
+                    need[j].append((starts[-left] if len(starts) >= left else 0, end))
+                    break
+                need[j].append((0, end))
+                left -= len(starts)
+                j -= 1
+                pos = len(blocks[j][1])
+            if kind != "heading" and intro >= 0 and intro != bi and _LIST_ITEM.match(btxt):
+                itxt = blocks[intro][1]
+                lo = max(0, len(itxt) - INTRO_CHARS)
+                if lo:
+                    starts = [x.end() for x in _SENT_BOUND.finditer(itxt, lo)]
+                    lo = starts[0] if starts else lo
+                need[intro].append((lo, len(itxt)))
+        if kind == "text" and not _LIST_ITEM.match(btxt):
+            intro = bi
+    out: list[_Segment] = []
+    gap = reset = False  # text since the previous segment was left out / a heading among it
+    for (_off, btxt, kind), spans in zip(blocks, need):
+        if not spans:
+            gap = True
+            reset |= kind == "heading"
+            continue
+        spans.sort()
+        merged: list[list[int]] = []
+        for a, b in spans:
+            if merged and a <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], b)
+            else:
+                merged.append([a, b])
+        for k, (a, b) in enumerate(merged):
+            gap |= bool(btxt[:a].strip()) if k == 0 else True
+            out.append(_Segment(_off + a, btxt[a:b], kind if k == 0 else "text", gap and bool(out), reset,
+                                bool(_LIST_ITEM.match(btxt))))
+            gap = reset = False
+        gap = bool(btxt[merged[-1][1]:].strip())
+    return out
+
+
 def _pleonastic(tok: Any) -> bool:
     if tok.dep_ == "expl":
         return True
@@ -197,7 +347,7 @@ def _candidates(sdoc: Any, offset: int, block: int, sent_base: int) -> tuple[lis
         for t in s:
             sent_of[t.i] = sent_base + k
     cands = []
-    spans = list(sdoc.noun_chunks)
+    spans = noun_chunks(sdoc)
     # possessors ("the data subject's consent") are antecedents too
     spans += [sdoc[t.left_edge.i: t.i + 1] for t in sdoc if t.dep_ == "poss" and t.tag_ in NOUN_TAGS]
     spans.sort(key=lambda sp: (sp.end, sp.start))
@@ -219,8 +369,8 @@ def _candidates(sdoc: Any, offset: int, block: int, sent_base: int) -> tuple[lis
     return cands, sent_of
 
 
-def _norm(text: str, c: _Cand) -> str:
-    return _DETERMINERS.sub("", text[c.start:c.end].lower()).strip()
+def _norm_span(text: str, start: int, end: int) -> str:
+    return _DETERMINERS.sub("", text[start:end].lower()).strip()
 
 
 def _agree(c: _Cand, number: str, kind: str) -> float | None:
@@ -235,27 +385,37 @@ def _agree(c: _Cand, number: str, kind: str) -> float | None:
     return 8.0 if c.person else None
 
 
-def resolve(text: str, nlp: Any = None) -> list[Pair]:
-    """Heuristic entity–pronoun pairs (half-open spans) for English ``text``."""
+def resolve(text: str, nlp: Any = None, windows: bool = True, rules: Rules = RULES) -> list[Pair]:
+    """Heuristic entity–pronoun pairs (half-open spans) for English ``text``.
+
+    ``windows``: parse only what the rules can use (:func:`_segments`); False parses every block
+    (the same rules; kept to check that the windows change nothing that matters)."""
     if nlp is None:
         from chunkscope.nlp import english
 
-        nlp = english(("ner", "lemmatizer"))
+        nlp = english(EXCLUDE)
     work = [b for b in _blocks(text) if b[2] != "skip"]
-    docs = nlp.pipe((b[1] for b in work), batch_size=BATCH_SIZE)
-    parsed = [(off, kind, sdoc) for (off, _t, kind), sdoc in zip(work, docs)]
+    segs = _segments(work, rules.max_sentences_back) if windows else \
+        [_Segment(o, t, k, False, False, bool(_LIST_ITEM.match(t))) for o, t, k in work]
+    return resolve_parsed(text, segs, nlp.pipe((sg.text for sg in segs), batch_size=BATCH_SIZE), rules)
 
+
+def resolve_parsed(text: str, segs: list[_Segment], docs: Any, rules: Rules = RULES) -> list[Pair]:
+    """The rules over parsed segments (``docs``: one spaCy Doc per segment, in order)."""
     pairs: list[Pair] = []
     pool: list[_Cand] = []  # candidates (noun phrases and resolved pronouns) of the current section
     lead: list[_Cand] = []  # candidates of the sentence introducing the current list
     sent_base = 0
-    for bi, (offset, kind, sdoc) in enumerate(parsed):
-        if kind == "heading":
+    for bi, (seg, sdoc) in enumerate(zip(segs, docs)):
+        offset, kind = seg.offset, seg.kind
+        if kind == "heading" or seg.reset:
             pool, lead = [], []
-        is_item = bool(_LIST_ITEM.match(sdoc.text))
+        if seg.gap:  # text left out since the previous segment: its candidates are out of reach
+            sent_base += rules.max_sentences_back + 1
+        is_item = seg.item
         cands, sent_of = _candidates(sdoc, offset, bi, sent_base)
         n_sents = (max(sent_of.values()) - sent_base + 1) if sent_of else 0
-        pool = [c for c in pool if c.sent >= sent_base - MAX_SENTENCES_BACK]
+        pool = [c for c in pool if c.sent >= sent_base - rules.max_sentences_back]
         visible: list[_Cand] = []
         ci = 0
         for tok in sdoc:
@@ -276,12 +436,12 @@ def resolve(text: str, nlp: Any = None) -> list[Pair]:
                 dist_sent = psent - c.sent
                 if c in extra:
                     dist_sent = 1
-                elif dist_sent > MAX_SENTENCES_BACK:
+                elif dist_sent > rules.max_sentences_back:
                     continue
                 if c.pron is not None:
                     if c.pron != (number, pkind):
                         continue
-                    pen = -PRONOUN_BONUS
+                    pen = -rules.pronoun_bonus
                 else:
                     agreed = _agree(c, number, pkind)
                     if agreed is None:
@@ -293,26 +453,27 @@ def resolve(text: str, nlp: Any = None) -> list[Pair]:
                     if c.arg and c.head_i == tok.head.i:
                         continue
                 dist_tok = (tok.i - c.tok) if same_block else CROSS_BLOCK_TOKENS
-                score = (SUBJECT_BONUS if c.subject else 0.0) - (EMBEDDED_PENALTY if c.embedded else 0.0) \
-                    - SENTENCE_PENALTY * dist_sent - TOKEN_PENALTY * dist_tok - pen
+                score = (rules.subject_bonus if c.subject else 0.0) - (rules.embedded_penalty if c.embedded else 0.0) \
+                    - rules.sentence_penalty * dist_sent - rules.token_penalty * dist_tok - pen
                 if best_score is None or score > best_score:
                     best, best_score = c, score
             if best is not None:
-                if best.pron is None:
+                ent = best.ent
+                if best.pron is None or rules.nearest_mention:
                     # the same name repeated closer to the pronoun is the mention Maverick pairs with
-                    key = _norm(text, best)
+                    key = _norm_span(text, *ent)
                     for c in reversed(pool + visible):
-                        if c.start <= best.start:
+                        if c.start <= ent[0]:
                             break
-                        if c.pron is None and _norm(text, c) == key:
-                            best = c
+                        if c.pron is None and _norm_span(text, c.start, c.end) == key:
+                            ent = c.ent
                             break
                 pspan = Span(offset + tok.idx, offset + tok.idx + len(tok.text))
-                pairs.append(Pair(Span(*best.ent), pspan))
+                pairs.append(Pair(Span(*ent), pspan))
                 visible.append(_Cand(
                     start=pspan.start, end=pspan.end, sent=psent, tok=tok.i, block=bi, plural=number == "pl",
                     person=pkind == "person", subject=tok.dep_ in SUBJECT_DEPS, embedded=False, head_i=tok.head.i,
-                    arg=tok.dep_ in ARG_DEPS, ent=best.ent, pron=(number, pkind),
+                    arg=tok.dep_ in ARG_DEPS, ent=ent, pron=(number, pkind),
                 ))
         visible.extend(cands[ci:])
         visible.sort(key=lambda c: c.start)

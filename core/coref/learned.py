@@ -43,12 +43,14 @@ import numpy as np
 
 from chunkscope.coref.base import CorefResult, Pair, cached_pairs
 from chunkscope.coref.heuristic import (
+    EXCLUDE,
     NOUN_TAGS,
     PERSON_NOUNS,
     PRONOUN_TAGS,
     PRONOUNS,
     _pleonastic,
     _plural,
+    noun_chunks,
 )
 from chunkscope.document import Document, Span
 
@@ -161,7 +163,7 @@ def parse(text: str, nlp: Any = None, back: int = WINDOW_BACK) -> Parsed:
     if nlp is None:
         from chunkscope.nlp import english
 
-        nlp = english(("ner", "lemmatizer"))
+        nlp = english(EXCLUDE)
     masked = _masked(text)
     sections = _section_starts(masked)
     wins = _windows(masked, sections, back)
@@ -176,7 +178,7 @@ def parse(text: str, nlp: Any = None, back: int = WINDOW_BACK) -> Parsed:
             for t in s:
                 sent_of[t.i] = sent_base + k
         first_seen: set[int] = set()
-        spans = list(sdoc.noun_chunks)
+        spans = noun_chunks(sdoc)
         spans += [sdoc[t.left_edge.i: t.i + 1] for t in sdoc if t.dep_ == "poss" and t.tag_ in NOUN_TAGS]
         found: list[Mention] = []
         for nc in spans:
