@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from pdf_factory import (
     make_bad_pages_pdf,
+    make_framed_pdf,
     make_one_column_pdf,
     make_pdf,
     make_rotated_pdf,
@@ -106,6 +107,23 @@ def test_bad_pages_warn_and_the_rest_works():
     assert any(w.startswith("page 3: 3,200 text fragments") for w in warns)
     assert d.meta["health"]["pages"][1]["image_coverage"] > 0.5  # a square picture on most of the page
     assert chunk_boxes(d, *_span(d, "The archive keeps"))
+
+
+def test_text_on_a_page_sized_frame_is_not_dropped():
+    """pymupdf4llm takes text on a page-sized filled frame for a picture and drops it (seen on
+    HTML pages printed by Chromium): those pages are converted again without vector graphics."""
+    d = load_bytes(make_framed_pdf(3), "framed.pdf")
+    for k in (1, 2, 3):
+        assert f"Packaging policy, part {'ABC'[k - 1]}" in d.text and f"Page {k} ends its first part." in d.text
+    assert " ".join(d.text.split()).count("The archive keeps every signed contract") == 3 * 3
+    assert [w for w in d.warnings if "converted again ignoring vector graphics" in w] == [
+        "pages 1-3: Markdown conversion kept only 0 of " + d.warnings[0].split(" of ")[1]]
+    assert d.geometry.coverage > 0.98
+    assert not d.meta["health"]["totals"].get("no_text")
+    box = chunk_boxes(d, *_span(d, "Section on interpreters"))
+    assert box and _inside(box[0], 55, 285, 300, 305)
+    # a normal page is converted once, as before: no such warning
+    assert not any("vector graphics" in w for w in load_bytes(make_one_column_pdf(), "one.pdf").warnings)
 
 
 def test_running_headers_that_vary_with_the_chapter():

@@ -304,6 +304,61 @@ def _page_markdown(doc) -> tuple[list[str], list[str], list[int]]:
     return pages, warnings, tables
 
 
+_LOST_SHARE = 0.5  # a page whose Markdown keeps less than this share of the page's letters lost text
+_LOST_MIN = 200  # ... when the page has at least this many letters
+
+
+def _letters(s: str) -> int:
+    return sum(ch.isalnum() for ch in s)
+
+
+def _recover_lost_text(doc, raw_pages: list[str], words: list[list[tuple]] | None, infos: list[tuple],
+                       warnings: list[str]) -> None:
+    """Pages where pymupdf4llm kept less than half of the letters PyMuPDF finds are converted again
+    without vector graphics (``ignore_graphics``): a page-sized filled rectangle behind the text
+    (an HTML page printed with a background, a framed page) makes pymupdf4llm take the whole text
+    area for a picture and drop it. Rotated pages are left to the plain-text fallback. One warning
+    names the pages."""
+    redone: list[tuple[int, int, int]] = []
+    for k, raw in enumerate(raw_pages):
+        if int(infos[k][2]) % 360:
+            continue
+        try:
+            want = (sum(_letters(str(w[4])) for w in words[k]) if words is not None
+                    else _letters(doc[k].get_text("text")))
+        except Exception:
+            continue
+        got = _letters(_PLACEHOLDER.sub("", raw))
+        if want < _LOST_MIN or got >= _LOST_SHARE * want:
+            continue
+        try:
+            chunk = _converter().to_markdown(doc, pages=[k], page_chunks=True, show_progress=False,
+                                             table_strategy=None, ignore_graphics=True)[0]
+            again = chunk.get("text", "") if isinstance(chunk, dict) else str(chunk)
+        except Exception:
+            again = ""
+        if _letters(_PLACEHOLDER.sub("", again)) > got:
+            raw_pages[k] = again
+            redone.append((k + 1, got, want))
+    if redone:
+        got, want = sum(r[1] for r in redone), sum(r[2] for r in redone)
+        warnings.append(f"{_page_list([r[0] for r in redone])}: Markdown conversion kept only {got:,} of {want:,} "
+                        "letters (a large vector graphic behind the text?); converted again ignoring vector "
+                        "graphics (tables there are not detected)")
+
+
+def _page_list(pages: list[int]) -> str:
+    """"page 3" / "pages 1-4, 7" (consecutive pages as ranges)."""
+    spans: list[list[int]] = []
+    for p in pages:
+        if spans and p == spans[-1][1] + 1:
+            spans[-1][1] = p
+        else:
+            spans.append([p, p])
+    text = ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in spans)
+    return ("pages " if len(pages) > 1 else "page ") + text
+
+
 def load_pdf_bytes(data: bytes, filename: str, name: str, *, running: str = "mark",
                    geometry: bool = True) -> Document:
     """Load a PDF. ``running``: what to do with running page headers/footers: ``"mark"`` (default:
@@ -320,6 +375,7 @@ def load_pdf_bytes(data: bytes, filename: str, name: str, *, running: str = "mar
         words = [pdfmap.page_words(page) for page in doc] if geometry else None
         tops = [_edge_lines(w, info) for w, info in zip(words, infos)] if words is not None else None
         raw_pages, warnings, tables = _page_markdown(doc)
+        _recover_lost_text(doc, raw_pages, words, infos, warnings)
         meta = {
             "page_count": doc.page_count,
             "pdf_title": (doc.metadata or {}).get("title") or "",
