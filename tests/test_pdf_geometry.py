@@ -220,3 +220,43 @@ def test_language_override_and_artefact_labels():
     assert extraction_artefact(t, boundary=t.index("Body")) == "extraction: running header"
     assert extraction_artefact(t, block=(0, len(t))) == "extraction: running header"
     assert extraction_artefact(t, block=(0, 9), boundary=t.index("Body") + 5) is None
+
+
+def _words(line: str, y: float = 100.0) -> list[tuple]:
+    out, x = [], 72.0
+    for i, w in enumerate(line.split()):
+        out.append((x, y, x + 6 * len(w), y + 10, w, 0, 0, i))
+        x += 6 * len(w) + 4
+    return out
+
+
+def test_alignment_masks_mark_tags_and_does_not_scatter_letters():
+    from chunkscope.ingest.pdfmap import align_page
+
+    words = _words("the binary package python3 will represent the default")
+    text = "the binary package <mark>`python3`</mark> will represent the default"
+    cm, mappable = align_page(text, words)
+    assert mappable == len("thebinarypackagepython3willrepresentthedefault")
+    p = text.index("python3")
+    assert all(words[cm[i]][4] == "python3" for i in range(p, p + 7))
+    # a sentence the page does not have (the converter made it up or the words were lost) stays
+    # unmapped instead of being matched letter by letter to unrelated words around it
+    words = (_words("Uses the protocol to resolve addresses") + _words("options retrieves time-to-live records", 300)
+             + _words("function will contain an array", 120))
+    text = ("Uses the protocol to resolve addresses\n\nQuirky zebras vex jumping foxes daily.\n\n"
+            "function will contain an array")
+    cm, _ = align_page(text, words)
+    extra = range(text.index("Quirky"), text.index("daily.") + 6)
+    assert not [i for i in extra if i in cm]
+    assert all(text[i].lower() in words[cm[i]][4].lower() for i in cm if text[i].isalnum())
+
+
+def test_health_counts_text_the_converter_dropped():
+    from chunkscope.ingest.health import missing_letters
+
+    words = _words("alpha beta gamma") + _words("delta epsilon", 300)
+    runs = [(0, 16, 1, 72.0, 100.0, 170.0, 110.0)]  # only the first line made it into the Markdown
+    assert missing_letters(words, runs) == (len("deltaepsilon"), len("alphabetagammadeltaepsilon"))
+    assert missing_letters(words, []) == (26, 26) and missing_letters([], runs) == (0, 0)
+    d = load_bytes(make_one_column_pdf(), "one.pdf")
+    assert d.meta["health"]["totals"]["missing_letters"] == 0 and d.meta["health"]["totals"]["letters"] > 200

@@ -32,7 +32,7 @@ _MASK_PATTERNS = [
     re.compile(r"(?<!\S)\[(?=[^\]\n]*\]\()"),  # link opening bracket
     re.compile(r"^#{1,6} ", re.M),  # heading markers
     re.compile(r"^\|[-:| ]+\|$", re.M),  # table separator row
-    re.compile(r"<br>|</?(?:sup|sub|u|b|i|em|strong|code|span)>"),
+    re.compile(r"<br>|</?(?:sup|sub|u|b|i|em|strong|code|span|mark|s|del|ins|small)>"),
     re.compile(r"\|"),
     re.compile(r"^[ \t]*[-*+] (?=\S)", re.M),  # list markers
     re.compile(r"^```.*$", re.M),  # code fences
@@ -107,9 +107,19 @@ def _char_align(tokens: Sequence[_Token], words: Sequence[str], word_ids: Sequen
         b_chars.extend(n)
         b_word.extend([wid] * len(n))
     sm = SequenceMatcher(None, a_chars, b_chars, autojunk=False)
+    got: dict[int, int] = {}
     for blk in sm.get_matching_blocks():
+        if blk.size < 3:  # a letter or two matched across a stretch is noise, not a split word
+            continue
         for k in range(blk.size):
-            char_map.setdefault(a_pos[blk.a + k], b_word[blk.b + k])
+            got.setdefault(a_pos[blk.a + k], b_word[blk.b + k])
+    # a token keeps its characters' words only when most of it matched (else it was text the
+    # other side does not have, matched letter by letter to unrelated words)
+    for t in tokens:
+        hit = [i for i in t.positions if i in got]
+        if len(hit) >= max(2, (len(t.positions) + 1) // 2) or len(t.positions) == len(hit) == 1:
+            for i in hit:
+                char_map.setdefault(i, got[i])
 
 
 def _greedy_anchors(a: Sequence[str], b: Sequence[str], look: int = 24) -> list[tuple[int, int]]:
