@@ -223,10 +223,9 @@ def page_differences(doc: Any, a: ChunkingResult, b: ChunkingResult, limit: int 
             bump(cut, "broken", side)
         for _ent, _pro, cut in split[side] - split[1 - side]:
             bump(cut, "split", side)
-    out = [{"page": pg, "score": sum(st["cuts"]) + 2 * (sum(st["broken"]) + sum(st["split"])), **st}
-           for pg, st in stats.items()]
-    out.sort(key=lambda x: (-x["score"], x["page"]))
-    return out[:limit]
+    scored = sorted(((sum(st["cuts"]) + 2 * (sum(st["broken"]) + sum(st["split"])), pg) for pg, st in stats.items()),
+                    key=lambda x: (-x[0], x[1]))
+    return [{"page": pg, "score": score, **stats[pg]} for score, pg in scored[:limit]]
 
 
 def first_page_of(doc: Any, start: int, end: int) -> int | None:
