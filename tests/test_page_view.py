@@ -62,6 +62,7 @@ def test_page_view_draws_chunks_steps_and_selects(pdf_doc_report):
     charts = at.get("plotly_chart")
     assert len(charts) == 1
     assert "Extraction health" in at.expander[0].label
+    assert next(m.value for m in at.metric if m.label == "text dropped") == "0.0%"
     at.button(key="cs_pv_next").click().run()
     _ok(at)
     assert at.number_input(key="cs_pv_page").value == 2
