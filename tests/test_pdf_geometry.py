@@ -260,3 +260,29 @@ def test_health_counts_text_the_converter_dropped():
     assert missing_letters(words, []) == (26, 26) and missing_letters([], runs) == (0, 0)
     d = load_bytes(make_one_column_pdf(), "one.pdf")
     assert d.meta["health"]["totals"]["missing_letters"] == 0 and d.meta["health"]["totals"]["letters"] > 200
+
+
+def test_a_common_word_stays_on_its_line_when_the_content_stream_is_out_of_order():
+    """A heading drawn after a list whose item the converter dropped: when an alignment pass gave
+    its word "options" the list item's word further down, the line repair moves it back."""
+    from chunkscope.ingest.pdfmap import _key, _repair_lines, markup_mask, md_tokens
+
+    head = _words("dns.resolve4(hostname[, options], callback)", 100)
+    words = _words("options Object ttl", 300) + head + _words("Uses the protocol", 330)
+    text = "## dns.resolve4(hostname[, options], callback)\n\nUses the protocol\n"
+    tokens = md_tokens(text, markup_mask(text))
+    wkeys = [_key(str(w[4])) for w in words]
+    target = {"dnsresolve4hostname": 3, "options": 0, "callback": 5, "uses": 6, "the": 7, "protocol": 8}
+    cm = {i: target[t.key] for t in tokens for i in t.positions}  # "options" matched to the list item
+    _repair_lines(text, tokens, words, wkeys, cm)
+    i = text.index("options")
+    assert {words[cm[j]][4] for j in range(i, i + 7)} == {"options],"}
+    assert cm[text.index("Uses")] == 6 and cm[text.index("dns")] == 3
+    # a Markdown line that wraps onto the next PDF line keeps its words there (not "repaired")
+    words = _words("the archive keeps", 100) + _words("the contract", 114)
+    text = "the archive keeps the contract\n"
+    tokens = md_tokens(text, markup_mask(text))
+    cm = {i: k for k, t in enumerate(tokens) for i in t.positions}
+    before = dict(cm)
+    _repair_lines(text, tokens, words, [_key(str(w[4])) for w in words], cm)
+    assert cm == before
