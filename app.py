@@ -16,7 +16,15 @@ import streamlit as st
 from chunkscope.blocks import blocks_by_kind
 from chunkscope.document import Document
 from ui.analysis import keep_state, seed_from_query
-from ui.common import document_picker, guard, md_escape, render_summary, render_warnings
+from ui.common import (
+    document_picker,
+    guard,
+    language_effect,
+    md_escape,
+    render_summary,
+    render_warnings,
+    take_language_change,
+)
 from ui.nav import inside_page
 from ui.nav import run as run_navigation
 from ui.render import blocks_html, legend_html, views
@@ -68,6 +76,16 @@ def section_analyze(doc: Document) -> None:
     if problem:
         st.error(f"Settings: {md_escape(problem)}")
     report = current_report(doc, settings)
+    if take_language_change(doc):  # the user set the language: re-run what depends on it (RC)
+        from chunkscope.language import language_name
+
+        if report is None and settings is not None and running_job(doc) is None and latest_report(doc) is not None:
+            start_analysis(doc, settings)
+            st.info(f"Language set to {language_name(doc.language)}: re-running the analysis "
+                    f"({md_escape(language_effect(doc.language))})", icon="🔁")
+        elif report is not None:
+            st.info(f"Language set to {language_name(doc.language)}: showing the analysis already made with it.",
+                    icon="🔁")
     label = "Analyze" if report is None or running_job(doc) is not None else "Re-run analysis"
     if st.button(label, type="primary", disabled=settings is None, key="cs_analyze",
                  help="Run every chunker on this document, score the chunkings and pick the adaptive winner. "

@@ -1,13 +1,17 @@
 """PDF page boxes: ingest overhead, mapping coverage, page rendering and overlay time.
 
-    .venv/bin/python bench/pdf.py [--pdf PATH ...] [--repeat 3]
+    .venv/bin/python bench/pdf.py [--pdf PATH ...] [--html PATH ...] [--repeat 3]
 
 1. Ingest of a ~36-page PDF with and without the page-box mapping (``load_pdf_bytes(...,
    geometry=False)``), best of N, alternated in one run: prints the overhead ratio (target <= 1.25).
    Default PDF: GNU libtasn1's manual where the system has it (36 pages), else a 36-page one made
    with ``assets/make_sample_pdf.py --repeat``.
-2. Mapping coverage (mapped / mappable visible characters) of every PDF given (and the samples), and
-   how much of it is the right box (``_right_boxes``: the run's words are inside its box).
+2. Mapping coverage (mapped / mappable visible characters) of every PDF given (and the samples),
+   how much of it is the right box (``_right_boxes``: the run's words are inside
+   its box), and the share of the page's letters the Markdown converter dropped. ``--html PAGE.html``:
+   print an HTML page to PDF with headless Chromium first (e.g. Debian's package docs:
+   /usr/share/doc/nodejs/api/dns.html, /usr/share/doc/ninja-build/manual.html), so PDFs that were
+   never tuned on can be measured on any machine with Chromium.
 3. The page view: rendering one page (cold, then cached) and building two chunkings' overlays
    (layers + Plotly figure) once the page is rendered (target < 0.5 s).
 """
@@ -68,8 +72,9 @@ def _right_boxes(d, blob: bytes) -> float:
     right = total = 0
     with pymupdf.open(stream=blob, filetype="pdf") as pdf:
         words = [pdfmap.page_words(p) for p in pdf]
+    mask = pdfmap.markup_mask(d.text)  # Markdown without ink (link targets, tags) is not on the page
     for r in d.geometry.runs:
-        text = d.text[r[0]:r[1]]
+        text = "".join(" " if mask[i] else d.text[i] for i in range(r[0], r[1]))
         n = len(_alnum(text))
         if not n:
             continue
@@ -81,9 +86,29 @@ def _right_boxes(d, blob: bytes) -> float:
     return right / total if total else 1.0
 
 
+def _printed(pages: list[str]) -> list[Path]:
+    """HTML pages printed to PDF by headless Chromium (skipped, with a note, without it)."""
+    import shutil
+
+    exe = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+    out = []
+    for src in pages:
+        pdf = Path(tempfile.gettempdir()) / f"chunkscope-bench-{Path(src).stem}.pdf"
+        if not pdf.exists():
+            if exe is None:
+                print(f"  (no Chromium: {src} not printed)")
+                continue
+            subprocess.run([exe, "--headless", "--no-sandbox", "--disable-gpu", f"--print-to-pdf={pdf}",
+                            Path(src).resolve().as_uri()], check=False, capture_output=True, timeout=180)
+        if pdf.exists():
+            out.append(pdf)
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--pdf", action="append", default=[], help="more PDFs to measure coverage on")
+    ap.add_argument("--html", action="append", default=[], help="HTML pages to print to PDF (Chromium) and measure")
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
 
@@ -121,7 +146,7 @@ def main() -> int:
     from pdf_factory import make_one_column_pdf, make_pdf, make_running_header_pdf, make_table_pdf, make_two_column_pdf
 
     items = [(p.name, p.read_bytes()) for p in [ROOT / "assets" / "sample_report.pdf", *REAL,
-                                                 *map(Path, args.pdf)] if p.exists()]
+                                                 *map(Path, args.pdf), *_printed(args.html)] if p.exists()]
     items += [("generated: make_pdf(4)", make_pdf(4, blank_pages=(3,))), ("generated: one column", make_one_column_pdf()),
               ("generated: two columns", make_two_column_pdf()), ("generated: table", make_table_pdf()),
               ("generated: chapter headers", make_running_header_pdf())]
@@ -133,9 +158,13 @@ def main() -> int:
         g = d.geometry
         docs[name] = (d, blob)
         left = g.mappable - g.mapped
-        print(f"  {name:<34} {g.coverage:8.2%}  ({g.mapped:,} / {g.mappable:,}; {left} left)  "
-              f"{len(g.runs):,} runs, geometry JSON {len(str(g.to_dict())) / 1024:.0f} KB, "
-              f"right box {_right_boxes(d, blob):.2%}")
+        t = d.meta["health"]["totals"]
+        dropped = t.get("missing_letters", 0) / t["letters"] if t.get("letters") else 0.0
+        redone = next((w.split(":")[0] for w in d.warnings if "converted again" in w), "")
+        print(f"  {name:<40} {len(d.pages):3d} p. {g.coverage:8.2%}  ({g.mapped:,} / {g.mappable:,}; {left} left)  "
+              f"dropped {dropped:5.1%}  {len(g.runs):,} runs, geometry JSON {len(str(g.to_dict())) / 1024:.0f} KB"
+              + f", right box {_right_boxes(d, blob):.2%}"
+              + (f"  [converted again: {redone}]" if redone else ""))
 
     print("\npage view (two chunkings, page 2):")
     from chunkscope.chunkers import registry

@@ -14,9 +14,9 @@ every blank line belongs to the atom before it. Atoms are then grouped into bloc
 - every other paragraph is its own block;
 - a footnote (a line starting ``\\* `` or ``[^n]:``) joins the block before it;
 - a heading (and any headings directly under it) joins the block that follows it;
-- each layout comment (``<!-- PageBreak -->``, ``<!-- PageHeader ... -->``, footers) is a
-  ``layout`` block of its own (as in the paper's reference data); a heading never joins
-  content across one.
+- each layout comment (``<!-- PageBreak -->``, ``<!-- PageHeader ... -->``, footers, page
+  numbers) is a ``layout`` block of its own (as in the paper's reference data); a heading never
+  joins content across one. Any other ``<!-- ... -->`` comment (an XML sample, a note) is content.
 
 When page spans are given, blocks are built page by page and never cross a page boundary.
 Blocks tile the text exactly: consecutive, no gap, no overlap.
@@ -39,7 +39,16 @@ KINDS = ("heading", "paragraph", "group", "list", "table", "figure", "code", "fo
 
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _HEADING = re.compile(r"^\s{0,3}(#+)(?:[ \t]+(.*?))?[ \t]*$")
-_COMMENT = re.compile(r"^\s*<!--")
+# a layout comment: a page break, a running header/footer or a page number as converters write
+# them (pymupdf4llm and our PDF loader: ``<!-- PageBreak -->``, ``<!-- PageHeader: … -->``; Azure
+# Document Intelligence, the paper's corpus: ``<!-- PageFooter="…" -->``, ``<!-- PageNumber="3" -->``;
+# ``<!-- page 12 -->``, ``<!-- 12 of 40 -->``). Any other ``<!-- … -->`` (an XML or HTML sample in
+# the text, an author's note) is document content: it stays in a paragraph like the text around it.
+_COMMENT = re.compile(
+    r"^\s*<!--\s*(?:page[ _-]?(?:break|header|footer|number)\b"
+    r"|(?:page\s*)?[-–]?\s*\d{1,5}\s*[-–]?\s*(?:(?:of|/)\s*\d{1,5}\s*)?-->)",
+    re.IGNORECASE,
+)
 _OPEN_TAG = re.compile(r"^\s*<(table|figure)\b[^>]*>", re.IGNORECASE)
 _FOOTNOTE = re.compile(r"^\s{0,3}(?:\\\*[ \t]|\[\^[^\]\s]+\]:)")
 _BULLET = re.compile(r"^\s*(?:[-*+]|[_*]{0,2}[•·▪●◦‣▸▹○◯–—][_*]{0,2}|\(?\d{1,3}[.)]|\(?[A-Za-z][.)]|\([ivxlcdmIVXLCDM]{1,6}\))[ \t]+\S")

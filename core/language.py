@@ -67,3 +67,28 @@ def detect_language(text: str) -> tuple[str, float]:
 def language_code(text: str) -> str:
     """Just the language code (``"und"`` when unknown)."""
     return detect_language(text)[0]
+
+
+# the languages offered when a user sets a document's language by hand (any ISO 639-1 code works
+# through the API and ``--language``); names for display
+LANGUAGE_NAMES = {
+    "en": "English", "de": "German", "fr": "French", "es": "Spanish", "it": "Italian", "pt": "Portuguese",
+    "nl": "Dutch", "sv": "Swedish", "da": "Danish", "no": "Norwegian", "fi": "Finnish", "pl": "Polish",
+    "cs": "Czech", "ro": "Romanian", "hu": "Hungarian", "el": "Greek", "tr": "Turkish", "ru": "Russian",
+    "uk": "Ukrainian", "ar": "Arabic", "he": "Hebrew", "hi": "Hindi", "zh": "Chinese", "ja": "Japanese",
+    "ko": "Korean", "ga": "Irish", "la": "Latin",
+}
+
+
+def language_name(code: str) -> str:
+    """"German (de)"; the bare code when it has no name here; "unknown" for ``und``."""
+    if not code or code == UNKNOWN:
+        return "unknown"
+    name = LANGUAGE_NAMES.get(code)
+    return f"{name} ({code})" if name else code
+
+
+def rc_available(code: str) -> bool:
+    """References Completeness is computed for English (and for unknown, run as English): the
+    coreference backends (``chunkscope.coref``) skip other languages."""
+    return (code or UNKNOWN) in ("en", UNKNOWN)

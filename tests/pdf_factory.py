@@ -170,3 +170,22 @@ def make_bad_pages_pdf() -> bytes:
     for i in range(3200):
         p3.insert_text((20 + (i % 80) * 7, 30 + (i // 80) * 18), "x", fontsize=4)
     return _save(doc)
+
+
+def make_framed_pdf(pages: int = 2) -> bytes:
+    """Text on a page-sized grey frame with shaded boxes in it (an HTML page printed with a
+    background, like Chromium's print of a Sphinx page): pymupdf4llm takes the text area for a
+    picture unless told to ignore vector graphics."""
+    doc = pymupdf.open()
+    for k in range(1, pages + 1):
+        page = doc.new_page()
+        page.draw_rect(pymupdf.Rect(28, 28, 584, 764), color=None, fill=(0.93, 0.93, 0.93))
+        page.draw_rect(pymupdf.Rect(28, 28, 583, 763), color=None, fill=(1, 1, 1))
+        page.draw_rect(pymupdf.Rect(50, 280, 560, 306), color=None, fill=(0.85, 0.87, 0.89))
+        page.draw_rect(pymupdf.Rect(120, 600, 220, 612), color=None, fill=(0.92, 0.94, 0.95))
+        page.draw_rect(pymupdf.Rect(60, 640, 300, 656), color=None, fill=(0.92, 0.94, 0.95))
+        page.insert_text((60, 100), f"Packaging policy, part {'ABCDEFGH'[k - 1]}", fontsize=14)
+        page.insert_textbox(pymupdf.Rect(60, 120, 550, 270), LOREM + f"Page {k} ends its first part.", fontsize=11)
+        page.insert_text((60, 298), "Section on interpreters", fontsize=12)
+        page.insert_textbox(pymupdf.Rect(60, 320, 550, 560), LOREM * 2, fontsize=11)
+    return _save(doc)

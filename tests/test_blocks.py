@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import corpus_files
+from conftest import CORPUS_DIR, corpus_files
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -164,8 +164,31 @@ def test_blocks_tile_with_pages(text, cuts):
 
 
 # ---- the paper's own block boundaries --------------------------------------------------------
+def _train_files() -> list:
+    d = CORPUS_DIR.parent / "clair-train" / "parsed"
+    return sorted(d.glob("*.json")) if d.is_dir() else []
+
+
+# clair-train documents whose gold boundaries the builder does not reproduce (before and after
+# layout comments were narrowed to page breaks/headers/footers/numbers, with identical blocks):
+# footnotes without the ``\\*`` marker that the paper's parser split apart, reference-list entries and
+# page breaks it kept with the text before. (Loading them keeps the gold blocks: chunkscope.ingest.)
+# Strict: a fix makes these tests fail until the entry is removed.
+TRAIN_KNOWN_MISMATCH = ("EDPB statement", "Provider Guidelines", "The AI Act", "Verification for Internati",
+                        "AI & Algorith")
+
+
+def _gold_params() -> list:
+    out = [pytest.param(p, id="clair-dev:" + p.stem[:40]) for p in corpus_files()]
+    for p in _train_files():
+        known = any(k in p.stem for k in TRAIN_KNOWN_MISMATCH)
+        out.append(pytest.param(p, id="clair-train:" + p.stem[:40], marks=[pytest.mark.xfail(
+            strict=True, reason="known mismatch with the paper's parser (footnotes, reference lists, page breaks)")] if known else []))
+    return out
+
+
 @pytest.mark.corpus
-@pytest.mark.parametrize("path", corpus_files(), ids=lambda p: p.stem[:40])
+@pytest.mark.parametrize("path", _gold_params())
 def test_builder_reproduces_reference_split_points(path):
     data = json.loads(path.read_text(encoding="utf-8"))
     text = data["full_text"]
@@ -176,3 +199,29 @@ def test_builder_reproduces_reference_split_points(path):
     blocks, headings = build_blocks(text, pages)
     assert [b.start for b in blocks[1:]] == data["split_points"]
     assert {h.start for h in headings} >= {t["start"] for t in data["titles"]}
+
+
+def test_only_layout_comments_are_layout_blocks():
+    """Page breaks, running headers/footers and page numbers (as pymupdf4llm, our PDF loader and
+    Azure DI write them) are layout; an XML/HTML comment that is document content is not."""
+    layout = ["<!-- PageBreak -->", "<!-- PageHeader: Appendix A: Copying Information 29 -->",
+              "<!-- PageFooter: page 3 -->", '<!-- PageHeader="EN OJ L, 12.7.2024" -->', '<!-- PageNumber="3" -->',
+              "<!-- page 12 -->", "<!-- 12 of 40 -->", "<!-- 7 -->", "<!-- pagebreak -->"]
+    for c in layout:
+        blocks, _ = kinds_and_texts(f"Before.\n\n{c}\n\n{LONG}\n")
+        assert [k for k, _ in blocks] == ["paragraph", "layout", "paragraph"], c
+    content = ["<!-- the listener of the admin console -->\n<listener port=\"8443\" secure=\"true\"/>",
+               "<!-- TODO: page through the results -->", "<!-- Pages are cached for 12 hours -->",
+               "<!--\n  version 1.2\n-->"]
+    for c in content:
+        blocks, _ = kinds_and_texts(f"## Config\n\n{c}\n\n{LONG}\n")
+        assert "layout" not in [k for k, _ in blocks], c
+        assert any(c in t for _, t in blocks)
+    # a paragraph runs on through a content comment line, but a layout comment still ends it
+    blocks, _ = kinds_and_texts(f"Set the port:\n<!-- default 80 -->\n<port>80</port>\n\n{LONG}\n")
+    assert blocks[0] == ("paragraph", "Set the port:\n<!-- default 80 -->\n<port>80</port>\n\n")
+    blocks, _ = kinds_and_texts(f"Text goes\n<!-- PageBreak -->\n\n{LONG}\n")
+    assert [k for k, _ in blocks][:2] == ["paragraph", "layout"]
+    # inside a code fence nothing is layout (the fence is one code block)
+    blocks, _ = kinds_and_texts("```xml\n<!-- PageBreak -->\n<a/>\n```\n")
+    assert [k for k, _ in blocks] == ["code"]

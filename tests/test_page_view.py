@@ -62,6 +62,7 @@ def test_page_view_draws_chunks_steps_and_selects(pdf_doc_report):
     charts = at.get("plotly_chart")
     assert len(charts) == 1
     assert "Extraction health" in at.expander[0].label
+    assert next(m.value for m in at.metric if m.label == "text dropped") == "0.0%"
     at.button(key="cs_pv_next").click().run()
     _ok(at)
     assert at.number_input(key="cs_pv_page").value == 2
@@ -125,3 +126,67 @@ def test_page_view_opens_on_the_winner_even_when_a_non_candidate_scores_higher(p
     at = _page(doc, report)
     _ok(at)
     assert at.multiselect(key="cs_pv_chunkings").value == ["sentence-5"]
+
+
+def test_html_report_thumbnails_of_the_pages_where_winner_and_runner_up_differ(pdf_doc_report):
+    import re
+
+    from chunkscope.analysis.selection import explain
+    from chunkscope.present import pdfpages
+    from chunkscope.present.html_report import html_report
+    from chunkscope.report import Report
+
+    doc, report = pdf_doc_report
+    ex = explain(report)
+    a, b = report.get(ex.winner), report.get(ex.runner)
+    diffs = pdfpages.page_differences(doc, a, b)
+    assert 1 <= len(diffs) <= 4 and all(d["score"] > 0 for d in diffs)
+    assert [d["score"] for d in diffs] == sorted((d["score"] for d in diffs), reverse=True)
+    assert 3 not in [d["page"] for d in diffs]  # the blank page: nothing differs there
+    # the counts are real: a cut only in one chunking sits on the page the entry names
+    only_a = {ch.start for ch in a.chunks[1:]} - {ch.start for ch in b.chunks[1:]}
+    for d in diffs:
+        assert d["cuts"][0] == sum(1 for p in only_a if doc.page_of(p) == d["page"])
+
+    page = html_report(report, doc)
+    section = page.split("differ most</h2>", 1)[1].split("<h2>All chunkings", 1)[0]
+    figs = section.split('<figure class="cs-thumb">')[1:]
+    assert len(figs) == len(diffs)
+    for d, fig in zip(diffs, figs):
+        assert f"<b>Page {d['page']}</b>" in fig
+        assert fig.count("<svg") == 2 and 'class="cs-chunk"' in fig  # both chunkings, boxes drawn
+    # each page image is embedded once (a CSS background both drawings share), as a small JPEG
+    imgs = re.findall(r"data:image/jpeg;base64,([A-Za-z0-9+/=]+)", section)
+    assert len(imgs) == len(diffs) and "data:image/png" not in section
+    assert all(len(x) < 200_000 for x in imgs)
+    # ids from the report are escaped
+    hostile = Report.from_dict(report.to_dict())
+    for c in hostile.chunkings:
+        c.id = "<i>" + c.id
+    hostile.winner = "<i>" + report.winner
+    if hostile.verdict:
+        hostile.verdict = None
+    page2 = html_report(hostile, doc)
+    assert "<i>" not in page2 and "&lt;i&gt;" in page2 and "differ most" in page2
+
+
+def test_html_report_without_pdf_bytes_draws_blank_pages_and_non_pdf_has_no_section(pdf_doc_report):
+    from chunkscope.analysis import Settings, analyze
+    from chunkscope.ingest import load_bytes
+    from chunkscope.present import pdfpages
+    from chunkscope.present.html_report import html_report
+
+    doc, report = pdf_doc_report
+    with pdfpages._lock:
+        saved = pdfpages._PDFS.pop(doc.sha256)
+    try:
+        page = html_report(report, doc)
+    finally:
+        pdfpages.remember(doc, saved)
+    assert "differ most" in page and "drawn on blank pages" in page and "data:image/jpeg" not in page
+    assert 'class="cs-chunk"' in page
+    md = load_bytes(("# Title\n\n" + "The archive keeps contracts for ten years. " * 40).encode(), "t.md")
+    r = analyze(md, Settings(chunkers=CHUNKERS, candidates=CHUNKERS, coref="none"))
+    for p in (html_report(r, md), html_report(r)):
+        assert "On the page" not in p and "differ most" not in p and "cs-chunk" not in p
+        assert "blank pages" not in p and "page boxes" not in p

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from pdf_factory import (
     make_bad_pages_pdf,
+    make_framed_pdf,
     make_header_painted_last_pdf,
     make_one_column_pdf,
     make_pdf,
@@ -122,6 +123,23 @@ def test_bad_pages_warn_and_the_rest_works():
     assert chunk_boxes(d, *_span(d, "The archive keeps"))
 
 
+def test_text_on_a_page_sized_frame_is_not_dropped():
+    """pymupdf4llm takes text on a page-sized filled frame for a picture and drops it (seen on
+    HTML pages printed by Chromium): those pages are converted again without vector graphics."""
+    d = load_bytes(make_framed_pdf(3), "framed.pdf")
+    for k in (1, 2, 3):
+        assert f"Packaging policy, part {'ABC'[k - 1]}" in d.text and f"Page {k} ends its first part." in d.text
+    assert " ".join(d.text.split()).count("The archive keeps every signed contract") == 3 * 3
+    assert [w for w in d.warnings if "converted again ignoring vector graphics" in w] == [
+        "pages 1-3: Markdown conversion kept only 0 of " + d.warnings[0].split(" of ")[1]]
+    assert d.geometry.coverage > 0.98
+    assert not d.meta["health"]["totals"].get("no_text")
+    box = chunk_boxes(d, *_span(d, "Section on interpreters"))
+    assert box and _inside(box[0], 55, 285, 300, 305)
+    # a normal page is converted once, as before: no such warning
+    assert not any("vector graphics" in w for w in load_bytes(make_one_column_pdf(), "one.pdf").warnings)
+
+
 def test_running_headers_that_vary_with_the_chapter():
     d = load_bytes(make_running_header_pdf(), "run.pdf")
     kinds = d.meta["running_lines"]["by_kind"]
@@ -216,3 +234,69 @@ def test_language_override_and_artefact_labels():
     assert extraction_artefact(t, boundary=t.index("Body")) == "extraction: running header"
     assert extraction_artefact(t, block=(0, len(t))) == "extraction: running header"
     assert extraction_artefact(t, block=(0, 9), boundary=t.index("Body") + 5) is None
+
+
+def _words(line: str, y: float = 100.0) -> list[tuple]:
+    out, x = [], 72.0
+    for i, w in enumerate(line.split()):
+        out.append((x, y, x + 6 * len(w), y + 10, w, 0, 0, i))
+        x += 6 * len(w) + 4
+    return out
+
+
+def test_alignment_masks_mark_tags_and_does_not_scatter_letters():
+    from chunkscope.ingest.pdfmap import align_page
+
+    words = _words("the binary package python3 will represent the default")
+    text = "the binary package <mark>`python3`</mark> will represent the default"
+    cm, mappable = align_page(text, words)
+    assert mappable == len("thebinarypackagepython3willrepresentthedefault")
+    p = text.index("python3")
+    assert all(words[cm[i]][4] == "python3" for i in range(p, p + 7))
+    # a sentence the page does not have (the converter made it up or the words were lost) stays
+    # unmapped instead of being matched letter by letter to unrelated words around it
+    words = (_words("Uses the protocol to resolve addresses") + _words("options retrieves time-to-live records", 300)
+             + _words("function will contain an array", 120))
+    text = ("Uses the protocol to resolve addresses\n\nQuirky zebras vex jumping foxes daily.\n\n"
+            "function will contain an array")
+    cm, _ = align_page(text, words)
+    extra = range(text.index("Quirky"), text.index("daily.") + 6)
+    assert not [i for i in extra if i in cm]
+    assert all(text[i].lower() in words[cm[i]][4].lower() for i in cm if text[i].isalnum())
+
+
+def test_health_counts_text_the_converter_dropped():
+    from chunkscope.ingest.health import missing_letters
+
+    words = _words("alpha beta gamma") + _words("delta epsilon", 300)
+    runs = [(0, 16, 1, 72.0, 100.0, 170.0, 110.0)]  # only the first line made it into the Markdown
+    assert missing_letters(words, runs) == (len("deltaepsilon"), len("alphabetagammadeltaepsilon"))
+    assert missing_letters(words, []) == (26, 26) and missing_letters([], runs) == (0, 0)
+    d = load_bytes(make_one_column_pdf(), "one.pdf")
+    assert d.meta["health"]["totals"]["missing_letters"] == 0 and d.meta["health"]["totals"]["letters"] > 200
+
+
+def test_a_common_word_stays_on_its_line_when_the_content_stream_is_out_of_order():
+    """A heading drawn after a list whose item the converter dropped: when an alignment pass gave
+    its word "options" the list item's word further down, the line repair moves it back."""
+    from chunkscope.ingest.pdfmap import _key, _repair_lines, markup_mask, md_tokens
+
+    head = _words("dns.resolve4(hostname[, options], callback)", 100)
+    words = _words("options Object ttl", 300) + head + _words("Uses the protocol", 330)
+    text = "## dns.resolve4(hostname[, options], callback)\n\nUses the protocol\n"
+    tokens = md_tokens(text, markup_mask(text))
+    wkeys = [_key(str(w[4])) for w in words]
+    target = {"dnsresolve4hostname": 3, "options": 0, "callback": 5, "uses": 6, "the": 7, "protocol": 8}
+    cm = {i: target[t.key] for t in tokens for i in t.positions}  # "options" matched to the list item
+    _repair_lines(text, tokens, words, wkeys, cm)
+    i = text.index("options")
+    assert {words[cm[j]][4] for j in range(i, i + 7)} == {"options],"}
+    assert cm[text.index("Uses")] == 6 and cm[text.index("dns")] == 3
+    # a Markdown line that wraps onto the next PDF line keeps its words there (not "repaired")
+    words = _words("the archive keeps", 100) + _words("the contract", 114)
+    text = "the archive keeps the contract\n"
+    tokens = md_tokens(text, markup_mask(text))
+    cm = {i: k for k, t in enumerate(tokens) for i in t.positions}
+    before = dict(cm)
+    _repair_lines(text, tokens, words, [_key(str(w[4])) for w in words], cm)
+    assert cm == before

@@ -15,7 +15,7 @@ from pathlib import Path
 import streamlit as st
 
 from chunkscope.document import Document
-from chunkscope.ingest import IngestError, load_bytes
+from chunkscope.ingest import IngestError, load_bytes, with_language
 from chunkscope.ingest.summary import document_summary
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -135,6 +135,7 @@ def document_picker() -> Document | None:
                 if error:
                     st.error(error)
     st.session_state[SOURCE_KEY] = source
+    doc = apply_language_override(doc)
     st.session_state[SESSION_KEY] = doc
     st.session_state[PICKED_KEY] = doc.sha256 if doc is not None else None
     st.session_state[ERROR_KEY] = error
@@ -151,9 +152,84 @@ def _summary(sha: str, _doc: Document) -> dict:
     return document_summary(_doc)
 
 
+LANG_OVERRIDE_KEY = "cs_language_override"  # {document sha256: ISO 639-1 code set by hand}
+LANG_CHANGED_KEY = "cs_language_changed"  # sha256 of the document whose language was just changed
+
+
+def apply_language_override(doc: Document | None) -> Document | None:
+    """The document with the language the user set for it (a copy; the loaded one is unchanged),
+    or with its detected language when none was set."""
+    if doc is None:
+        return None
+    code = st.session_state.get(LANG_OVERRIDE_KEY, {}).get(doc.sha256)
+    want = code or doc.meta.get("language_detected", doc.language)
+    return doc if doc.language == want else with_language(doc, code)
+
+
+def _language_changed(sha: str, key: str) -> None:
+    code = st.session_state.get(key)
+    over = dict(st.session_state.get(LANG_OVERRIDE_KEY, {}))
+    if code in (None, "auto"):
+        over.pop(sha, None)
+    else:
+        over[sha] = code
+    st.session_state[LANG_OVERRIDE_KEY] = over
+    st.session_state[LANG_CHANGED_KEY] = sha
+    held = st.session_state.get(SESSION_KEY)
+    if held is not None and held.sha256 == sha:  # every page sees the new language at once
+        st.session_state[SESSION_KEY] = apply_language_override(held)
+
+
+def take_language_change(doc: Document | None) -> bool:
+    """True once after the user changed ``doc``'s language (the Overview then re-runs its analysis)."""
+    if doc is None or st.session_state.get(LANG_CHANGED_KEY) != doc.sha256:
+        return False
+    st.session_state.pop(LANG_CHANGED_KEY, None)
+    return True
+
+
+def language_effect(code: str) -> str:
+    from chunkscope.language import language_name, rc_available
+
+    if rc_available(code):
+        return (f"{language_name(code)}: References Completeness (RC) is computed with the English coreference "
+                "model.")
+    return (f"{language_name(code)}: References Completeness (RC) is not computed (the coreference models are "
+            "English only); the winner is chosen on the other four metrics.")
+
+
+def language_control(doc: Document) -> None:
+    """The detected language and how sure detection is, with a way to set it by hand."""
+    from chunkscope.language import LANGUAGE_NAMES, language_name
+
+    detected = doc.meta.get("language_detected", doc.language)
+    p = doc.meta.get("language_probability")
+    sure = f", {p:.0%} sure" if isinstance(p, (int, float)) and detected != "und" else ""
+    key = f"cs_lang_{doc.sha256[:12]}"
+    chosen = st.session_state.get(LANG_OVERRIDE_KEY, {}).get(doc.sha256)
+    options = ["auto", *sorted({*LANGUAGE_NAMES, detected, *([chosen] if chosen else [])} - {"und"},
+                              key=lambda c: language_name(c))]
+    if st.session_state.get(key) not in options:
+        st.session_state[key] = chosen or "auto"
+    left, right = st.columns([1, 2])
+    left.selectbox(
+        "Document language", options, key=key, on_change=_language_changed, args=(doc.sha256, key),
+        format_func=lambda c: (f"detected: {language_name(detected)}{sure}" if c == "auto"
+                               else f"{language_name(c)}, set by hand"),
+        help="Detected from the prose (tables, code and numbers left out). Set it by hand when detection is "
+             "wrong: References Completeness depends on it (the coreference models are English); blocks, "
+             "sentences and chunks do not. Changing it re-runs the analysis.")
+    lines = [language_effect(doc.language)]
+    if "language_detected" in doc.meta:
+        lines.insert(0, f"Set by hand (detected {language_name(detected)}{sure}).")
+    elif isinstance(p, (int, float)) and detected != "und" and p < 0.8:
+        lines.insert(0, f"Detection is unsure ({p:.0%}): check it.")
+    right.caption(" ".join(md_escape(x) for x in lines))
+
+
 def render_summary(doc: Document) -> dict:
     """The same facts as ``chunkscope ingest``, as metrics; returns the summary dict (cached by sha256)."""
-    s = _summary(doc.sha256 + doc.name, doc)
+    s = _summary(doc.sha256 + doc.name + doc.language, doc)
     st.subheader(doc.name, anchor=False)
     cols = st.columns(7)
     cols[0].metric("Format", s["format"])
@@ -163,10 +239,7 @@ def render_summary(doc: Document) -> dict:
     cols[4].metric("Pages", s["pages"] or "none")
     cols[5].metric("Blocks", f"{s['blocks']:,}")
     cols[6].metric("Headings", f"{s['headings']:,}")
-    if s["language"] not in ("en", "und"):
-        st.caption(
-            f"Detected language: {s['language']}. References Completeness uses an English coreference model."
-        )
+    language_control(doc)
     if doc.meta.get("health"):  # PDFs: what the parser got wrong, before any chunking
         from ui.pdfview import render_health
 

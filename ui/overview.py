@@ -259,8 +259,8 @@ def timings_line(t: dict[str, float]) -> str:
 
 
 @st.cache_data(show_spinner="Building the HTML report…", max_entries=8)
-def _html(key: str, _report: Report) -> str:
-    return html_report.html_report(_report)
+def _html(key: str, _report: Report, _doc: Document | None = None) -> str:
+    return html_report.html_report(_report, _doc)
 
 
 def _jsonl_text(report: Report, doc: Document) -> str:
@@ -290,7 +290,7 @@ def exports(report: Report, doc: Document) -> None:
         else:
             c2.button("Winning chunks (JSONL)", disabled=True, help="no winner", key="cs_dl_jsonl_off")
     with c3, guard("The HTML report"):
-        c3.download_button("HTML report (offline)", data=lambda: _html(key, report), file_name=f"{stem}.report.html",
+        c3.download_button("HTML report (offline)", data=lambda: _html(key, report, doc), file_name=f"{stem}.report.html",
                            mime="text/html", key="cs_dl_html", on_click="ignore",
                            help="self-contained: winner, leaderboard, radar, problem counts, settings")
 

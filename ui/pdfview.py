@@ -34,6 +34,7 @@ def health_rows(h: dict[str, Any]) -> pd.DataFrame:
         rows.append({
             "page": p.get("page"), "chars": p.get("chars"),
             "mapped": None if p.get("coverage") is None else round(100 * p["coverage"], 1),
+            "dropped": round(100 * p["missing_letters"] / p["letters"], 1) if p.get("letters") else None,
             "images %": round(100 * float(p.get("image_coverage") or 0)),
             "running lines": ", ".join(p.get("running", [])),
             "hyphenated": p.get("hyphenated"),
@@ -53,9 +54,13 @@ def render_health(doc: Document, expanded: bool = False, key: str = "cs_health")
     cov = h.get("coverage")
     head = (f"Extraction health: {len(warns)} warning(s)" if warns else "Extraction health: no warnings")
     with st.expander(head, expanded=expanded):
-        c1, c2, c3, c4 = st.columns(4)
+        c1, c5, c2, c3, c4 = st.columns(5)
         c1.metric("page boxes", "–" if cov is None else f"{cov:.1%}",
                   help="visible characters of the Markdown mapped back to a box on the page")
+        letters = t.get("letters") or 0
+        c5.metric("text dropped", f"{(t.get('missing_letters') or 0) / letters:.1%}" if letters else "–",
+                  help="letters PyMuPDF finds on the pages that are not in the Markdown (the converter left "
+                       "them out: text on shaded backgrounds taken for pictures)")
         mode = (h.get("running_lines") or {}).get("mode", "mark")
         c2.metric("running lines", t.get("running_lines", 0),
                   help="running headers/footers found (page numbers, chapter titles); "
@@ -70,7 +75,8 @@ def render_health(doc: Document, expanded: bool = False, key: str = "cs_health")
         df = health_rows(h)
         if not df.empty:
             st.dataframe(df, hide_index=True, width="stretch", height=min(280, 38 + 35 * len(df)),
-                         column_config={"mapped": st.column_config.NumberColumn("mapped %", format="%.1f")})
+                         column_config={"mapped": st.column_config.NumberColumn("mapped %", format="%.1f"),
+                                        "dropped": st.column_config.NumberColumn("dropped %", format="%.1f")})
         bad = [p["page"] for p in h.get("pages", []) if p.get("warnings")]
         if bad:
             cols = st.columns(min(8, len(bad)))

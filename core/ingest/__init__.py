@@ -32,6 +32,7 @@ __all__ = [
     "load_bytes",
     "load_document",
     "resolve_max_bytes",
+    "with_language",
 ]
 
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024
@@ -165,6 +166,35 @@ def _label_gold_blocks(doc: Document) -> None:
         doc.meta["block_kinds"] = "gold (chunkscope.blocks disagrees with split_points)"
 
 
+def _set_language(doc: Document, language: str | None) -> None:
+    detected = doc.meta.get("language_detected", doc.language)
+    code = (language or "").strip().lower()
+    if code and code != detected:
+        doc.meta["language_detected"] = detected
+        doc.language = code
+    else:  # back to the detected language
+        doc.meta.pop("language_detected", None)
+        doc.language = detected
+
+
+def with_language(doc: Document, language: str | None) -> Document:
+    """A copy of ``doc`` whose language is ``language`` (ISO 639-1 code, set by hand) or, with
+    None / "" / the detected code, the detected one again. ``doc`` is not changed.
+
+    The detected language is kept in ``meta["language_detected"]`` while an override is in force
+    and its probability stays in ``meta["language_probability"]``. The language is part of
+    ``Document.fingerprint``, so every cached result of the old language (an analysis, RC) is
+    recomputed, never reused. What depends on it: References Completeness (the coreference
+    models are English: RC is not computed for another language) and the retrieval check's
+    BM25 stop words; blocks, sentences and chunks do not."""
+    import copy
+
+    out = copy.copy(doc)
+    out.meta = dict(doc.meta)
+    _set_language(out, language)
+    return out
+
+
 def load_bytes(data: bytes, filename: str, max_bytes: int | None = None, *, name: str | None = None,
                running: str = "mark", language: str | None = None) -> Document:
     """Load an uploaded file's bytes. ``filename`` decides the format (see module doc).
@@ -204,9 +234,7 @@ def load_bytes(data: bytes, filename: str, max_bytes: int | None = None, *, name
         doc.language = lang
         doc.meta["language_probability"] = round(prob, 4)
     if language:
-        doc.meta["language_detected"] = doc.language
-        doc.language = language.strip().lower()
-        doc.meta.pop("language_probability", None)
+        _set_language(doc, language)
     doc.meta.setdefault("bytes", len(data))
     doc.meta["filename"] = filename
     doc.meta["parse_seconds"] = round(time.perf_counter() - t0, 4)

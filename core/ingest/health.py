@@ -5,7 +5,8 @@ Computed at ingest (``chunkscope.ingest.pdf``) and kept in ``Document.meta["heal
     {"pages": [{"page": 1, "chars": 1834, "image_coverage": 0.0, "no_text": false,
                 "running": ["header: chapter + page number"], "hyphenated": 2,
                 "tables_detected": 1, "tables_markdown": 1, "order_jumps": 0,
-                "coverage": 0.998, "rotation": 0, "words": 310, "warnings": [...]}, ...],
+                "coverage": 0.998, "missing_letters": 0, "letters": 1502, "rotation": 0, "words": 310,
+                "warnings": [...]}, ...],
      "coverage": 0.997, "mapped": 13991, "mappable": 13999,
      "running_lines": {...}, "warnings": ["page 3: no text layer (scanned?)", ...],
      "totals": {"chars": ..., "hyphenated": ..., "tables_detected": ..., "tables_markdown": ...}}
@@ -66,6 +67,28 @@ def order_jumps(runs: Sequence[Sequence[Any]], height: float) -> int:
     return jumps
 
 
+_MISSING = 0.1  # share of a page's letters not in the Markdown above which a page warns
+_MISSING_MIN = 200  # ... when the page has at least this many letters
+
+
+def missing_letters(words: Sequence[Sequence[Any]], runs: Sequence[Sequence[Any]]) -> tuple[int, int]:
+    """(letters of the page's words that no run of the Markdown covers, letters of all words):
+    text PyMuPDF finds on the page that the Markdown converter dropped. A word counts as covered
+    when its centre lies in a run's box (a run is a line part: a word missing inside a mapped
+    line is not seen, so this is a lower bound)."""
+    boxes = [(r[3], r[4], r[5], r[6]) for r in runs]
+    missing = total = 0
+    for w in words:
+        n = sum(ch.isalnum() for ch in str(w[4]))
+        if not n:
+            continue
+        total += n
+        cx, cy = (w[0] + w[2]) / 2, (w[1] + w[3]) / 2
+        if not any(x0 - 1 <= cx <= x1 + 1 and y0 - 1 <= cy <= y1 + 1 for x0, y0, x1, y1 in boxes):
+            missing += n
+    return missing, total
+
+
 def pdf_health(pdf, page_texts: Sequence[str], tables: Sequence[int], running: Any,
                geometry: Any, words: Sequence[Sequence[Any]] | None,
                infos: Sequence[Sequence[float]] = ()) -> dict[str, Any]:
@@ -99,6 +122,8 @@ def pdf_health(pdf, page_texts: Sequence[str], tables: Sequence[int], running: A
             if geometry is not None and k < len(geometry.page_coverage):
                 m, n = geometry.page_coverage[k]
                 p["coverage"] = round(m / n, 4) if n else None
+                lost, letters = missing_letters(wk, runs_by_page.get(no, []))
+                p["missing_letters"], p["letters"] = lost, letters
             if info[0] <= 0 or info[1] <= 0:
                 p["warnings"].append("zero-size page")
             if p["no_text"]:
@@ -112,6 +137,9 @@ def pdf_health(pdf, page_texts: Sequence[str], tables: Sequence[int], running: A
                     f"{p['tables_detected']} table(s) detected, {p['tables_markdown']} came out as Markdown tables")
             if p["order_jumps"] >= _JUMPS:
                 p["warnings"].append(f"extracted order jumps around the page {p['order_jumps']} times (columns?)")
+            if p.get("letters", 0) >= _MISSING_MIN and p["missing_letters"] > _MISSING * p["letters"]:
+                p["warnings"].append(f"{p['missing_letters'] / p['letters']:.0%} of the page's text is not in the "
+                                     "Markdown (the converter dropped it: code or lists on shaded backgrounds?)")
             cov = p.get("coverage")
             if cov is not None and cov < 0.9 and p["chars"] > 50:
                 p["warnings"].append(f"only {cov:.0%} of the text mapped back to the page")
@@ -120,7 +148,8 @@ def pdf_health(pdf, page_texts: Sequence[str], tables: Sequence[int], running: A
         warnings.extend(f"page {no}: {w}" for w in p["warnings"])
         pages.append(p)
     totals = {key: sum(int(p.get(key) or 0) for p in pages)
-              for key in ("chars", "hyphenated", "tables_detected", "tables_markdown")}
+              for key in ("chars", "hyphenated", "tables_detected", "tables_markdown", "missing_letters",
+                          "letters")}
     totals["running_lines"] = sum(len(p.get("running", [])) for p in pages)
     totals["no_text_pages"] = sum(1 for p in pages if p.get("no_text"))
     out: dict[str, Any] = {"pages": pages, "warnings": warnings, "totals": totals}
@@ -147,6 +176,9 @@ def format_health(h: dict[str, Any], max_warnings: int = 20) -> str:
     lines.append(f"hyphenated  {t.get('hyphenated', 0)} line break(s) inside words")
     if t.get("no_text_pages"):
         lines.append(f"no text     {t['no_text_pages']} page(s)")
+    if t.get("letters") and t.get("missing_letters"):
+        lines.append(f"missing     {t['missing_letters'] / t['letters']:.1%} of the letters on the pages are not in "
+                     f"the Markdown ({t['missing_letters']:,} / {t['letters']:,})")
     ws = h.get("warnings", [])
     for w in ws[:max_warnings]:
         lines.append(f"health      {w}")

@@ -304,6 +304,72 @@ def _page_markdown(doc) -> tuple[list[str], list[str], list[int]]:
     return pages, warnings, tables
 
 
+_LOST_SHARE = 0.5  # a page whose Markdown keeps less than this share of the page's letters lost text
+_LOST_MIN = 200  # ... when the page has at least this many letters
+_LOST_NO_TABLE = 0.9  # the same on a page without a detected table
+
+
+def _letters(s: str) -> int:
+    return sum(ch.isalnum() for ch in s)
+
+
+def _ink_letters(md: str) -> int:
+    """Letters of a page's Markdown that have ink (link targets, tags and placeholders left out)."""
+    mask = pdfmap.markup_mask(md)
+    return sum(1 for i, ch in enumerate(md) if not mask[i] and ch.isalnum())
+
+
+def _recover_lost_text(doc, raw_pages: list[str], words: list[list[tuple]] | None, infos: list[tuple],
+                       warnings: list[str], tables: list[int] | None = None) -> None:
+    """Pages where pymupdf4llm dropped text PyMuPDF finds are converted again without vector
+    graphics (``ignore_graphics``): a page-sized filled rectangle behind the text (an HTML page
+    printed with a background, a framed page) makes it take the whole text area for a picture,
+    shaded code blocks and list items lose their text the same way. Redone: pages that kept less
+    than half of their letters, and pages without a detected table that kept less than
+    ``_LOST_NO_TABLE`` (without graphics pymupdf4llm detects no table: a page with one keeps its
+    first conversion unless it lost half). Rotated pages are left to the plain-text fallback. One
+    warning names the pages."""
+    redone: list[tuple[int, int, int]] = []
+    for k, raw in enumerate(raw_pages):
+        if int(infos[k][2]) % 360:
+            continue
+        try:
+            want = (sum(_letters(str(w[4])) for w in words[k]) if words is not None
+                    else _letters(doc[k].get_text("text")))
+        except Exception:
+            continue
+        got = _ink_letters(_PLACEHOLDER.sub("", raw))
+        share = _LOST_SHARE if tables and k < len(tables) and tables[k] else _LOST_NO_TABLE
+        if want < _LOST_MIN or got >= share * want:
+            continue
+        try:
+            chunk = _converter().to_markdown(doc, pages=[k], page_chunks=True, show_progress=False,
+                                             table_strategy=None, ignore_graphics=True)[0]
+            again = chunk.get("text", "") if isinstance(chunk, dict) else str(chunk)
+        except Exception:
+            again = ""
+        if _ink_letters(_PLACEHOLDER.sub("", again)) > got + 0.05 * want:
+            raw_pages[k] = again
+            redone.append((k + 1, got, want))
+    if redone:
+        got, want = sum(r[1] for r in redone), sum(r[2] for r in redone)
+        warnings.append(f"{_page_list([r[0] for r in redone])}: Markdown conversion kept only {got:,} of {want:,} "
+                        "letters (text on a shaded background taken for a picture?); converted again ignoring "
+                        "vector graphics (tables there are not detected)")
+
+
+def _page_list(pages: list[int]) -> str:
+    """"page 3" / "pages 1-4, 7" (consecutive pages as ranges)."""
+    spans: list[list[int]] = []
+    for p in pages:
+        if spans and p == spans[-1][1] + 1:
+            spans[-1][1] = p
+        else:
+            spans.append([p, p])
+    text = ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in spans)
+    return ("pages " if len(pages) > 1 else "page ") + text
+
+
 def load_pdf_bytes(data: bytes, filename: str, name: str, *, running: str = "mark",
                    geometry: bool = True) -> Document:
     """Load a PDF. ``running``: what to do with running page headers/footers: ``"mark"`` (default:
@@ -321,6 +387,7 @@ def load_pdf_bytes(data: bytes, filename: str, name: str, *, running: str = "mar
         reading = [pdfmap.reading_order(w) for w in words] if words is not None else None
         tops = [_edge_lines(w, info) for w, info in zip(words, infos)] if words is not None else None
         raw_pages, warnings, tables = _page_markdown(doc)
+        _recover_lost_text(doc, raw_pages, words, infos, warnings, tables)
         meta = {
             "page_count": doc.page_count,
             "pdf_title": (doc.metadata or {}).get("title") or "",

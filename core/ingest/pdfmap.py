@@ -32,7 +32,7 @@ _MASK_PATTERNS = [
     re.compile(r"(?<!\S)\[(?=[^\]\n]*\]\()"),  # link opening bracket
     re.compile(r"^#{1,6} ", re.M),  # heading markers
     re.compile(r"^\|[-:| ]+\|$", re.M),  # table separator row
-    re.compile(r"<br>|</?(?:sup|sub|u|b|i|em|strong|code|span)>"),
+    re.compile(r"<br>|</?(?:sup|sub|u|b|i|em|strong|code|span|mark|s|del|ins|small)>"),
     re.compile(r"\|"),
     re.compile(r"^[ \t]*[-*+] (?=\S)", re.M),  # list markers
     re.compile(r"^```.*$", re.M),  # code fences
@@ -107,9 +107,19 @@ def _char_align(tokens: Sequence[_Token], words: Sequence[str], word_ids: Sequen
         b_chars.extend(n)
         b_word.extend([wid] * len(n))
     sm = SequenceMatcher(None, a_chars, b_chars, autojunk=False)
+    got: dict[int, int] = {}
     for blk in sm.get_matching_blocks():
+        if blk.size < 3:  # a letter or two matched across a stretch is noise, not a split word
+            continue
         for k in range(blk.size):
-            char_map.setdefault(a_pos[blk.a + k], b_word[blk.b + k])
+            got.setdefault(a_pos[blk.a + k], b_word[blk.b + k])
+    # a token keeps its characters' words only when most of it matched (else it was text the
+    # other side does not have, matched letter by letter to unrelated words)
+    for t in tokens:
+        hit = [i for i in t.positions if i in got]
+        if len(hit) >= max(2, (len(t.positions) + 1) // 2) or len(t.positions) == len(hit) == 1:
+            for i in hit:
+                char_map.setdefault(i, got[i])
 
 
 def _greedy_anchors(a: Sequence[str], b: Sequence[str], look: int = 24) -> list[tuple[int, int]]:
@@ -201,8 +211,48 @@ def align_page(text: str, words: Sequence[Sequence[Any]]) -> tuple[dict[int, int
             assign(t, min(cands, key=lambda j: abs(words[j][1] - y)))
         if t.word is not None and t.word >= 0:
             prev = t.word
+    _repair_lines(text, tokens, words, wkeys, char_map)
     _fill_punctuation(text, mask, char_map)
     return char_map, mappable
+
+
+def _repair_lines(text: str, tokens: Sequence[_Token], words: Sequence[Sequence[Any]], wkeys: Sequence[str],
+                  char_map: dict[int, int]) -> None:
+    """A token matched to a same-key word far from the rest of its Markdown line (more than three
+    word heights from where most of the line's characters sit: a common word such as "options"
+    taken from a list item when the heading holding it was drawn later in the content stream)
+    moves to the word with its key on that line, when there is one."""
+    line_no = 0
+    by_line: dict[int, list[_Token]] = {}
+    last = 0
+    for t in tokens:
+        line_no += text.count("\n", last, t.positions[0])
+        last = t.positions[0]
+        by_line.setdefault(line_no, []).append(t)
+    for toks in by_line.values():
+        placed = [(t, char_map.get(t.positions[0])) for t in toks]
+        weight: dict[float, int] = {}
+        for t, w in placed:
+            if w is not None:
+                y = round(float(words[w][1]))
+                weight[y] = weight.get(y, 0) + len(t.positions)
+        if len(weight) < 2:
+            continue
+        y_main = max(weight, key=lambda y: weight[y])
+        if 2 * weight[y_main] < sum(weight.values()):
+            continue
+        for t, w in placed:
+            if w is None or not any(ch.isalnum() for ch in t.key):
+                continue
+            height = max(1.0, float(words[w][3]) - float(words[w][1]))
+            if abs(float(words[w][1]) - y_main) <= 3 * height:
+                continue
+            cands = [j for j, k in enumerate(wkeys) if k == t.key and abs(float(words[j][1]) - y_main) <= 0.5 * height]
+            if len(cands) == 1:
+                for i in t.positions:
+                    if char_map.get(i) == w:
+                        char_map[i] = cands[0]
+                t.word = cands[0]
 
 
 def _fill_punctuation(text: str, mask: bytearray, char_map: dict[int, int], reach: int = 3) -> None:

@@ -31,10 +31,12 @@ def format_summary(doc: Document, summary: dict[str, Any] | None = None, max_hea
     s = summary or document_summary(doc)
     kinds = ", ".join(f"{k} {n}" for k, n in s["blocks_by_kind"].items())
     lang = s["language"]
-    if "language_probability" in doc.meta and lang != "und":
-        lang += f" (p={doc.meta['language_probability']:.2f})"
+    p = doc.meta.get("language_probability")
     if "language_detected" in doc.meta:
-        lang += f" (set by hand; detected {doc.meta['language_detected']})"
+        det = doc.meta["language_detected"]
+        lang += f" (set by hand; detected {det}" + (f", p={p:.2f})" if p is not None and det != "und" else ")")
+    elif p is not None and lang != "und":
+        lang += f" (p={p:.2f})"
     lines = [
         f"name        {s['name']}",
         f"format      {s['format']}",

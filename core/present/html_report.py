@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import html
 import json
 from typing import Any
@@ -88,8 +89,59 @@ def leaderboard_rows(report: Report) -> list[dict[str, Any]]:
     return rows
 
 
-def html_report(report: Report) -> str:
-    """A self-contained HTML page (plotly.js inlined once) a stakeholder can open offline."""
+def _pages_section(report: Report, doc: Any, winner: str | None, runner: str | None) -> str:
+    """For a PDF: thumbnails of the pages where the winner and the runner-up differ most, both
+    chunkings' boxes drawn (``pdfpages``); "" for other documents or without a runner-up."""
+    from chunkscope.present import pdfpages
+
+    if doc is None or getattr(doc, "source_format", "") != "pdf" or not winner or not runner:
+        return ""
+    e = html.escape
+    if getattr(doc, "geometry", None) is None:
+        return ('<h2>On the page</h2><p class="muted">This PDF document has no page boxes (loaded from JSON '
+                'written before page boxes existed): no page thumbnails.</p>')
+    a, b = report.get(winner), report.get(runner)
+    if a is None or b is None:
+        return ""
+    diffs = pdfpages.page_differences(doc, a, b, limit=4)
+    head = f"<h2>On the page: where {e(winner)} and {e(runner)} differ most</h2>"
+    if not diffs:
+        return head + '<p class="muted">They cut every page the same way and have the same problems.</p>'
+    styles, figs, blank = [], [], False
+    for k, dpage in enumerate(diffs):
+        pg = dpage["page"]
+        img = pdfpages.render_thumbnail(doc, pg)
+        cls = ""
+        if img is not None:
+            cls = f"cs-pg{k}"
+            styles.append(f".{cls}{{background-image:url(data:image/jpeg;base64,"
+                          f"{base64.b64encode(img[0]).decode('ascii')})}}")
+        else:
+            blank = True
+        cells = []
+        for c in (a, b):
+            svg = pdfpages.page_svg(pdfpages.page_layers(doc, c, pg), image_class=cls,
+                                    title=f"{c.id}, page {pg}")
+            cells.append(f'<div><div class="muted"><b>{e(c.id)}</b></div>{svg}</div>')
+        parts = [f"{dpage['cuts'][0]} cut(s) only in {e(winner)}, {dpage['cuts'][1]} only in {e(runner)}"]
+        for key, label in (("broken", "broken block(s)"), ("split", "split pair(s)")):
+            if any(dpage[key]):
+                parts.append(f"{label}: {dpage[key][0]} only in {e(winner)}, {dpage[key][1]} only in {e(runner)}")
+        figs.append(f'<figure class="cs-thumb"><figcaption><b>Page {pg}</b> · {"; ".join(parts)}</figcaption>'
+                    f'<div class="cs-pair">{"".join(cells)}</div></figure>')
+    note = (' The PDF itself was not at hand when this report was written: the boxes are drawn on blank pages.'
+            if blank else "")
+    return (head + f'<p class="muted">The {len(diffs)} page(s) where their cuts (a cut one makes and the other '
+            'does not) and problems differ most. One translucent colour per chunk, its number at its first box; '
+            'dashed orange-red: a broken block, ✂ its cut; P1, P2…: both mentions of a split pair.' + note + "</p>"
+            + (f"<style>{''.join(styles)}</style>" if styles else "") + "".join(figs))
+
+
+def html_report(report: Report, doc: Any = None) -> str:
+    """A self-contained HTML page (plotly.js inlined once) a stakeholder can open offline.
+
+    ``doc``: the analysed Document; for a PDF with page boxes the report adds thumbnails of the
+    pages where the winner and the runner-up differ most, with their chunks' boxes drawn."""
     d = report.document
     e = html.escape
     ok_ids = [c.id for c in report.ranked]
@@ -117,6 +169,7 @@ def html_report(report: Report) -> str:
     warn = "".join(f"<li>{e(w)}</li>" for w in report.warnings)
     flags = ", ".join(e(f) for f in ex.flags) or "none"
     cautions = "".join(f'<p class="warn">⚠️ {e(w)}</p>' for w in ex.warnings)
+    pages = _pages_section(report, doc, ex.winner or report.winner, ex.runner)
     return f"""<!doctype html><html lang="en"><head><meta charset="utf-8">
 <title>ChunkScope report: {e(d.get('name', ''))}</title>
 <style>
@@ -128,6 +181,7 @@ th{{background:#f2f2f2}} td:first-child,td:nth-child(2){{text-align:left}}
 .card{{border:2px solid #009E73;border-radius:10px;padding:1em 1.4em;margin:1em 0}}
 .muted{{color:#888;font-size:13px}} .warn{{border-left:4px solid #D55E00;padding:.2em .6em;margin:.4em 0}} pre{{font-size:12px;overflow:auto}}
 .verdict{{padding:.3em .6em;border-left:4px solid #009E73}} .verdict.tie{{border-left-color:#E69F00}}
+.cs-thumb{{margin:1em 0}} .cs-pair{{display:grid;grid-template-columns:repeat(2,minmax(0,420px));gap:12px}}
 </style></head><body>
 <h1>ChunkScope report</h1>
 <p class="muted">{e(d.get('name', ''))} · {d.get('chars', 0):,} characters · {d.get('tokens', 0):,} o200k tokens ·
@@ -140,6 +194,7 @@ sha256 {e(str(d.get('sha256', ''))[:16])}…</p>
 <p class="muted">± half the 95% interval of each metric and score: a bootstrap over the document's blocks
 (hover a ± for the interval). The verdict compares chunkings on the same resamples.</p>
 <h2>{"Winner vs runner-up" if ex.runner else "Winner"}{(": " + e(ex.winner or "") + " vs " + e(ex.runner)) if ex.runner else ""}</h2>{radar}
+{pages}
 <h2>All chunkings</h2>{radar_all}
 <h2>Chunk sizes</h2>{sizes}
 <h2>Settings</h2><pre>{settings}</pre>

@@ -9,6 +9,8 @@
   blocks with their cut, split pairs' mentions.
 - ``page_svg(...)``: the page image with the layers as an SVG overlay (HTML; everything escaped).
 - ``page_figure(...)``: the same as a Plotly figure whose chunk markers can be clicked.
+- ``page_differences(doc, a, b)``: the pages where two chunkings differ most (the HTML report's
+  thumbnails, drawn with ``page_svg`` on ``render_thumbnail`` JPEGs).
 """
 
 from __future__ import annotations
@@ -89,6 +91,31 @@ def render_page(doc: Any, page: int, zoom: float = DEFAULT_ZOOM) -> tuple[bytes,
         return None
 
 
+THUMB_ZOOM = 0.75  # 54 dpi: a page is ~460 px wide, its JPEG ~20-60 KB
+
+
+@lru_cache(maxsize=24)
+def _render_jpeg(key: str, page: int, zoom: float, quality: int, data: bytes) -> tuple[bytes, int, int]:
+    import pymupdf
+
+    with pymupdf.open(stream=data, filetype="pdf") as pdf:
+        pix = pdf[page - 1].get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), alpha=False)
+        return pix.tobytes("jpg", jpg_quality=quality), pix.width, pix.height
+
+
+def render_thumbnail(doc: Any, page: int, zoom: float = THUMB_ZOOM, quality: int = 70
+                     ) -> tuple[bytes, int, int] | None:
+    """(JPEG bytes, width px, height px) of a small rendering of 1-based ``page`` (for the HTML
+    report), or None when the PDF is not at hand or the page cannot be rendered."""
+    data = pdf_bytes(doc)
+    if data is None:
+        return None
+    try:
+        return _render_jpeg(doc.sha256, int(page), float(zoom), int(quality), data)
+    except Exception:
+        return None
+
+
 # ------------------------------------------------------------------ layers
 
 
@@ -165,6 +192,42 @@ def chunks_on_page(doc: Any, c: ChunkingResult, page: int) -> list[int]:
     return [i for i, ch in enumerate(c.chunks) if ch.end > ps.start and ch.start < ps.end]
 
 
+def page_differences(doc: Any, a: ChunkingResult, b: ChunkingResult, limit: int = 4) -> list[dict[str, Any]]:
+    """The pages where chunkings ``a`` and ``b`` differ most, most different first (at most ``limit``;
+    pages where they agree are left out).
+
+    On each page (the page holding the offset), count the cuts one makes and the other does not,
+    and the problems (broken blocks, split pairs) one has and the other not; a differing problem
+    weighs 2 cuts (it is what the metrics count). Each entry: ``{"page", "score", "cuts": [only a,
+    only b], "broken": [only a, only b], "split": [only a, only b]}``.
+    """
+    if not getattr(doc, "pages", None) or getattr(doc, "geometry", None) is None:
+        return []
+    n = len(doc.pages)
+    stats: dict[int, dict[str, list[int]]] = {}
+
+    def bump(pos: int, kind: str, side: int) -> None:
+        pg = doc.page_of(pos)
+        if pg is None or not 1 <= pg <= n:
+            return
+        stats.setdefault(pg, {"cuts": [0, 0], "broken": [0, 0], "split": [0, 0]})[kind][side] += 1
+
+    cuts = [{ch.start for ch in c.chunks[1:]} for c in (a, b)]
+    probs = [Problems.of(c) for c in (a, b)]
+    broken = [{(tuple(x["block"]), x["boundary"]) for x in p.broken} for p in probs]
+    split = [{(tuple(x["entity"]), tuple(x["pronoun"]), x["boundary"]) for x in p.split} for p in probs]
+    for side in (0, 1):
+        for pos in cuts[side] - cuts[1 - side]:
+            bump(pos, "cuts", side)
+        for _blk, cut in broken[side] - broken[1 - side]:
+            bump(cut, "broken", side)
+        for _ent, _pro, cut in split[side] - split[1 - side]:
+            bump(cut, "split", side)
+    scored = sorted(((sum(st["cuts"]) + 2 * (sum(st["broken"]) + sum(st["split"])), pg) for pg, st in stats.items()),
+                    key=lambda x: (-x[0], x[1]))
+    return [{"page": pg, "score": score, **stats[pg]} for score, pg in scored[:limit]]
+
+
 def first_page_of(doc: Any, start: int, end: int) -> int | None:
     """Page of the first box of ``[start, end)`` (else the page holding ``start``)."""
     bx = boxes_for(getattr(doc, "geometry", None), start, end)
@@ -181,8 +244,12 @@ def _f(x: float) -> str:
 
 
 def page_svg(layers: Layers, image: tuple[bytes, int, int] | None = None, focus: int | None = None,
-             width_px: int | None = None, title: str = "") -> str:
+             width_px: int | None = None, title: str = "", image_class: str = "", mime: str = "image/png") -> str:
     """HTML: the page image (or a blank page) with the layers as an SVG overlay.
+
+    ``image_class``: instead of an ``<img>``, a box of the page's shape with this CSS class (whose
+    background is the page image, defined once in the page's ``<style>``: the HTML report shows
+    one page for two chunkings without embedding its image twice). ``mime``: the image's type.
 
     Chunk rectangles are translucent in the chunk's colour with its number at its first box; the
     ``focus`` chunk is outlined in yellow. Broken blocks: dashed orange-red outline and a thick
@@ -236,9 +303,13 @@ def page_svg(layers: Layers, image: tuple[bytes, int, int] | None = None, focus:
                        f'fill="#fff" text-anchor="middle">{html.escape(tag)}</text></g>')
     out.append("</svg>")
     img = ""
-    if image is not None:
+    if image_class:
+        img = (f'<div class="{html.escape(image_class)}" style="width:100%;aspect-ratio:{_f(w)}/{_f(h)};'
+               f'background-color:#fff;background-size:100% 100%;background-repeat:no-repeat"></div>')
+    elif image is not None:
         b64 = base64.b64encode(image[0]).decode("ascii")
-        img = f'<img src="data:image/png;base64,{b64}" style="width:100%;display:block" alt="page {layers.page}"/>'
+        img = (f'<img src="data:{html.escape(mime)};base64,{b64}" style="width:100%;display:block" '
+               f'alt="page {layers.page}"/>')
     else:
         img = (f'<div style="width:100%;aspect-ratio:{_f(w)}/{_f(h)};background:#fff;'
                f'border:1px dashed #999"></div>')

@@ -1,0 +1,83 @@
+"""The document language in the app (AppTest): shown with how sure detection is, set by hand,
+and the analysis re-run with it (RC depends on it)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("streamlit")
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+APP = str(ROOT / "app.py")
+CHUNKERS = ["fixed-512", "sentence-5"]
+ENGLISH = ("# Retention\n\n" + "\n\n".join(
+    f"## Part {i}\n\nThe controller keeps the contract for ten years. After that it deletes it, and the company "
+    "checks it every year. She writes a report about it for the board." for i in range(8))).encode()
+
+
+def _ok(at: AppTest) -> None:
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+
+
+def _lang_box(at: AppTest):
+    return next(s for s in at.selectbox if s.label == "Document language")
+
+
+def _captions(at: AppTest) -> list[str]:
+    return [c.value.replace("\\", "") for c in at.caption]  # Markdown escapes off
+
+
+def _report(at: AppTest):
+    reps = list(at.session_state["cs_reports"].values())
+    return reps[-1]
+
+
+def test_language_shown_overridden_and_analysis_rerun():
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.run()
+    at.sidebar.file_uploader(key="cs_upload").upload("retention.md", ENGLISH, "text/markdown").run()
+    _ok(at)
+    box = _lang_box(at)
+    assert box.value == "auto" and box.format_func("auto").startswith("detected: English (en), ")
+    assert "% sure" in box.format_func("auto")
+    assert any("RC) is computed" in c for c in _captions(at))
+    assert next(m.value for m in at.metric if m.label == "Language") == "en"
+
+    at.sidebar.multiselect(key="cs_chunkers").set_value(CHUNKERS)
+    at.sidebar.multiselect(key="cs_candidates").set_value(CHUNKERS)
+    at.sidebar.selectbox(key="cs_coref").set_value("heuristic")
+    at.run()
+    at.button(key="cs_analyze").click().run()
+    _ok(at)
+    first = _report(at)
+    assert first.document["language"] == "en"
+    assert all(c.metrics.get("RC") is not None for c in first.ranked)
+
+    # set it by hand to German: the document (on every page) says so, the analysis re-runs, RC is off
+    _lang_box(at).set_value("de").run()
+    _ok(at)
+    doc = at.session_state["document"]
+    assert doc.language == "de" and doc.meta["language_detected"] == "en"
+    assert next(m.value for m in at.metric if m.label == "Language") == "de"
+    assert any("re-running the analysis" in i.value for i in at.info)
+    assert any("Set by hand" in c and "English" in c and "not computed" in c for c in _captions(at))
+    second = _report(at)
+    assert second is not first and second.document["language"] == "de"
+    assert all(c.metrics.get("RC") is None for c in second.ranked)
+    assert "non-English" in str(second.coref)
+
+    # back to the detected language: the earlier analysis is reused, nothing re-runs
+    n = len(at.session_state["cs_reports"])
+    _lang_box(at).set_value("auto").run()
+    _ok(at)
+    doc = at.session_state["document"]
+    assert doc.language == "en" and "language_detected" not in doc.meta
+    assert len(at.session_state["cs_reports"]) == n
+    assert any("already made with it" in i.value for i in at.info)
