@@ -34,6 +34,7 @@ from chunkscope.coref.base import (
     document_language,
 )
 from chunkscope.document import Document
+from chunkscope.language import rc_available
 
 
 def get_pairs(
@@ -73,11 +74,11 @@ def get_pairs(
         res = CorefResult(pairs, "precomputed", warnings=warnings + load_warnings,
                           info={"language": lang, "source": str(mentions)})
         if not pairs:
-            res.reason = (f"non-English document ({lang}): RC not computed" if lang not in ("en", "und")
+            res.reason = (f"non-English document ({lang}): RC not computed" if not rc_available(lang)
                           else f"no entity–pronoun pairs in {Path(mentions).name}: RC not computed")
         return res
 
-    if lang not in ("en", "und"):
+    if not rc_available(lang):
         return CorefResult([], backend, reason=f"non-English document ({lang}): RC not computed",
                            warnings=warnings, info={"language": lang})
 
