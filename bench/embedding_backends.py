@@ -62,9 +62,10 @@ def run(doc, config: str) -> dict:
 
     def span_embedder(d, _res=res):  # the configuration's fragment mode
         key = (d.fingerprint, _res.mode)
-        if key not in _res._span_embedders:
-            _res._span_embedders[key] = SpanEmbedder(d, _res.embedder(), mode="composed", fragments=fragments)
-        return _res._span_embedders[key]
+        se = _res._span_embedders.get(key)
+        if se is None:
+            se = _res._span_embedders.put(key, SpanEmbedder(d, _res.embedder(), mode="composed", fragments=fragments))
+        return se
 
     res.span_embedder = span_embedder  # type: ignore[method-assign]
     s = Settings(embedding_backend=backend)
