@@ -57,7 +57,7 @@ def one_pass(doc, embedder) -> tuple[float, int]:
     return dt, sum(embedder.model_tokens(texts))
 
 
-def run(doc, config: str) -> dict:
+def run(doc, config: str, coref: str = "heuristic") -> dict:
     from chunkscope import sentences
     from chunkscope.analysis import Resources, Settings, analyze
     from chunkscope.embeddings import SpanEmbedder
@@ -74,7 +74,7 @@ def run(doc, config: str) -> dict:
         return se
 
     res.span_embedder = span_embedder  # type: ignore[method-assign]
-    s = Settings(embedding_backend=backend)
+    s = Settings(embedding_backend=backend, coref=coref)
     t0 = time.perf_counter()
     analyze(load_bytes(WARM_UP, "warm-up.md"), s, res)  # model, spaCy pipelines, scipy: loaded before timing
     load_s = time.perf_counter() - t0
@@ -111,6 +111,7 @@ def main() -> int:
     ap.add_argument("--json", default="", help="write the raw results here")
     ap.add_argument("--old-json", default="", help="take the 'old' results from this earlier --json output")
     ap.add_argument("--skip-old", action="store_true", help="do not run 'old' (no agreement unless --old-json)")
+    ap.add_argument("--coref", default="heuristic", help="coreference backend of every run (default heuristic)")
     a = ap.parse_args()
     if not CORPUS.is_dir():
         print(f"skip: no dev corpus at {CORPUS}")
@@ -132,14 +133,14 @@ def main() -> int:
         if earlier.get(f.stem, {}).get("old"):
             out[f.stem]["old"] = earlier[f.stem]["old"]
         for c in configs:
-            out[f.stem][c] = run(doc, c)
+            out[f.stem][c] = run(doc, c, a.coref)
             x = out[f.stem][c]
             print(f"{f.stem[:40]:<40} {c:<10} winner {x['winner']:<18} analysis {x['analysis_s']:7.1f}s "
                   f"pass {x['pass_s']:7.1f}s ratio {x['analysis_s'] / max(x['pass_s'], 1e-9):5.2f} "
                   f"tok/s {x['tokens'] / max(x['pass_s'], 1e-9):7.0f}", flush=True)
         if a.json:
             Path(a.json).write_text(json.dumps(out, indent=1))
-    print(f"\n{len(files)} documents in {time.perf_counter() - t_all:.0f} s. an/pass = whole analysis / one "
+    print(f"\n{len(files)} documents in {time.perf_counter() - t_all:.0f} s, coreference {a.coref}. an/pass = whole analysis / one "
           "embedding pass of the document's units (same backend, warm); vs old = analysis time / old's.\n")
     print("| document | config | winner | same winner | Spearman | tokens/s | an/pass | analysis s | vs old |")
     print("|---|---|---|:-:|---:|---:|---:|---:|---:|")

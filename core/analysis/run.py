@@ -247,16 +247,29 @@ def analyze(doc: Document, settings: Settings | None = None, resources: Resource
             units_known.set()
 
     worker: threading.Thread | None = None
+    # coreference needs nothing but the text either: it runs in its own thread from the same moment,
+    # so the sentence chunkers and the snapshots here never delay it; its stage joins it
+    coref_out: dict[str, Any] = {}
 
-    def start_unit_pass() -> None:
+    def run_coref() -> None:
+        try:
+            coref_out["result"] = coref_pairs(doc, settings)
+        except BaseException as exc:  # re-raised by the coreference stage, in the caller's thread
+            coref_out["error"] = exc
+
+    coref_worker = threading.Thread(target=run_coref, name="chunkscope-coref", daemon=True)
+
+    def start_threads() -> None:
         nonlocal worker
-        if worker is not None or not plan:
+        if coref_worker.ident is not None:  # started already
             return
-        # spaCy (sentence units) is imported here, not in the thread: its import hides torch from
-        # the whole process for a moment, which must not overlap this thread's own imports
+        # spaCy is imported here, not in a thread: its import hides torch from the whole process
+        # for a moment, which must not overlap another thread's imports
         import_pipeline()
-        worker = threading.Thread(target=embed_units, name="chunkscope-unit-pass", daemon=True)
-        worker.start()
+        if plan:
+            worker = threading.Thread(target=embed_units, name="chunkscope-unit-pass", daemon=True)
+            worker.start()
+        coref_worker.start()
 
     facts = document_facts(doc)
 
@@ -276,7 +289,7 @@ def analyze(doc: Document, settings: Settings | None = None, resources: Resource
         if k == len(phases) - 1:
             progress("structure", 1.0, f"{sum(1 for r in results if r is not None and r.ok)} chunkings ok")
         snapshot("structure", ("RC", "ICC", "DCC"), later + by_stage["embedder"] + by_stage["llm"])
-        start_unit_pass()
+        start_threads()
 
     need_embedder = any(r is not None and r.ok for r in results) or bool(by_stage["embedder"] or by_stage["llm"])
     if worker is not None and not need_embedder:
@@ -292,10 +305,15 @@ def analyze(doc: Document, settings: Settings | None = None, resources: Resource
     check("coreference")
     progress("coreference", 0.0, settings.coref)
     t0 = time.perf_counter()
-    pairs, rc_reason, info = coref_pairs(doc, settings)
+    while coref_worker.is_alive():
+        coref_worker.join(0.1)
+        check("coreference")
+    if "error" in coref_out:
+        raise coref_out["error"]
+    pairs, rc_reason, info = coref_out["result"]
     coref_info.update(info)
     warnings.extend(f"coreference: {w}" for w in coref_info.get("warnings", []))
-    timings["coref"] = time.perf_counter() - t0
+    timings["coref"] = time.perf_counter() - t0  # the wait for its thread (the rest overlapped)
     score("coreference", structural, lambda r: reference_metrics(r, pairs), {"RC": rc_reason})
     progress("coreference", 1.0, rc_reason or f"{len(pairs or [])} entity-pronoun pairs")
     snapshot("coreference", ("ICC", "DCC"), by_stage["embedder"] + by_stage["llm"])
