@@ -211,8 +211,8 @@ def analyze(doc: Document, settings: Settings | None = None, resources: Resource
 
     # the one embedding pass over the document's units needs nothing but the text: it starts in a
     # thread right after the first structure snapshot and runs while the rest of the structure stage
-    # and coreference run here (ONNX Runtime, tokenizers and spaCy's matrix products release the
-    # GIL); the embeddings stage joins it. Used only when some chunking needs embeddings.
+    # runs here and coreference in its own thread (ONNX Runtime and tokenizers release the GIL); the
+    # embeddings stage joins it. Used only when some chunking needs embeddings.
     unit_pass: dict[str, Any] = {}
     units_known = threading.Event()  # set when the thread knows the units (or gave up)
     # the edge fragments of every structural chunking, embedded ahead in one deduplicated model call
@@ -234,13 +234,16 @@ def analyze(doc: Document, settings: Settings | None = None, resources: Resource
             pass
         return time.perf_counter() - t0
 
+    def units_ready(se: Any) -> None:
+        unit_pass["se"] = se
+        units_known.set()
+
     def embed_units() -> None:
         try:
             _hold_embeddings(lambda: cancelled() or abandoned.is_set())
             if abandoned.is_set():
                 return
-            unit_pass["result"] = span_embedding(
-                doc, resources, on_units=lambda se: (unit_pass.__setitem__("se", se), units_known.set()))
+            unit_pass["result"] = span_embedding(doc, resources, on_units=units_ready)
             if not abandoned.is_set():
                 embed_ahead()
         finally:
