@@ -352,6 +352,13 @@ class Embedder:
         self.stats.memory_hits += len(keys)
         return np.stack([got[k] for k in keys]) if keys else np.zeros((0, self.dim), dtype=np.float32)
 
+    def help_encode(self) -> int:
+        """Run texts of another thread's ``encode`` call in progress (the int8 ONNX model runs one
+        text per call, so which thread runs a text changes nothing); 0 when there is nothing to
+        take or the model cannot share. Returns how many texts this thread ran."""
+        helper = getattr(self.model, "help", None)
+        return int(helper()) if helper is not None else 0
+
     @property
     def supports_tokens(self) -> bool:
         """Whether the model returns token states with its embeddings (the ONNX backends)."""

@@ -332,8 +332,13 @@ def analyze(doc: Document, settings: Settings | None = None, resources: Resource
         while not units_known.wait(0.1):
             check("embeddings")
         prefetch_s = embed_ahead()  # unless the unit pass's thread took them already
+        # nothing else to do here: take a share of the unit pass (int8: one text per model call,
+        # so the vectors are the same whichever thread runs a text)
+        emb = resources.loaded_embedder()
+        helper = getattr(emb, "help_encode", None)
         while worker.is_alive():
-            worker.join(0.1)
+            if helper is None or not helper():
+                worker.join(0.05)
             check("embeddings")
         waited = time.perf_counter() - t_wait - prefetch_s
         embed, more, emb_error = unit_pass["result"]
