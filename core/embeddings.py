@@ -352,6 +352,13 @@ class Embedder:
         self.stats.memory_hits += len(keys)
         return np.stack([got[k] for k in keys]) if keys else np.zeros((0, self.dim), dtype=np.float32)
 
+    def help_encode(self) -> int:
+        """Run texts of another thread's ``encode`` call in progress (the int8 ONNX model runs one
+        text per call, so which thread runs a text changes nothing); 0 when there is nothing to
+        take or the model cannot share. Returns how many texts this thread ran."""
+        helper = getattr(self.model, "help", None)
+        return int(helper()) if helper is not None else 0
+
     @property
     def supports_tokens(self) -> bool:
         """Whether the model returns token states with its embeddings (the ONNX backends)."""
@@ -496,6 +503,9 @@ class SpanEmbedder:
             raise ValueError("fragments='tokens' needs an embedder that returns token states (an ONNX backend)")
         self._tokens: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # unit index -> (states, char starts)
         self.token_fragments = 0
+        self._unit_texts: list[str] | None = None  # composed mode: set with _starts by prepare_units()
+        self._lock = threading.RLock()  # one prepare at a time (the analysis runs it in a thread)
+        self.prefetched = 0  # edge-fragment texts sent to the model by prefetch()
 
     # ---------------------------------------------------------------- info
     @property
@@ -503,7 +513,8 @@ class SpanEmbedder:
         d = {"mode": self.mode, "spans": self.spans_embedded, **self.embedder.stats.to_dict()}
         if self.mode == "composed":
             d.update(units=len(self._units or []), fragments=self.fragments, fragment_mode=self.fragment_mode,
-                     token_fragments=self.token_fragments, unit_seconds=round(self.unit_seconds, 4))
+                     token_fragments=self.token_fragments, prefetched=self.prefetched,
+                     unit_seconds=round(self.unit_seconds, 4))
         else:
             d.update(truncated=self._truncated)
         return d
@@ -528,36 +539,101 @@ class SpanEmbedder:
             w = [len(t.split()) for t in texts]
         return np.asarray([float(x) if not t.isspace() and t else 0.0 for x, t in zip(w, texts)])
 
+    def prepare_units(self) -> None:
+        """Composed mode: split the document into units and count their model tokens (no model
+        call). ``prepare`` does it first; the analysis calls it alone to know the units early."""
+        if self.mode != "composed" or self._unit_texts is not None:
+            return
+        with self._lock:
+            if self._unit_texts is not None:
+                return
+            t0 = time.perf_counter()
+            weights = None
+            if self._units is None:
+                self._units, weights = _units_and_weights(self.text, self.split_points, self.embedder)
+            texts = [self.text[u.start:u.end] for u in self._units]
+            w = self._weights_of(texts) if weights is None else np.asarray(weights, dtype=np.float64)
+            w[[not t.strip() for t in texts]] = 0.0
+            self._weights = w
+            self._starts = np.asarray([u.start for u in self._units] + [len(self.text)], dtype=np.int64)
+            self._unit_texts = texts
+            self.unit_seconds += time.perf_counter() - t0
+
     def prepare(self) -> None:
         """Composed mode: split the document into units and embed them (once)."""
         if self.mode != "composed" or self._prefix is not None:
             return
-        t0 = time.perf_counter()
-        weights = None
-        if self._units is None:
-            self._units, weights = _units_and_weights(self.text, self.split_points, self.embedder)
-        texts = [self.text[u.start:u.end] for u in self._units]
-        w = self._weights_of(texts) if weights is None else np.asarray(weights, dtype=np.float64)
-        w[[not t.strip() for t in texts]] = 0.0
-        vecs = np.zeros((len(texts), self.embedder.dim), dtype=np.float32)
-        live = np.flatnonzero(w > 0)
-        cached = self.embedder.lookup([texts[i] for i in live]) if len(live) and self.fragment_mode == "tokens" else None
-        if cached is not None:  # a document seen before: token states come when a fragment needs them
-            vecs[live] = cached
-        elif len(live) and self.fragment_mode == "tokens":
-            got, toks = self.embedder.encode_with_tokens([texts[i] for i in live])
-            vecs[live] = got
-            for i, (states, offs) in zip(live, toks):
-                self._tokens[int(i)] = (states, offs[:, 0] + self._units[i].start)
-        elif len(live):
-            vecs[live] = self.embedder.encode([texts[i] for i in live])
-        self._unit_vecs = vecs
-        self._weights = w
-        pre = np.zeros((len(texts) + 1, self.embedder.dim), dtype=np.float64)
-        np.cumsum(vecs.astype(np.float64) * w[:, None], axis=0, out=pre[1:])
-        self._prefix = pre
-        self._starts = np.asarray([u.start for u in self._units] + [len(self.text)], dtype=np.int64)
-        self.unit_seconds += time.perf_counter() - t0
+        with self._lock:
+            if self._prefix is not None:
+                return
+            self.prepare_units()
+            t0 = time.perf_counter()
+            texts, w = self._unit_texts, self._weights
+            assert texts is not None and w is not None and self._units is not None
+            vecs = np.zeros((len(texts), self.embedder.dim), dtype=np.float32)
+            live = np.flatnonzero(w > 0)
+            cached = (self.embedder.lookup([texts[i] for i in live])
+                      if len(live) and self.fragment_mode == "tokens" else None)
+            if cached is not None:  # a document seen before: token states come when a fragment needs them
+                vecs[live] = cached
+            elif len(live) and self.fragment_mode == "tokens":
+                got, toks = self.embedder.encode_with_tokens([texts[i] for i in live])
+                vecs[live] = got
+                for i, (states, offs) in zip(live, toks):
+                    self._tokens[int(i)] = (states, offs[:, 0] + self._units[i].start)
+            elif len(live):
+                vecs[live] = self.embedder.encode([texts[i] for i in live])
+            self._unit_vecs = vecs
+            pre = np.zeros((len(texts) + 1, self.embedder.dim), dtype=np.float64)
+            np.cumsum(vecs.astype(np.float64) * w[:, None], axis=0, out=pre[1:])
+            self._prefix = pre
+            self.unit_seconds += time.perf_counter() - t0
+
+    def prefetch(self, spans: Sequence[Any]) -> int:
+        """Embed now, in one deduplicated model call, the edge fragments that ``embed(spans)`` will
+        need (composed mode, fragments encoded): they land in the embedder's text cache, so the
+        later ``embed`` calls find them there. The same vectors either way (a text's vector does
+        not depend on when it is embedded); needs the units only (``prepare_units``), not their
+        vectors, so it may run while the unit pass does. Returns the texts sent to the model."""
+        if self.mode != "composed" or self.fragment_mode != "encode" or not spans:
+            return 0
+        self.prepare_units()
+        pairs = [(s.start, s.end) if isinstance(s, Span) else (int(s[0]), int(s[1])) for s in spans]
+        s = np.asarray([a for a, _ in pairs], dtype=np.int64)
+        e = np.asarray([b for _, b in pairs], dtype=np.int64)
+        # a fragment equal to a unit's text comes with the unit pass (no race for the same text)
+        units = set(self._unit_texts or ())
+        texts = [t for t in dict.fromkeys(self.text[a:b] for _, a, b in self._edge_fragments(s, e))
+                 if t not in units]
+        fw = self._weights_of(texts) if texts else np.zeros(0)
+        live = [t for t, w in zip(texts, fw) if w > 0]
+        if live:
+            self.embedder.encode(live)  # cached texts are not sent again
+            self.prefetched += len(live)
+        return len(live)
+
+    def _edge_fragments(self, s: np.ndarray, e: np.ndarray) -> list[tuple[int, int, int]]:
+        """(row, start, end) of each span's partly covered units: ``[s, first unit edge)`` and
+        ``[last unit edge, e)`` when a unit edge lies inside the span, else ``[s, e)`` itself."""
+        assert self._starts is not None
+        bnd = self._starts  # unit starts + [len(text)]
+        k0 = np.searchsorted(bnd, s, side="left")  # first unit edge >= s
+        k1 = np.searchsorted(bnd, e, side="right") - 1  # last unit edge <= e
+        has_edge = k0 <= k1
+        k0c = np.minimum(k0, len(bnd) - 1)
+        k1c = np.maximum(k1, 0)
+        frags: list[tuple[int, int, int]] = []
+        for r in range(len(s)):
+            a, b = int(s[r]), int(e[r])
+            if has_edge[r]:
+                left, right = int(bnd[k0c[r]]), int(bnd[k1c[r]])
+                if a < left:
+                    frags.append((r, a, left))
+                if right < b:
+                    frags.append((r, right, b))
+            elif b > a:
+                frags.append((r, a, b))
+        return frags
 
     # ---------------------------------------------------------------- embed
     def embed(self, spans: Sequence[Any]) -> np.ndarray:
@@ -624,17 +700,7 @@ class SpanEmbedder:
         k1c = np.maximum(k1, 0)
         acc = np.where(has_edge[:, None], self._prefix[np.maximum(k1c, k0c)] - self._prefix[k0c], 0.0)
         # fragments: [s, bnd[k0]) and [bnd[k1], e) when an edge lies inside; [s, e) otherwise
-        frags: list[tuple[int, int, int]] = []  # (row, start, end)
-        for r in range(len(pairs)):
-            a, b = int(s[r]), int(e[r])
-            if has_edge[r]:
-                left, right = int(bnd[k0c[r]]), int(bnd[k1c[r]])
-                if a < left:
-                    frags.append((r, a, left))
-                if right < b:
-                    frags.append((r, right, b))
-            elif b > a:
-                frags.append((r, a, b))
+        frags = self._edge_fragments(s, e)
         if frags and self.fragment_mode == "tokens":
             frags = self._token_fragments(frags, acc)
         if frags:

@@ -35,6 +35,19 @@ def _import_without_torch(name: str) -> Any:
             del sys.modules["torch"]
 
 
+def import_pipeline() -> bool:
+    """Import the pipeline's package (spaCy, thinc) without loading it: a no-op once imported.
+    Call it before starting threads that may load a pipeline (``_import_without_torch`` hides
+    torch from the whole process meanwhile). False when no pipeline is installed."""
+    for name in PACKAGES:
+        try:
+            _import_without_torch(name)
+            return True
+        except ImportError:
+            continue
+    return False
+
+
 @functools.lru_cache(maxsize=4)
 def english(exclude: tuple[str, ...] = ("ner", "lemmatizer"), enable: tuple[str, ...] = ()) -> Any:
     """The en_core_web_sm pipeline without ``exclude``d components, with ``enable``d ones switched on

@@ -46,6 +46,7 @@ _START_LINE = re.compile(
 _WORD = re.compile(r"[^\W\d_]{2}")
 _CACHE_MAX = 200_000
 _unit_cache: BoundedCache[str, tuple[int, ...]] = BoundedCache(_CACHE_MAX)
+_segment_lock = threading.Lock()
 
 
 @lru_cache(maxsize=1)
@@ -134,6 +135,18 @@ def _segment_units(unit_texts: list[str]) -> list[tuple[int, ...]]:
     known = _unit_cache.get_many(uniq)
     todo = [u for u in uniq if u not in known and len(u) > 3]
     if todo:
+        with _segment_lock:  # one segmentation at a time: a second caller then finds the first's units
+            known.update(_unit_cache.get_many(todo))
+            todo = [u for u in todo if u not in known]
+            if todo:
+                _segment(todo, known)
+    # what we hold, never a re-read: the cache may evict these units meanwhile (another thread, the cap)
+    return [known.get(u, ()) for u in unit_texts]
+
+
+def _segment(todo: list[str], known: dict[str, tuple[int, ...]]) -> None:
+    """Segment ``todo`` (unit texts) into ``known`` and the cache."""
+    if todo:
         nlp = _spacy_nlp()
         if nlp is None:
             results = [_regex_boundaries(u) for u in todo]
@@ -156,8 +169,6 @@ def _segment_units(unit_texts: list[str]) -> list[tuple[int, ...]]:
                 results.append(tuple(starts))
         for u, r in zip(todo, results):
             known[u] = _unit_cache.put(u, r)
-    # what we hold, never a re-read: the cache may evict these units meanwhile (another thread, the cap)
-    return [known.get(u, ()) for u in unit_texts]
 
 
 def clear_cache() -> None:

@@ -180,23 +180,17 @@ def token_char_offsets(text: str) -> tuple[list[int], list[int]]:
 
     A token that starts inside a multi-byte character is mapped to that character.
     """
+    import numpy as np
+
     ids = encode(text)
+    if not ids:
+        return ids, []
     enc = encoding()
-    offsets: list[int] = []
-    byte_pos = 0
-    # map byte offsets to character offsets once
-    b = text.encode("utf-8")
-    char_at_byte = [0] * (len(b) + 1)
-    ci = 0
-    bi = 0
-    for ch in text:
-        n = len(ch.encode("utf-8"))
-        for k in range(n):
-            char_at_byte[bi + k] = ci
-        bi += n
-        ci += 1
-    char_at_byte[len(b)] = len(text)
-    for t in ids:
-        offsets.append(char_at_byte[byte_pos])
-        byte_pos += len(enc.decode_single_token_bytes(t))
-    return ids, offsets
+    lens = np.fromiter((len(t) for t in enc.decode_tokens_bytes(ids)), dtype=np.int64, count=len(ids))
+    byte_start = np.zeros(len(ids), dtype=np.int64)
+    np.cumsum(lens[:-1], out=byte_start[1:])
+    raw = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+    # the character of each byte: count the characters' first bytes (not 0b10xxxxxx) up to it
+    char_at_byte = np.cumsum((raw & 0xC0) != 0x80) - 1
+    char_at_byte = np.append(char_at_byte, len(text))
+    return ids, char_at_byte[np.minimum(byte_start, len(raw))].tolist()

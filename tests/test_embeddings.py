@@ -246,3 +246,52 @@ def test_disk_cache_round_trip(minilm, tmp_path):
     assert e2.stats.texts_embedded == 0 and e2.stats.disk_hits == 3
     assert np.array_equal(v1[:3], v2)
     assert list((tmp_path / "embeddings").glob("*.sqlite"))
+
+
+class CachingFake(FakeEmbedder):
+    """FakeEmbedder with a text cache, as the real Embedder has: ``sent`` = texts the model saw."""
+
+    def __init__(self):
+        super().__init__()
+        self.cache: dict[str, np.ndarray] = {}
+        self.sent: list[str] = []
+
+    def encode(self, texts):
+        new = [t for t in dict.fromkeys(texts) if t not in self.cache]
+        if new:
+            self.sent.extend(new)
+            for t, v in zip(new, super().encode(new)):
+                self.cache[t] = v
+        return np.stack([self.cache[t] for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
+
+
+def test_prefetch_embeds_the_edge_fragments_ahead_and_changes_nothing():
+    from types import SimpleNamespace
+
+    from chunkscope.analysis.embedding import embedding_metrics, metric_spans
+    from chunkscope.analysis.settings import Settings
+    from chunkscope.report import ChunkingResult, ChunkRow
+
+    doc = SimpleNamespace(text=TEXT, split_points=SPLIT)
+    rng = np.random.default_rng(3)
+    cuts = sorted(set(rng.integers(1, len(TEXT) - 1, size=6).tolist()))  # mid-unit cuts: edge fragments
+    edges = [0, *cuts, len(TEXT)]
+    r = ChunkingResult("x", "x", {}, False, "ok", chunks=[ChunkRow(a, b, max(1, (b - a) // 4))
+                                                           for a, b in zip(edges, edges[1:])])
+    s = Settings()
+    plain_emb = CachingFake()
+    plain = embedding_metrics(doc, r, s, SpanEmbedder(doc, plain_emb).embed)
+    emb = CachingFake()
+    se = SpanEmbedder(doc, emb)
+    se.prepare_units()
+    assert emb.sent == []  # the units are known without a model call
+    n = se.prefetch(metric_spans(doc, r, s))
+    assert n > 0 and len(emb.sent) == n  # one deduplicated call for the fragments only
+    unit_texts = {TEXT[u.start:u.end] for u in se.units}  # the unit pass (prepare) happens here
+    assert not set(emb.sent[:n]) & unit_texts
+    before = len(emb.sent)
+    ahead = embedding_metrics(doc, r, s, se.embed)
+    assert emb.sent[before:] == [t for t in emb.sent[before:] if t in unit_texts]  # no fragment left to embed
+    for m in ("ICC", "DCC"):
+        assert ahead[m].value is not None
+        assert ahead[m].value == plain[m].value and ahead[m].details == plain[m].details

@@ -95,3 +95,24 @@ def test_token_fragments_are_close_to_encoded_fragments(onnx):
     # a second span embedder of the same document (vectors cached) composes the same spans
     again = SpanEmbedder(TEXT, onnx, split_points=SPLIT, fragments="tokens").embed(cuts)
     assert np.allclose(again, a, atol=1e-6)
+
+
+def test_int8_texts_shared_with_a_helper_thread_give_the_same_vectors(onnx):
+    """int8 runs one text per call: an encode call shares its texts with a thread that helps (the
+    analysis's caller thread), and every vector is the one the text gets alone."""
+    import threading
+
+    if onnx.precision != "int8":
+        pytest.skip("fp32 batches by length: nothing to share")
+    texts = [f"{t} ({i})" for i in range(12) for t in TEXTS]
+    alone = np.stack([onnx.model.encode([t])[0] for t in texts])
+    got: dict[str, np.ndarray] = {}
+    owner = threading.Thread(target=lambda: got.setdefault("v", onnx.model.encode(texts)))
+    owner.start()
+    helped = 0
+    while owner.is_alive():
+        helped += onnx.help_encode()
+    owner.join()
+    assert np.array_equal(got["v"], alone)
+    assert onnx.help_encode() == 0  # nothing in progress: nothing to take
+    assert helped <= len(texts)

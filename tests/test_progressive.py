@@ -48,10 +48,15 @@ def test_final_report_is_identical_to_a_plain_run(runs):
 
 def test_a_snapshot_after_each_stage_with_what_is_pending(runs):
     snaps, final, _ = runs
-    assert [st for st, _ in snaps] == ["structure", "coreference"]  # embeddings end the run (no LLM chunking)
+    # structure twice: first the chunkings that need nothing but the text, then those that need the
+    # sentence segmenter (sentence-5); the embeddings end the run (no LLM chunking)
+    assert [st for st, _ in snaps] == ["structure", "structure", "coreference"]
     first = snaps[0][1]
-    assert first.provisional and first.pending == ["RC", "ICC", "DCC", "semantic"]
+    assert first.provisional and first.pending == ["RC", "ICC", "DCC", "sentence-5", "semantic"]
     assert first.get("semantic") is None  # needs the embedder: not run yet
+    assert first.get("sentence-5") is None  # needs the sentence segmenter: after the first snapshot
+    assert snaps[1][1].pending == ["RC", "ICC", "DCC", "semantic"]
+    assert snaps[1][1].get("sentence-5").metrics["SC"] == final.get("sentence-5").metrics["SC"]
     r = first.get("recursive-1100")
     assert r.metrics["SC"] is not None and r.metrics["BI"] is not None
     assert r.metrics["ICC"] is None and r.metric_reasons["ICC"] == "pending: embeddings"
@@ -63,7 +68,7 @@ def test_a_snapshot_after_each_stage_with_what_is_pending(runs):
     assert final.verdict is not None
     d = first.to_dict()
     assert d["provisional"] is True and d["pending"] == first.pending
-    second = snaps[1][1]
+    second = snaps[2][1]
     assert second.pending == ["ICC", "DCC", "semantic"]
     assert second.get("recursive-1100").metrics["RC"] == final.get("recursive-1100").metrics["RC"]
     # snapshots are copies: the run went on without changing them

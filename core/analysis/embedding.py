@@ -12,11 +12,18 @@ from chunkscope.report import ChunkingResult
 Embed = Callable[[list[Span]], Any]
 
 
-def span_embedding(doc: Document, resources: Any) -> tuple[Embed | None, dict[str, Any], str]:
+def span_embedding(doc: Document, resources: Any, on_units: Callable[[Any], None] | None = None
+                   ) -> tuple[Embed | None, dict[str, Any], str]:
     """(embed(spans), embedder facts, "") with the document's units embedded once, or
-    (None, {}, reason) when the model is unavailable (ICC/DCC then become None with the reason)."""
+    (None, {}, reason) when the model is unavailable (ICC/DCC then become None with the reason).
+    ``on_units(span_embedder)`` hears when the units are known, before they are embedded."""
     try:
         se = resources.span_embedder(doc)
+        if on_units is not None:
+            prepare_units = getattr(se, "prepare_units", None)
+            if prepare_units is not None:
+                prepare_units()
+            on_units(se)
         se.prepare()  # embed the document's units once (composed mode); a no-op for exact
         return se.embed, embedder_info(resources, se), ""
     except Exception as exc:  # model missing etc.
@@ -37,6 +44,29 @@ def embedder_info(resources: Any, se: Any) -> dict[str, Any]:
     if w:
         info["warnings"] = list(w)
     return info
+
+
+def metric_spans(doc: Document, r: ChunkingResult, settings: Settings) -> list[Span]:
+    """The spans ``embedding_metrics`` will embed for one OK chunking (ICC: each chunk spanning
+    two or more blocks and its pieces; DCC: the chunks in a window and the windows), so that
+    their edge fragments can be embedded ahead (``SpanEmbedder.prefetch``)."""
+    chunks = [(c.start, c.end) for c in r.chunks]
+    if not chunks:
+        return []
+    out: list[Span] = []
+    for (a, b), pieces in zip(chunks, M.chunk_pieces(chunks, doc.split_points)):
+        if len(pieces) >= 2:
+            out.append(Span(a, b))
+            out.extend(Span(x, y) for x, y in pieces)
+    try:
+        wins = M.dcc_windows(chunks, [c.tokens for c in r.chunks], window_tokens=settings.window_tokens,
+                             window_step=settings.window_step, text=doc.text)
+    except ValueError:  # DCC will say why; nothing to embed ahead
+        wins = []
+    used = sorted({c for w in wins for c in range(w["first"], w["last"] + 1)})
+    out.extend(Span(*chunks[c]) for c in used)
+    out.extend(Span(*w["span"]) for w in wins)
+    return out
 
 
 def embedding_metrics(doc: Document, r: ChunkingResult, settings: Settings,

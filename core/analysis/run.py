@@ -26,14 +26,15 @@ from typing import Any, Callable
 
 from chunkscope import metrics as M
 from chunkscope.analysis.coreference import Pairs, coref_pairs, reference_metrics
-from chunkscope.analysis.embedding import Embed, embedder_info, embedding_metrics, span_embedding
+from chunkscope.analysis.embedding import Embed, embedder_info, embedding_metrics, metric_spans, span_embedding
 from chunkscope.analysis.resources import Resources
 from chunkscope.analysis.selection import rescore
 from chunkscope.analysis.settings import Settings
-from chunkscope.analysis.structure import chunk_one, chunking_plan, needs, structure_metrics
+from chunkscope.analysis.structure import chunk_one, chunking_plan, needs, structure_metrics, uses_sentences
 from chunkscope.analysis.uncertainty import uncertainty_facts
 from chunkscope.document import Document
 from chunkscope.embeddings import backend_facts
+from chunkscope.nlp import import_pipeline
 from chunkscope.provenance import provenance
 from chunkscope.report import METRICS, ChunkingResult, Report, attach_boxes
 
@@ -129,7 +130,6 @@ def analyze(doc: Document, settings: Settings | None = None, resources: Resource
                                         backend=settings.embedding_backend)).for_settings(
         settings.embedder, settings.embedding_mode, settings.embedding_backend)
     t_total = time.perf_counter()
-    embed_s0 = resources.embedding_seconds()
     # disjoint stage timings that add up to the total: time inside the embedding model (loading,
     # encoding) is "embed" wherever it happens (the semantic chunker embeds while chunking, exact
     # mode while scoring), so "chunk" and "metrics" exclude it; "other" is the rest (bookkeeping).
@@ -145,31 +145,38 @@ def analyze(doc: Document, settings: Settings | None = None, resources: Resource
                                 "mode": settings.embedding_mode,
                                 **backend_facts(settings.embedder, settings.embedding_backend)}
     last: list[Report] = []  # the latest snapshot (what a cancelled run leaves)
+    abandoned = threading.Event()  # the run stopped (or needs no embeddings): the unit pass need not start
 
     def check(stage: str) -> None:
         if cancelled():
+            abandoned.set()
             raise AnalysisCancelled(last[-1] if last else None, stage)
 
-    def run_chunkings(stage: str, items: list) -> list[ChunkingResult]:
+    def run_chunkings(stage: str, items: list, done: int = 0, of: int | None = None) -> list[ChunkingResult]:
         out = []
+        of = of if of is not None else len(items)
         for k, (i, (cid, base_id, overrides)) in enumerate(items):
             check(stage)
-            progress(stage, k / max(1, len(items)), cid)
+            progress(stage, (done + k) / max(1, of), cid)
             e0 = resources.embedding_seconds()
             cr = chunk_one(doc, cid, base_id, overrides, resources, candidate=cid in settings.candidates)
-            timings["chunk"] += max(0.0, cr.seconds - (resources.embedding_seconds() - e0))
+            # structural chunkers never use the model (the unit pass may run meanwhile in its thread)
+            model_s = resources.embedding_seconds() - e0 if stage != "structure" else 0.0
+            timings["chunk"] += max(0.0, cr.seconds - model_s)
             results[i] = cr
             out.append(cr)
         return out
 
     def score(stage: str, rs: list[ChunkingResult], found_of: Callable[[ChunkingResult], dict], reasons: dict) -> None:
+        own_model = stage in ("embeddings", "llm")  # before that, model time is the unit pass's (its thread)
         for r in rs:
             if r.ok:
                 t0, e0 = time.perf_counter(), resources.embedding_seconds()
                 _apply(r, found_of(r), reasons)
                 dt = time.perf_counter() - t0
                 r.seconds += dt
-                timings["metrics"] += max(0.0, dt - (resources.embedding_seconds() - e0))  # model time is "embed"
+                model_s = resources.embedding_seconds() - e0 if own_model else 0.0
+                timings["metrics"] += max(0.0, dt - model_s)  # model time is "embed"
 
     def build(pending: list[str]) -> Report:
         report = Report(
@@ -199,63 +206,146 @@ def analyze(doc: Document, settings: Settings | None = None, resources: Resource
         last[:] = [snap]
         on_partial(snap, stage)
 
-    facts = document_facts(doc)
     pairs: Pairs | None = None  # known after the coreference stage
     retrieval_block: dict[str, Any] | None = None  # the retrieval check's, when questions are given
 
-    # structure: every chunking that needs no model; SC and BI at once
-    structural = run_chunkings("structure", by_stage[""])
-    for r in structural:
-        if r.ok:
-            r.metric_reasons.update({m: PENDING_REASON[m] for m in ("RC", "ICC", "DCC")})
-    score("structure", structural, lambda r: structure_metrics(doc, r, settings), {})
-    progress("structure", 1.0, f"{sum(1 for r in results if r is not None and r.ok)} chunkings ok")
-    snapshot("structure", ("RC", "ICC", "DCC"), by_stage["embedder"] + by_stage["llm"])
-
-    # the one embedding pass over the document's units starts now, in a thread, while coreference
-    # runs here (ONNX Runtime and tokenizers release the GIL); the embeddings stage joins it
-    need_embedder = any(r is not None and r.ok for r in results) or bool(by_stage["embedder"] or by_stage["llm"])
+    # the one embedding pass over the document's units needs nothing but the text: it starts in a
+    # thread right after the first structure snapshot and runs while the rest of the structure stage
+    # runs here and coreference in its own thread (ONNX Runtime and tokenizers release the GIL); the
+    # embeddings stage joins it. Used only when some chunking needs embeddings.
     unit_pass: dict[str, Any] = {}
+    units_known = threading.Event()  # set when the thread knows the units (or gave up)
+    # the edge fragments of every structural chunking, embedded ahead in one deduplicated model call
+    # (the metrics then find them in the cache) by whichever thread is free first: this one after
+    # coreference, or the unit pass's after the units. The same call either way, so the same vectors.
+    ahead: dict[str, Any] = {}
+    ahead_lock = threading.Lock()
+
+    def embed_ahead() -> float:
+        with ahead_lock:
+            spans = ahead.pop("spans", None)
+        se = unit_pass.get("se")
+        if not spans or se is None or not hasattr(se, "prefetch"):
+            return 0.0
+        t0 = time.perf_counter()
+        try:
+            se.prefetch(spans)
+        except Exception:  # the metrics embed what is missing and report any error themselves
+            pass
+        return time.perf_counter() - t0
+
+    def units_ready(se: Any) -> None:
+        unit_pass["se"] = se
+        units_known.set()
 
     def embed_units() -> None:
-        _hold_embeddings(cancelled)
-        t0 = time.perf_counter()
-        unit_pass["result"] = span_embedding(doc, resources)
-        unit_pass["seconds"] = time.perf_counter() - t0
+        try:
+            _hold_embeddings(lambda: cancelled() or abandoned.is_set())
+            if abandoned.is_set():
+                return
+            unit_pass["result"] = span_embedding(doc, resources, on_units=units_ready)
+            if not abandoned.is_set():
+                embed_ahead()
+        finally:
+            units_known.set()
 
-    worker = threading.Thread(target=embed_units, name="chunkscope-unit-pass", daemon=True) if need_embedder else None
+    worker: threading.Thread | None = None
+    # coreference needs nothing but the text either: it runs in its own thread from the same moment,
+    # so the sentence chunkers and the snapshots here never delay it; its stage joins it
+    coref_out: dict[str, Any] = {}
+
+    def run_coref() -> None:
+        try:
+            coref_out["result"] = coref_pairs(doc, settings)
+        except BaseException as exc:  # re-raised by the coreference stage, in the caller's thread
+            coref_out["error"] = exc
+
+    coref_worker = threading.Thread(target=run_coref, name="chunkscope-coref", daemon=True)
+
+    def start_threads() -> None:
+        nonlocal worker
+        if coref_worker.ident is not None:  # started already
+            return
+        # spaCy is imported here, not in a thread: its import hides torch from the whole process
+        # for a moment, which must not overlap another thread's imports
+        import_pipeline()
+        if plan:
+            worker = threading.Thread(target=embed_units, name="chunkscope-unit-pass", daemon=True)
+            worker.start()
+        coref_worker.start()
+
+    facts = document_facts(doc)
+
+    # structure: every chunking that needs no model; SC and BI at once. Those that need the
+    # sentence segmenter (a spaCy model) come after a first snapshot of the others.
+    quick = [it for it in by_stage[""] if not uses_sentences(it[1][1])]
+    slow = [it for it in by_stage[""] if uses_sentences(it[1][1])]
+    phases = [(quick, slow), (slow, [])] if quick and slow else [(by_stage[""], [])]
+    structural: list[ChunkingResult] = []
+    for k, (part, later) in enumerate(phases):
+        got = run_chunkings("structure", part, done=len(structural), of=len(by_stage[""]))
+        for r in got:
+            if r.ok:
+                r.metric_reasons.update({m: PENDING_REASON[m] for m in ("RC", "ICC", "DCC")})
+        score("structure", got, lambda r: structure_metrics(doc, r, settings), {})
+        structural += got
+        if k == len(phases) - 1:
+            progress("structure", 1.0, f"{sum(1 for r in results if r is not None and r.ok)} chunkings ok")
+        snapshot("structure", ("RC", "ICC", "DCC"), later + by_stage["embedder"] + by_stage["llm"])
+        start_threads()
+
+    need_embedder = any(r is not None and r.ok for r in results) or bool(by_stage["embedder"] or by_stage["llm"])
+    if worker is not None and not need_embedder:
+        abandoned.set()  # nothing to score: the pass is not waited for
+        worker = None
+
     if worker is not None:
-        check("embeddings")
-        worker.start()
+        spans = [sp for r in structural if r.ok for sp in metric_spans(doc, r, settings)]
+        with ahead_lock:
+            ahead["spans"] = spans
 
     # coreference (RC)
     check("coreference")
     progress("coreference", 0.0, settings.coref)
     t0 = time.perf_counter()
-    pairs, rc_reason, info = coref_pairs(doc, settings)
+    while coref_worker.is_alive():
+        coref_worker.join(0.1)
+        check("coreference")
+    if "error" in coref_out:
+        raise coref_out["error"]
+    pairs, rc_reason, info = coref_out["result"]
     coref_info.update(info)
     warnings.extend(f"coreference: {w}" for w in coref_info.get("warnings", []))
-    timings["coref"] = time.perf_counter() - t0
+    timings["coref"] = time.perf_counter() - t0  # the wait for its thread (the rest overlapped)
     score("coreference", structural, lambda r: reference_metrics(r, pairs), {"RC": rc_reason})
     progress("coreference", 1.0, rc_reason or f"{len(pairs or [])} entity-pronoun pairs")
     snapshot("coreference", ("ICC", "DCC"), by_stage["embedder"] + by_stage["llm"])
 
-    # embeddings: units once, then the chunkings that need the embedder; ICC and DCC
+    # embeddings: units once (the thread), then the chunkings that need the embedder; ICC and DCC
     check("embeddings")
     embed: Embed | None = None
     emb_error = ""
-    waited = 0.0  # wall time this thread waited for the unit pass (the rest overlapped coreference)
+    waited = prefetch_s = 0.0  # wall time spent here on the model (the rest of the pass overlapped)
     if worker is not None:
         progress("embeddings", 0.0, "embedding the document's units")
         t_wait = time.perf_counter()
-        while worker.is_alive():
-            worker.join(0.1)
+        while not units_known.wait(0.1):
             check("embeddings")
-        waited = time.perf_counter() - t_wait
+        prefetch_s = embed_ahead()  # unless the unit pass's thread took them already
+        # nothing else to do here: take a share of the unit pass (int8: one text per model call,
+        # so the vectors are the same whichever thread runs a text)
+        emb = resources.loaded_embedder()
+        helper = getattr(emb, "help_encode", None)
+        while worker.is_alive():
+            if helper is None or not helper():
+                worker.join(0.05)
+            check("embeddings")
+        waited = time.perf_counter() - t_wait - prefetch_s
         embed, more, emb_error = unit_pass["result"]
         emb_info.update(more)
         if emb_error:
             warnings.append(emb_error)
+    model_s0 = resources.embedding_seconds()  # the model time from here on is this thread's
     semantic = run_chunkings("embeddings", by_stage["embedder"])
     emb_reasons = {"ICC": emb_error, "DCC": emb_error}
     every_reason = {"RC": rc_reason, **emb_reasons}
@@ -291,12 +381,11 @@ def analyze(doc: Document, settings: Settings | None = None, resources: Resource
             pass
     report = build([])
     attach_boxes(report, doc)  # PDF sources: each chunk's page boxes (chunkscope.geometry)
-    # wall time spent on the embedding model, wherever it happened (the semantic chunker embeds
-    # sentences while chunking, exact mode while scoring): the unit pass counts only for the time
-    # this thread waited for it, since it runs in a thread alongside coreference. So the stage
+    # wall time spent on the embedding model by this thread: the fragments embedded ahead, the wait
+    # for the unit pass (the rest of it overlapped the other stages), and the model time from then
+    # on (the semantic chunker embeds while chunking, exact mode while scoring). So the stage
     # timings are disjoint and add up to the total (``other``: the rest, e.g. bookkeeping).
-    model_s = resources.embedding_seconds() - embed_s0
-    timings["embed"] = max(0.0, model_s - unit_pass.get("seconds", 0.0)) + waited
+    timings["embed"] = prefetch_s + waited + max(0.0, resources.embedding_seconds() - model_s0)
     timings["total"] = time.perf_counter() - t_total
     timings["other"] = max(0.0, timings["total"] - sum(timings[k] for k in ("chunk", "coref", "embed", "metrics")))
     progress("selection", 1.0, f"winner: {report.winner}")

@@ -57,6 +57,12 @@ def needs(base_id: str) -> str:
     return registry.get(base_id).needs if registry.is_registered(base_id) else ""
 
 
+def uses_sentences(base_id: str) -> bool:
+    """Whether a registered chunker needs the sentence segmenter (a spaCy model): the structure
+    stage runs those after its first snapshot."""
+    return registry.get(base_id).uses_sentences if registry.is_registered(base_id) else False
+
+
 def variant_label(base_label: str, base_id: str, params: dict[str, Any], overrides: dict[str, Any]) -> str:
     """What a named variant is: its base chunker and the parameters that differ from it."""
     shown = ", ".join(f"{k}={_short(params.get(k, v))}" for k, v in overrides.items())

@@ -13,10 +13,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from chunkscope.caching import BoundedCache
 from chunkscope.document import Document, Span
 from chunkscope.tokens import count_many
 
-_NONWS = re.compile(r"\S+")
+_WS = re.compile(r"\s+")
+# visible characters of the latest few documents' texts (every chunking of a document audits it)
+_visible: BoundedCache[str, int] = BoundedCache(8)
 
 
 @dataclass
@@ -128,4 +131,10 @@ def audit(doc: Document | str, spans: Sequence[Span], ceiling: int | None = None
 
 
 def _count_visible(text: str) -> int:
-    return sum(len(m) for m in _NONWS.findall(text))
+    """Non-whitespace characters of ``text`` (cached for long texts: a document's whole text)."""
+    if len(text) < 10_000:
+        return len(_WS.sub("", text))
+    n = _visible.get(text)
+    if n is None:
+        n = _visible.put(text, len(_WS.sub("", text)))
+    return n

@@ -141,6 +141,9 @@ class ChunkerSpec:
     family: str = ""
     validate: ValidateFn | None = None  # combinations (overlap >= size, min > max, ...), next to the params
     needs: str = ""  # "" (text and structure only), "embedder" or "llm": the analysis stage that runs it
+    # uses the sentence segmenter (a spaCy model): the structure stage runs it after a first
+    # snapshot of the chunkings that need nothing but the text, so the first answer waits for no model
+    uses_sentences: bool = False
 
     def problems(self, params: dict[str, Any]) -> list[str]:
         """User-facing problems with a combination of (resolved) values; [] when it is valid.

@@ -110,6 +110,7 @@ def _pp_spec(base: ChunkerSpec) -> ChunkerSpec:
         family=base.family,
         validate=all_of(base.validate, validate_pp),
         needs=base.needs,
+        uses_sentences=base.uses_sentences,
     )
 
 

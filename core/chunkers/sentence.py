@@ -26,4 +26,4 @@ def specs() -> list[ChunkerSpec]:
         "sentence-5", "Sentences (5)",
         "groups of N consecutive sentences (offline spaCy sentence recogniser, Markdown-aware)",
         (ParamSpec("sentences", int, 5, "sentences per chunk", min=1, max=100_000),),
-        chunk_sentences, family="sentence")]
+        chunk_sentences, family="sentence", uses_sentences=True)]
