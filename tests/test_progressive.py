@@ -95,3 +95,16 @@ def test_cancel_keeps_the_last_snapshot(doc):
         analyze(doc, s, Resources(), on_partial=lambda r, st: seen.append(st), cancel=lambda: "coreference" in seen)
     assert exc.value.partial is not None and exc.value.partial.provisional
     assert exc.value.partial.pending[:2] == ["ICC", "DCC"]
+
+
+def test_llm_chunkings_without_an_endpoint_are_skipped_at_once_not_pending(doc, monkeypatch):
+    for var in ("OPENAI_BASE_URL", "OPENAI_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    s = Settings(chunkers=("recursive-1100", "llm-regex"), candidates=("recursive-1100", "llm-regex"), coref="none")
+    snaps: list[Report] = []
+    final = analyze(doc, s, Resources(), on_partial=lambda r, st: snaps.append(r))
+    first = snaps[0]
+    assert "llm-regex" not in first.pending
+    skipped = first.get("llm-regex")
+    assert skipped is not None and skipped.status == "skipped" and "no LLM endpoint" in skipped.reason
+    assert final.get("llm-regex").status == "skipped" and final.get("llm-regex").reason == skipped.reason

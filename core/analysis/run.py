@@ -278,6 +278,11 @@ def analyze(doc: Document, settings: Settings | None = None, resources: Resource
 
     # structure: every chunking that needs no model; SC and BI at once. Those that need the
     # sentence segmenter (a spaCy model) come after a first snapshot of the others.
+    if by_stage["llm"] and not resources.llm_settings().configured:
+        # no endpoint: the LLM chunkings are skipped at once ("no LLM endpoint configured") with the
+        # structure stage, instead of being listed as "still to run" until the end
+        by_stage[""] += by_stage["llm"]
+        by_stage["llm"] = []
     quick = [it for it in by_stage[""] if not uses_sentences(it[1][1])]
     slow = [it for it in by_stage[""] if uses_sentences(it[1][1])]
     phases = [(quick, slow), (slow, [])] if quick and slow else [(by_stage[""], [])]
