@@ -319,3 +319,24 @@ def test_maverick_pairs_with_a_stand_in_model(monkeypatch):
     first = res.pairs[0]
     assert first.entity.start == text.index("The Board adopts")  # closest preceding mention
     assert res.backend == "maverick" and res.info["model"] == "local/dir"
+
+
+def test_first_person_plural_rule_pairs_we_with_the_organisation_speaking():
+    import dataclasses
+
+    from chunkscope.coref.heuristic import RULES
+
+    text = ("The Commission is a public body. Since 2006, we have led many projects for our customers. "
+            "Prices in the US rose.")
+    on, off = dataclasses.replace(RULES, first_person=True), dataclasses.replace(RULES, first_person=False)
+
+    def pairs(rules):
+        return [(text[p.entity.start:p.entity.end], text[p.pronoun.start:p.pronoun.end]) for p in resolve(text, rules=rules)]
+
+    assert pairs(off) == []
+    # "our" continues the chain of "we", and takes the entity's name (nearest_mention); "US" is a country
+    assert pairs(on) == [("The Commission", "we"), ("The Commission", "our")]
+    assert resolve(text, rules=on) == resolve(text, windows=False, rules=on)
+    # only a singular proper-noun subject speaks as "we" (not a common noun)
+    other = "The regulation is new. We welcome it."
+    assert all(other[p.pronoun.start:p.pronoun.end] != "We" for p in resolve(other, rules=on))
