@@ -319,3 +319,50 @@ def test_maverick_pairs_with_a_stand_in_model(monkeypatch):
     first = res.pairs[0]
     assert first.entity.start == text.index("The Board adopts")  # closest preceding mention
     assert res.backend == "maverick" and res.info["model"] == "local/dir"
+
+
+def test_first_person_plural_rule_pairs_we_with_the_organisation_speaking():
+    import dataclasses
+
+    from chunkscope.coref.heuristic import RULES
+
+    text = ("The Commission is a public body. Since 2006, we have led many projects for our customers. "
+            "Prices in the US rose.")
+    on, off = dataclasses.replace(RULES, first_person=True), dataclasses.replace(RULES, first_person=False)
+
+    def pairs(rules):
+        return [(text[p.entity.start:p.entity.end], text[p.pronoun.start:p.pronoun.end]) for p in resolve(text, rules=rules)]
+
+    assert pairs(off) == []
+    # "our" continues the chain of "we", and takes the entity's name (nearest_mention); "US" is a country
+    assert pairs(on) == [("The Commission", "we"), ("The Commission", "our")]
+    assert resolve(text, rules=on) == resolve(text, windows=False, rules=on)
+    # only a singular proper-noun subject speaks as "we" (not a common noun)
+    other = "The regulation is new. We welcome it."
+    assert all(other[p.pronoun.start:p.pronoun.end] != "We" for p in resolve(other, rules=on))
+
+
+def test_forward_rule_pairs_a_pronoun_its_antecedent_contains_with_the_next_mention():
+    import dataclasses
+
+    from chunkscope.coref.heuristic import RULES
+
+    on, off = dataclasses.replace(RULES, forward=True), dataclasses.replace(RULES, forward=False)
+
+    def pairs(text, rules):
+        got = resolve(text, rules=rules)
+        assert got == resolve(text, windows=False, rules=rules)  # the windows parse what the rule needs
+        return [(text[p.entity.start:p.entity.end], text[p.pronoun.start:p.pronoun.end]) for p in got]
+
+    # a relative pronoun is paired only with its noun's next demonstrative mention (after it)
+    rel = ("A controller who has made the personal data public should inform the recipients. "
+           "In doing so, that controller should take reasonable steps.")
+    assert pairs(rel, off) == [] and pairs(rel, on) == [("that controller", "who")]
+    assert pairs("A controller who has made the data public should inform the recipients.", on) == []
+    # a pronoun inside a clause of its antecedent ("data concerning them") takes the next mention
+    inner = "Personal data concerning them should be processed lawfully. Those personal data must be kept safe."
+    assert pairs(inner, off) == [("Personal data", "them")]
+    assert pairs(inner, on) == [("Those personal data", "them")]
+    # ... but not a pronoun in a conjunct ("vehicles and their trailers")
+    conj = "Vehicles and their trailers are covered. Such vehicles must be registered."
+    assert pairs(conj, on) == pairs(conj, off) == [("Vehicles", "their")]
