@@ -55,10 +55,14 @@ import json, resource, sys, time
 from chunkscope.analysis import Resources, Settings, analyze
 from chunkscope.ingest import load_bytes
 backend = sys.argv[2]
-res = Resources(None, "composed", backend=backend)
+try:
+    res = Resources(None, "composed", backend=backend)
+    settings = Settings(embedding_backend=backend)
+except TypeError:  # a baseline from before the embedding backends: its one path (fp32, torch)
+    res, settings = Resources(None, "composed"), Settings()
 small = (b"# Warm up\\n\\nThe model loads once. She said it to him.\\n\\n## Another block\\n\\nThe committee "
          b"saw it and approved it.\\n\\n| a | b |\\n|---|---|\\n| 1 | 2 |\\n")
-analyze(load_bytes(small, "warm-up.md"), Settings(embedding_backend=backend), res)
+analyze(load_bytes(small, "warm-up.md"), settings, res)
 data = open(sys.argv[1], "rb").read()
 t0 = time.perf_counter()
 seen = {}
@@ -66,7 +70,10 @@ doc = load_bytes(data, sys.argv[1].rsplit("/", 1)[-1])
 seen["ingest"] = time.perf_counter() - t0
 def part(rep, st):  # the second structure snapshot (the sentence chunkers) is "structure2"
     seen.setdefault(st if st not in seen else st + "2", time.perf_counter() - t0)
-r = analyze(doc, Settings(embedding_backend=backend), res, on_partial=part)
+try:
+    r = analyze(doc, settings, res, on_partial=part)
+except TypeError:  # a baseline without the progressive analysis: complete only
+    r = analyze(doc, settings, res)
 seen["complete"] = time.perf_counter() - t0
 seen["winner"] = r.winner
 seen["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -100,7 +107,9 @@ def _run_json(code: str, args: list[str], pythonpath: str | None = None) -> dict
     env = dict(ENV)
     if pythonpath:
         env["PYTHONPATH"] = pythonpath + os.pathsep + env.get("PYTHONPATH", "")
-    r = subprocess.run([PY, "-c", code, *args], env=env, capture_output=True, text=True, cwd=ROOT)
+    # a baseline runs outside the repository, so that this checkout's core/ does not shadow its own
+    r = subprocess.run([PY, "-c", code, *args], env=env, capture_output=True, text=True,
+                       cwd=Path(pythonpath).parent if pythonpath else ROOT)
     lines = [ln for ln in r.stdout.strip().splitlines() if ln.startswith("{")]
     return json.loads(lines[-1]) if lines else {"error": r.stderr.strip()[-800:]}
 
@@ -115,6 +124,7 @@ def checkout(rev: str, into: Path) -> str:
     pkg = into / "path"
     pkg.mkdir()
     (pkg / "chunkscope").symlink_to(src / "core")
+    (pkg / "core").symlink_to(src / "core")  # code from before the package was renamed imports core.*
     return str(pkg)
 
 
