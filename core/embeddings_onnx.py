@@ -184,20 +184,26 @@ class OnnxSentenceModel:
     # int8 runs one text per call, so a text's vector never depends on which thread runs it: an
     # encode call shares its texts with any thread that calls help() meanwhile (the analysis's
     # caller thread, once it has nothing else to do, takes a share of the unit pass)
-    def _run_one(self, e: Any, normalize: bool) -> np.ndarray:
-        """One text alone: exactly the computation of a batch of one in ``encode_with_tokens``."""
-        n = len(e.ids)
-        ids = np.zeros((1, max(1, n)), dtype=np.int64)
+    def _forward(self, encs: Sequence[Any], normalize: bool) -> tuple[np.ndarray, np.ndarray]:
+        """One model run over ``encs`` (tokenizer encodings) padded to the longest: (their pooled,
+        optionally L2-normalised vectors [n, dim], the hidden states [n, width, dim])."""
+        width = max(1, max(len(e.ids) for e in encs))
+        ids = np.zeros((len(encs), width), dtype=np.int64)
         mask = np.zeros_like(ids)
-        ids[0, :n] = e.ids
-        mask[0, :n] = 1
+        for r, e in enumerate(encs):
+            ids[r, :len(e.ids)] = e.ids
+            mask[r, :len(e.ids)] = 1
         hidden = self.session.run(None, {"input_ids": ids, "attention_mask": mask,
                                          "token_type_ids": np.zeros_like(ids)})[0]
         m = mask[:, :, None].astype(np.float32)
         vec = (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)
         if normalize:
             vec /= np.maximum(np.linalg.norm(vec, axis=1, keepdims=True), 1e-12)
-        return vec[0]
+        return vec, hidden
+
+    def _run_one(self, e: Any, normalize: bool) -> np.ndarray:
+        """One text alone: exactly the computation of a batch of one in ``encode_with_tokens``."""
+        return self._forward([e], normalize)[0][0]
 
     def _encode_shared(self, enc: list[Any], normalize: bool) -> np.ndarray:
         out = np.zeros((len(enc), self._dim), dtype=np.float32)
@@ -250,19 +256,7 @@ class OnnxSentenceModel:
             while j < len(order) and j - i < cap and len(enc[order[j]].ids) * (j - i + 1) <= BATCH_TOKENS:
                 j += 1
             idx = order[i:j]
-            width = max(1, max(len(enc[k].ids) for k in idx))
-            ids = np.zeros((len(idx), width), dtype=np.int64)
-            mask = np.zeros_like(ids)
-            for r, k in enumerate(idx):
-                n = len(enc[k].ids)
-                ids[r, :n] = enc[k].ids
-                mask[r, :n] = 1
-            hidden = self.session.run(None, {"input_ids": ids, "attention_mask": mask,
-                                             "token_type_ids": np.zeros_like(ids)})[0]
-            m = mask[:, :, None].astype(np.float32)
-            vec = (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)
-            if normalize_embeddings:
-                vec /= np.maximum(np.linalg.norm(vec, axis=1, keepdims=True), 1e-12)
+            vec, hidden = self._forward([enc[k] for k in idx], normalize_embeddings)
             out[idx] = vec
             if tokens:
                 for r, k in enumerate(idx):
