@@ -228,19 +228,48 @@ def chunk_pieces(spans: Sequence[SpanLike], split_points: Sequence[int]) -> list
     return out
 
 
+def _icc_request(chunks: list[tuple[int, int]], split_points: Sequence[int]
+                 ) -> tuple[list[int], list[list[tuple[int, int]]], list[Span]]:
+    """(chunks with >= 2 pieces, every chunk's pieces, the spans ICC embeds: each such chunk, then its pieces)."""
+    pieces = chunk_pieces(chunks, split_points)
+    valid = [k for k, p in enumerate(pieces) if len(p) >= 2]
+    req: list[Span] = []
+    for k in valid:
+        req.append(Span(*chunks[k]))
+        req.extend(Span(x, y) for x, y in pieces[k])
+    return valid, pieces, req
+
+
+def _dcc_request(chunks: list[tuple[int, int]], wins: list[dict[str, Any]]) -> tuple[list[int], list[Span]]:
+    """(the chunks in some window, the spans DCC embeds: those chunks, then the windows)."""
+    used = sorted({c for w in wins for c in range(w["first"], w["last"] + 1)})
+    return used, [Span(*chunks[c]) for c in used] + [Span(*w["span"]) for w in wins]
+
+
+def embedding_requests(spans: Sequence[SpanLike], token_counts: Sequence[int], split_points: Sequence[int], *,
+                       window_tokens: int = 3000, window_step: int = 1, text: str | None = None) -> list[Span]:
+    """Every span ICC and DCC will ask ``embed`` for on this chunking (so that a caller can embed
+    them ahead, e.g. all chunkings' edge fragments in one call); none for DCC when its windows
+    cannot be built (DCC itself says why)."""
+    chunks = _as_pairs(spans)
+    if not chunks:
+        return []
+    req = _icc_request(chunks, split_points)[2]
+    try:
+        wins = dcc_windows(chunks, token_counts, window_tokens=window_tokens, window_step=window_step, text=text)
+    except ValueError:
+        wins = []
+    return req + _dcc_request(chunks, wins)[1]
+
+
 def intrachunk_cohesion(spans: Sequence[SpanLike], split_points: Sequence[int], embed: EmbedFn) -> MetricResult:
     """ICC = mean over chunks with >= 2 pieces of mean cos(piece, chunk), clipped to [0, 1]."""
     chunks = _as_pairs(spans)
     if not chunks:
         return _no_chunks("ICC")
-    pieces = chunk_pieces(chunks, split_points)
-    valid = [k for k, p in enumerate(pieces) if len(p) >= 2]
+    valid, pieces, req = _icc_request(chunks, split_points)
     if not valid:
         return MetricResult("ICC", None, "no chunk spans two or more gold blocks", {"per_chunk": []})
-    req: list[Span] = []
-    for k in valid:
-        req.append(Span(*chunks[k]))
-        req.extend(Span(x, y) for x, y in pieces[k])
     vecs = np.asarray(embed(req), dtype=np.float64)
     per_chunk = []
     pos = 0
@@ -333,9 +362,8 @@ def document_contextual_coherence(
     if not wins:
         reason = "one chunk only" if len(chunks) == 1 else f"no window of >= 2 chunks fits {window_tokens} tokens"
         return MetricResult("DCC", None, reason, {"windows": []})
-    used = sorted({c for w in wins for c in range(w["first"], w["last"] + 1)})
+    used, req = _dcc_request(chunks, wins)
     row = {c: r for r, c in enumerate(used)}
-    req = [Span(*chunks[c]) for c in used] + [Span(*w["span"]) for w in wins]
     vecs = np.asarray(embed(req), dtype=np.float64)
     cvec, wvec = vecs[:len(used)], vecs[len(used):]
     total, n = 0.0, 0

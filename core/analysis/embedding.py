@@ -47,26 +47,11 @@ def embedder_info(resources: Any, se: Any) -> dict[str, Any]:
 
 
 def metric_spans(doc: Document, r: ChunkingResult, settings: Settings) -> list[Span]:
-    """The spans ``embedding_metrics`` will embed for one OK chunking (ICC: each chunk spanning
-    two or more blocks and its pieces; DCC: the chunks in a window and the windows), so that
-    their edge fragments can be embedded ahead (``SpanEmbedder.prefetch``)."""
-    chunks = [(c.start, c.end) for c in r.chunks]
-    if not chunks:
-        return []
-    out: list[Span] = []
-    for (a, b), pieces in zip(chunks, M.chunk_pieces(chunks, doc.split_points)):
-        if len(pieces) >= 2:
-            out.append(Span(a, b))
-            out.extend(Span(x, y) for x, y in pieces)
-    try:
-        wins = M.dcc_windows(chunks, [c.tokens for c in r.chunks], window_tokens=settings.window_tokens,
-                             window_step=settings.window_step, text=doc.text)
-    except ValueError:  # DCC will say why; nothing to embed ahead
-        wins = []
-    used = sorted({c for w in wins for c in range(w["first"], w["last"] + 1)})
-    out.extend(Span(*chunks[c]) for c in used)
-    out.extend(Span(*w["span"]) for w in wins)
-    return out
+    """The spans ``embedding_metrics`` will embed for one OK chunking (``metrics.embedding_requests``),
+    so that their edge fragments can be embedded ahead (``SpanEmbedder.prefetch``)."""
+    return M.embedding_requests([(c.start, c.end) for c in r.chunks], [c.tokens for c in r.chunks],
+                                doc.split_points, window_tokens=settings.window_tokens,
+                                window_step=settings.window_step, text=doc.text)
 
 
 def embedding_metrics(doc: Document, r: ChunkingResult, settings: Settings,
