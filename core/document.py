@@ -27,6 +27,15 @@ class Span:
         return doc_text[self.start:self.end]
 
 
+def span_pairs(spans: Iterable[Any]) -> list[tuple[int, int]]:
+    """(start, end) of each span: a ``Span`` or any (start, end) pair."""
+    try:
+        return [(s.start, s.end) for s in spans]  # fast path: Span objects
+    except AttributeError:
+        pass
+    return [(s.start, s.end) if isinstance(s, Span) else (int(s[0]), int(s[1])) for s in spans]
+
+
 @dataclass(frozen=True)
 class Block:
     """A structural unit that should not be cut (paragraph, table, heading+body, ...)."""

@@ -30,7 +30,7 @@ import numpy as np
 
 from chunkscope.bundled_model import EmbedderUnavailable, bundled_model_path
 from chunkscope.caching import BoundedCache
-from chunkscope.document import Span
+from chunkscope.document import Span, span_pairs
 
 BUNDLED_NAME = "all-MiniLM-L6-v2"
 MODES = ("composed", "exact")
@@ -598,12 +598,12 @@ class SpanEmbedder:
         if self.mode != "composed" or self.fragment_mode != "encode" or not spans:
             return 0
         self.prepare_units()
-        pairs = [(s.start, s.end) if isinstance(s, Span) else (int(s[0]), int(s[1])) for s in spans]
+        pairs = span_pairs(spans)
         s = np.asarray([a for a, _ in pairs], dtype=np.int64)
         e = np.asarray([b for _, b in pairs], dtype=np.int64)
         # a fragment equal to a unit's text comes with the unit pass (no race for the same text)
         units = set(self._unit_texts or ())
-        texts = [t for t in dict.fromkeys(self.text[a:b] for _, a, b in self._edge_fragments(s, e))
+        texts = [t for t in dict.fromkeys(self.text[a:b] for _, a, b in self._edge_fragments(s, e, self._unit_edges(s, e)))
                  if t not in units]
         fw = self._weights_of(texts) if texts else np.zeros(0)
         live = [t for t, w in zip(texts, fw) if w > 0]
@@ -612,16 +612,23 @@ class SpanEmbedder:
             self.prefetched += len(live)
         return len(live)
 
-    def _edge_fragments(self, s: np.ndarray, e: np.ndarray) -> list[tuple[int, int, int]]:
-        """(row, start, end) of each span's partly covered units: ``[s, first unit edge)`` and
-        ``[last unit edge, e)`` when a unit edge lies inside the span, else ``[s, e)`` itself."""
+    def _unit_edges(self, s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per span: (a unit edge lies inside it, index of the first unit edge >= start, index of
+        the last unit edge <= end), the indexes clipped into the edge array."""
         assert self._starts is not None
         bnd = self._starts  # unit starts + [len(text)]
-        k0 = np.searchsorted(bnd, s, side="left")  # first unit edge >= s
-        k1 = np.searchsorted(bnd, e, side="right") - 1  # last unit edge <= e
-        has_edge = k0 <= k1
-        k0c = np.minimum(k0, len(bnd) - 1)
-        k1c = np.maximum(k1, 0)
+        k0 = np.searchsorted(bnd, s, side="left")
+        k1 = np.searchsorted(bnd, e, side="right") - 1
+        return k0 <= k1, np.minimum(k0, len(bnd) - 1), np.maximum(k1, 0)
+
+    def _edge_fragments(self, s: np.ndarray, e: np.ndarray,
+                        edges: tuple[np.ndarray, np.ndarray, np.ndarray]) -> list[tuple[int, int, int]]:
+        """(row, start, end) of each span's partly covered units: ``[s, first unit edge)`` and
+        ``[last unit edge, e)`` when a unit edge lies inside the span, else ``[s, e)`` itself
+        (``edges``: ``_unit_edges(s, e)``)."""
+        assert self._starts is not None
+        bnd = self._starts
+        has_edge, k0c, k1c = edges
         frags: list[tuple[int, int, int]] = []
         for r in range(len(s)):
             a, b = int(s[r]), int(e[r])
@@ -637,7 +644,7 @@ class SpanEmbedder:
 
     # ---------------------------------------------------------------- embed
     def embed(self, spans: Sequence[Any]) -> np.ndarray:
-        pairs = [(s.start, s.end) if isinstance(s, Span) else (int(s[0]), int(s[1])) for s in spans]
+        pairs = span_pairs(spans)
         self.spans_embedded += len(pairs)
         if not pairs:
             return np.zeros((0, self.embedder.dim), dtype=np.float32)
@@ -690,17 +697,13 @@ class SpanEmbedder:
     def _embed_composed(self, pairs: list[tuple[int, int]]) -> np.ndarray:
         self.prepare()
         assert self._starts is not None and self._prefix is not None
-        bnd = self._starts  # unit starts + [len(text)]
         s = np.asarray([a for a, _ in pairs], dtype=np.int64)
         e = np.asarray([b for _, b in pairs], dtype=np.int64)
-        k0 = np.searchsorted(bnd, s, side="left")  # first unit edge >= s
-        k1 = np.searchsorted(bnd, e, side="right") - 1  # last unit edge <= e
-        has_edge = k0 <= k1
-        k0c = np.minimum(k0, len(bnd) - 1)
-        k1c = np.maximum(k1, 0)
+        edges = self._unit_edges(s, e)
+        has_edge, k0c, k1c = edges
         acc = np.where(has_edge[:, None], self._prefix[np.maximum(k1c, k0c)] - self._prefix[k0c], 0.0)
-        # fragments: [s, bnd[k0]) and [bnd[k1], e) when an edge lies inside; [s, e) otherwise
-        frags = self._edge_fragments(s, e)
+        # fragments: [s, first edge) and [last edge, e) when an edge lies inside; [s, e) otherwise
+        frags = self._edge_fragments(s, e, edges)
         if frags and self.fragment_mode == "tokens":
             frags = self._token_fragments(frags, acc)
         if frags:

@@ -26,11 +26,11 @@ embedding modes.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from chunkscope.document import Span
+from chunkscope.document import Span, span_pairs
 
 SpanLike = Any  # Span or (start, end)
 EmbedFn = Callable[[list[Span]], np.ndarray]
@@ -45,21 +45,6 @@ class MetricResult:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def _as_pairs(spans: Iterable[SpanLike]) -> list[tuple[int, int]]:
-    try:
-        return [(s.start, s.end) for s in spans]  # fast path: Span objects
-    except AttributeError:
-        pass
-    out = []
-    for s in spans:
-        if isinstance(s, Span):
-            out.append((s.start, s.end))
-        else:
-            a, b = s
-            out.append((int(a), int(b)))
-    return out
 
 
 def _boundary_table(pairs: Sequence[tuple[int, int]]) -> tuple[np.ndarray, "_Owners"]:
@@ -135,7 +120,7 @@ def block_integrity(
     spans: Sequence[SpanLike], split_points: Sequence[int], text_length: int, *, tolerance: int = 5
 ) -> MetricResult:
     """BI = intact gold blocks / all gold blocks (a chunking of one chunk scores 1.0)."""
-    pairs = _as_pairs(spans)
+    pairs = span_pairs(spans)
     if not pairs:
         return _no_chunks("BI")
     edges = np.asarray([0, *split_points, text_length], dtype=np.int64)
@@ -173,7 +158,7 @@ def pair_table(pairs: Any) -> np.ndarray:
     try:
         arr = np.asarray(pairs, dtype=np.int64)
     except (TypeError, ValueError):
-        arr = np.asarray([[x for span in _as_pairs(p) for x in span] for p in pairs], dtype=np.int64)
+        arr = np.asarray([[x for span in span_pairs(p) for x in span] for p in pairs], dtype=np.int64)
     return arr.reshape(-1, 4)
 
 
@@ -183,7 +168,7 @@ def references_completeness(spans: Sequence[SpanLike], pairs: Any) -> MetricResu
     ``s`` = start of the earlier mention (the one that starts first; on equal starts, the
     shorter), ``t`` = end of the other one.
     """
-    chunks = _as_pairs(spans)
+    chunks = span_pairs(spans)
     if not chunks:
         return _no_chunks("RC")
     tab = pair_table(pairs) if len(pairs) else np.zeros((0, 4), dtype=np.int64)
@@ -220,7 +205,7 @@ def chunk_pieces(spans: Sequence[SpanLike], split_points: Sequence[int]) -> list
     """
     sp = np.asarray(sorted(split_points), dtype=np.int64)
     out = []
-    for a, b in _as_pairs(spans):
+    for a, b in span_pairs(spans):
         i = int(np.searchsorted(sp, a, side="right"))
         j = int(np.searchsorted(sp, b, side="left"))
         cuts = [a, *sp[i:j].tolist(), b]
@@ -251,7 +236,7 @@ def embedding_requests(spans: Sequence[SpanLike], token_counts: Sequence[int], s
     """Every span ICC and DCC will ask ``embed`` for on this chunking (so that a caller can embed
     them ahead, e.g. all chunkings' edge fragments in one call); none for DCC when its windows
     cannot be built (DCC itself says why)."""
-    chunks = _as_pairs(spans)
+    chunks = span_pairs(spans)
     if not chunks:
         return []
     req = _icc_request(chunks, split_points)[2]
@@ -264,7 +249,7 @@ def embedding_requests(spans: Sequence[SpanLike], token_counts: Sequence[int], s
 
 def intrachunk_cohesion(spans: Sequence[SpanLike], split_points: Sequence[int], embed: EmbedFn) -> MetricResult:
     """ICC = mean over chunks with >= 2 pieces of mean cos(piece, chunk), clipped to [0, 1]."""
-    chunks = _as_pairs(spans)
+    chunks = span_pairs(spans)
     if not chunks:
         return _no_chunks("ICC")
     valid, pieces, req = _icc_request(chunks, split_points)
@@ -301,7 +286,7 @@ def dcc_windows(
     """
     if window_step < 1:
         raise ValueError("window_step must be >= 1")
-    chunks = _as_pairs(spans)
+    chunks = span_pairs(spans)
     k = len(chunks)
     if len(token_counts) != k:
         raise ValueError("token_counts and spans differ in length")
@@ -354,7 +339,7 @@ def document_contextual_coherence(
 
     ``text`` is needed only when chunks overlap (to count the tokens of a chunk's new tail).
     """
-    chunks = _as_pairs(spans)
+    chunks = span_pairs(spans)
     if not chunks:
         return _no_chunks("DCC")
     wins = dcc_windows(chunks, token_counts, window_tokens=window_tokens, window_step=window_step,
