@@ -131,10 +131,9 @@ def main() -> int:
     with pymupdf.open(stream=data, filetype="pdf") as d:
         pages = d.page_count
 
-        def mapping():  # exactly the extra work: words (both orders), page sizes, alignment
+        def mapping():  # exactly the extra work: words, page sizes, alignment
             words = [pdfmap.page_words(p) for p in d]
-            reading = [pdfmap.reading_order(w) for w in words]
-            pdfmap.build_geometry([pdfmap.page_info(p) for p in d], texts, [p.start for p in ref.pages], words, reading)
+            pdfmap.build_geometry([pdfmap.page_info(p) for p in d], texts, [p.start for p in ref.pages], words)
 
         t_map = _best(mapping, args.repeat)
     print(f"ingest {big.name} ({pages} pages), best of {args.repeat}:")

@@ -384,7 +384,6 @@ def load_pdf_bytes(data: bytes, filename: str, name: str, *, running: str = "mar
         # words and page sizes first: pymupdf4llm removes page rotations in memory as it converts
         infos = [pdfmap.page_info(page) for page in doc]
         words = [pdfmap.page_words(page) for page in doc] if geometry else None
-        reading = [pdfmap.reading_order(w) for w in words] if words is not None else None
         tops = [_edge_lines(w, info) for w, info in zip(words, infos)] if words is not None else None
         raw_pages, warnings, tables = _page_markdown(doc)
         _recover_lost_text(doc, raw_pages, words, infos, warnings, tables)
@@ -430,7 +429,7 @@ def load_pdf_bytes(data: bytes, filename: str, name: str, *, running: str = "mar
         geo = None
         if geometry:
             try:
-                geo = pdfmap.build_geometry(infos, parts, [p.start for p in pages], words, reading)
+                geo = pdfmap.build_geometry(infos, parts, [p.start for p in pages], words)
             except Exception as exc:  # never lose the document over its boxes
                 warnings.append(f"page boxes not available ({_first_line(exc)})")
         meta["running_lines"] = {"mode": running, **running_found.summary()}

@@ -284,22 +284,21 @@ def reading_order(words: Sequence[Sequence[Any]]) -> list[Sequence[Any]]:
     return sorted(words, key=lambda w: (round(float(w[3]) / 2), float(w[0])))
 
 
-def best_word_order(text: str, orders: Sequence[Sequence[Sequence[Any]]]) -> Sequence[Sequence[Any]]:
-    """Of several orders of the same page's words, the one that follows the Markdown best: the most
-    in-order anchors (``_greedy_anchors``). The content stream's order is right for most producers
-    (LaTeX, Word); browsers and some others paint text in another order (running headers last,
-    code spans piecewise), where aligning in stream order pairs words with the wrong occurrence of
-    the same word. The first order wins ties, and is taken at once when it anchors nearly every
-    token (the usual case: nothing to gain)."""
-    if len(orders) < 2:
-        return orders[0] if orders else []
+def best_word_order(text: str, words: Sequence[Sequence[Any]]) -> Sequence[Sequence[Any]]:
+    """The page's words in the order that follows its Markdown best: the content stream's
+    (``words`` as extracted) or line by line (``reading_order``), whichever gives more in-order
+    anchors (``_greedy_anchors``). The stream order is right for most producers (LaTeX, Word) and
+    is kept at once when it anchors nearly every token; browsers and some others paint text in
+    another order (running headers last, code spans piecewise), where aligning in stream order
+    pairs words with the wrong occurrence of the same word. The stream order wins ties."""
+    if not words:
+        return words
     tkeys = [t.key for t in md_tokens(text, markup_mask(text))]
-    scores: list[int] = []
-    for ws in orders:
-        scores.append(len(_greedy_anchors(tkeys, [_key(str(w[4])) for w in ws])))
-        if len(scores) == 1 and scores[0] >= 0.97 * len(tkeys):
-            break
-    return orders[scores.index(max(scores))]
+    stream = len(_greedy_anchors(tkeys, [_key(str(w[4])) for w in words]))
+    if stream >= 0.97 * len(tkeys):
+        return words
+    lines = reading_order(words)
+    return lines if len(_greedy_anchors(tkeys, [_key(str(w[4])) for w in lines])) > stream else words
 
 
 def page_runs(text: str, offset: int, page_no: int, words: Sequence[Sequence[Any]]
@@ -347,20 +346,15 @@ def page_info(page) -> tuple[float, ...]:
 
 
 def build_geometry(infos: Sequence[tuple[float, ...]], page_texts: Sequence[str], page_offsets: Sequence[int],
-                   words_by_page: Sequence[Sequence[Any]],
-                   sorted_words_by_page: Sequence[Sequence[Any]] | None = None) -> Geometry:
+                   words_by_page: Sequence[Sequence[Any]]) -> Geometry:
     """Geometry of a whole document: page ``k`` (``page_info``: size, rotation) holds
     ``page_texts[k]`` at ``page_offsets[k]``; ``words_by_page[k]`` are its ``page_words``
-    (taken before pymupdf4llm, which removes page rotations in memory) and
-    ``sorted_words_by_page[k]``, when given, the same words in reading order
-    (``reading_order``): each page is aligned in the order that follows its
-    Markdown best (``best_word_order``)."""
+    (taken before pymupdf4llm, which removes page rotations in memory), aligned in the order that
+    follows the page's Markdown best (``best_word_order``)."""
     geo = Geometry()
     for k, (text, off) in enumerate(zip(page_texts, page_offsets)):
         geo.pages.append(tuple(infos[k]))
-        words = words_by_page[k]
-        if sorted_words_by_page is not None and words:
-            words = best_word_order(text, [words, sorted_words_by_page[k]])
+        words = best_word_order(text, words_by_page[k])
         runs, mapped, mappable = page_runs(text, off, k + 1, words) if words else ([], 0, len(text) - sum(markup_mask(text)))
         geo.runs.extend(runs)
         geo.page_coverage.append((mapped, mappable))
