@@ -70,23 +70,24 @@ def unavailable_reason(doc: Any) -> str | None:
 
 
 @lru_cache(maxsize=48)
-def _render(key: str, page: int, zoom: float, data: bytes) -> tuple[bytes, int, int]:
+def _render(key: str, page: int, zoom: float, data: bytes, fmt: str = "png", quality: int = 95
+            ) -> tuple[bytes, int, int]:
     import pymupdf
 
     with pymupdf.open(stream=data, filetype="pdf") as pdf:
-        pg = pdf[page - 1]
-        pix = pg.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), alpha=False)
-        return pix.tobytes("png"), pix.width, pix.height
+        pix = pdf[page - 1].get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), alpha=False)
+        return pix.tobytes(fmt, jpg_quality=quality), pix.width, pix.height
 
 
-def render_page(doc: Any, page: int, zoom: float = DEFAULT_ZOOM) -> tuple[bytes, int, int] | None:
-    """(PNG bytes, width px, height px) of 1-based ``page``, or None when the PDF is not at hand
-    or the page cannot be rendered. Cached per (document, page, zoom)."""
+def render_page(doc: Any, page: int, zoom: float = DEFAULT_ZOOM, fmt: str = "png", quality: int = 95
+                ) -> tuple[bytes, int, int] | None:
+    """(image bytes, width px, height px) of 1-based ``page`` (``fmt`` "png" or "jpg"), or None when
+    the PDF is not at hand or the page cannot be rendered. Cached per (document, page, zoom, format)."""
     data = pdf_bytes(doc)
     if data is None:
         return None
     try:
-        return _render(doc.sha256, int(page), float(zoom), data)
+        return _render(doc.sha256, int(page), float(zoom), data, fmt, int(quality))
     except Exception:
         return None
 
@@ -94,26 +95,10 @@ def render_page(doc: Any, page: int, zoom: float = DEFAULT_ZOOM) -> tuple[bytes,
 THUMB_ZOOM = 0.75  # 54 dpi: a page is ~460 px wide, its JPEG ~20-60 KB
 
 
-@lru_cache(maxsize=24)
-def _render_jpeg(key: str, page: int, zoom: float, quality: int, data: bytes) -> tuple[bytes, int, int]:
-    import pymupdf
-
-    with pymupdf.open(stream=data, filetype="pdf") as pdf:
-        pix = pdf[page - 1].get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), alpha=False)
-        return pix.tobytes("jpg", jpg_quality=quality), pix.width, pix.height
-
-
 def render_thumbnail(doc: Any, page: int, zoom: float = THUMB_ZOOM, quality: int = 70
                      ) -> tuple[bytes, int, int] | None:
-    """(JPEG bytes, width px, height px) of a small rendering of 1-based ``page`` (for the HTML
-    report), or None when the PDF is not at hand or the page cannot be rendered."""
-    data = pdf_bytes(doc)
-    if data is None:
-        return None
-    try:
-        return _render_jpeg(doc.sha256, int(page), float(zoom), int(quality), data)
-    except Exception:
-        return None
+    """A small JPEG rendering of 1-based ``page`` (for the HTML report): ``render_page``'s result."""
+    return render_page(doc, page, zoom, "jpg", quality)
 
 
 # ------------------------------------------------------------------ layers
