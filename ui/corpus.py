@@ -216,17 +216,17 @@ def load_view(results_dir: str | Path) -> tuple[Any, dict[str, Any]]:
     holds one of the server's analysis slots, like an analysis: a shared server bounds it the same way.
     Raises ``OSError``/``ValueError`` for an unreadable folder."""
     from chunkscope import corpus_report as CR
-    from ui.share import analysis_slot
 
     key = results_key(results_dir)
     cached = st.session_state.get(VIEW_KEY)
     if cached and cached[0] == key:
         return cached[1], cached[2]
-    box = st.status("Reading the corpus results…", expanded=False)
-    with analysis_slot(box):
+
+    def read() -> tuple[Any, dict[str, Any]]:
         res = CR.CorpusResults.load(results_dir)
-        f = frames(res)
-    box.update(label="Corpus results read", state="complete", expanded=False)
+        return res, frames(res)
+
+    res, f = in_slot("Reading the corpus results…", read)
     st.session_state[VIEW_KEY] = (key, res, f)
     return res, f
 
