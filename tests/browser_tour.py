@@ -53,6 +53,25 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def browser_test_folders(tmp_path: Path, sample_name: str) -> tuple[Path, Path, Path]:
+    """For a browser test: skip it (with the reason) when Chromium or Playwright is missing; else
+    (the injected sample written as ``sample_name`` under ``tmp_path``, the screenshot folder:
+    ``$CHUNKSCOPE_SCREENSHOTS`` or the test's own, an empty cache folder)."""
+    import pytest
+    from inspector_sample import sample_markdown
+
+    why = missing()
+    if why:
+        pytest.skip(f"browser test skipped: {why}")
+    sample = tmp_path / sample_name
+    sample.write_text(sample_markdown(), encoding="utf-8")
+    shots = Path(os.environ.get("CHUNKSCOPE_SCREENSHOTS") or tmp_path / "shots")
+    shots.mkdir(parents=True, exist_ok=True)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    return sample, shots, cache
+
+
 @contextlib.contextmanager
 def streamlit_app(cache_dir: Path, timeout: float = 90.0):
     """``streamlit run app.py`` on a free port; yields the base URL; stops it afterwards."""

@@ -10,26 +10,15 @@ Skips cleanly when Chromium or the playwright package is missing.
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 
 import pytest
-from browser_tour import LOSER, WINNER, missing, run_tour, streamlit_app
-from inspector_sample import sample_markdown
+from browser_tour import LOSER, WINNER, browser_test_folders, run_tour, streamlit_app
 
 pytestmark = pytest.mark.timeout(300)
 
 
 def test_tour_in_a_real_browser(tmp_path):
-    why = missing()
-    if why:
-        pytest.skip(f"browser test skipped: {why}")
-    sample = tmp_path / "policy_injected.md"
-    sample.write_text(sample_markdown(), encoding="utf-8")
-    shots = Path(os.environ.get("CHUNKSCOPE_SCREENSHOTS") or tmp_path / "shots")
-    shots.mkdir(parents=True, exist_ok=True)
-    cache = tmp_path / "cache"
-    cache.mkdir()
+    sample, shots, cache = browser_test_folders(tmp_path, "policy_injected.md")
     with streamlit_app(cache) as url:
         seen = run_tour(url, sample, shots)
 

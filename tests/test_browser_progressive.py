@@ -7,28 +7,16 @@ screenshot of the provisional state goes to ``$CHUNKSCOPE_SCREENSHOTS`` (else th
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
-from browser_tour import WINNER, _wait_idle, browser, missing, open_with_upload, streamlit_app
-from inspector_sample import sample_markdown
+from browser_tour import WINNER, _wait_idle, browser, browser_test_folders, open_with_upload, streamlit_app
 
 pytestmark = pytest.mark.timeout(400)
 
 
 def test_provisional_leaderboard_then_final_winner(tmp_path, monkeypatch):
-    why = missing()
-    if why:
-        pytest.skip(f"browser test skipped: {why}")
-    sample = tmp_path / "policy_progressive.md"
-    sample.write_text(sample_markdown(), encoding="utf-8")
-    shots = Path(os.environ.get("CHUNKSCOPE_SCREENSHOTS") or tmp_path / "shots")
-    shots.mkdir(parents=True, exist_ok=True)
+    sample, shots, cache = browser_test_folders(tmp_path, "policy_progressive.md")
     flag = tmp_path / "release-embeddings"
     monkeypatch.setenv("CHUNKSCOPE_TEST_HOLD_EMBEDDINGS", str(flag))
-    cache = tmp_path / "cache"
-    cache.mkdir()
     with streamlit_app(cache) as url, browser() as ctx:
         page = open_with_upload(ctx, url, sample)
         page.get_by_text(sample.stem, exact=True).first.wait_for(timeout=60_000)
