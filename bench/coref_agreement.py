@@ -117,20 +117,17 @@ def chunk_spans(doc: Document, cache: Path) -> dict[str, list[tuple[int, int]]]:
     return out
 
 
-def parsed(doc: Document, cache: Path, back: int, first_person: bool = False,
-           forward: bool = False) -> tuple[list[Any], list[Any]]:
-    """(segments, spaCy docs) of the windows the rules need with ``back`` sentences (and first-person and
-    relative pronouns when ``first_person``, ``forward``), cached as a DocBin."""
+def parsed(doc: Document, cache: Path, rules: H.Rules) -> tuple[list[Any], list[Any]]:
+    """(segments, spaCy docs) of the windows ``rules`` need (``heuristic.parse_windows``), cached as a DocBin
+    under their ``heuristic.window_key``."""
     from spacy.tokens import DocBin
 
     from chunkscope.nlp import english
 
     nlp = english(H.EXCLUDE)
-    work = [b for b in H._blocks(doc.text) if b[2] != "skip"]
-    segs = H._segments(work, back, H.pronoun_re(H.Rules(max_sentences_back=back, first_person=first_person,
-                                                        forward=forward)))
-    f = cache / (f"parsed-{H.VERSION}-{back}{'-fp' if first_person else ''}{'-fw' if forward else ''}"
-                 f"-{doc.sha256[:16]}.spacy")
+    segs = H.parse_windows(doc.text, rules)
+    key = "-".join(str(int(v)) for v in H.window_key(rules))
+    f = cache / f"parsed-{H.VERSION}-{key}-{doc.sha256[:16]}.spacy"
     if f.is_file():
         docs = list(DocBin().from_bytes(f.read_bytes()).get_docs(nlp.vocab))
         if len(docs) == len(segs):
@@ -261,16 +258,16 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     t0 = time.perf_counter()
     points = grid_points()
-    backs = sorted({(r.max_sentences_back, r.first_person, r.forward) for r in points})
+    windows = {H.window_key(r): r for r in points}  # one parse per set of windows
     # every grid point on every document (the LODO choice then only averages these)
     per_doc: list[dict[str, Any]] = []
     for name, doc, ref in docs:
         spans = chunk_spans(doc, cache)
         rc_ref = rc_series(spans, ref)
-        parses = {b: parsed(doc, cache, *b) for b in backs}
+        parses = {k: parsed(doc, cache, r) for k, r in windows.items()}
         evals = []
         for rules in points:
-            segs, pdocs = parses[rules.max_sentences_back, rules.first_person, rules.forward]
+            segs, pdocs = parses[H.window_key(rules)]
             pairs = H.resolve_parsed(doc.text, segs, iter(pdocs), rules)
             evals.append((pairs, rc_stats(rc_series(spans, pairs), rc_ref)))
         per_doc.append({"spans": spans, "rc_ref": rc_ref, "evals": evals})

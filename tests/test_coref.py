@@ -366,3 +366,43 @@ def test_forward_rule_pairs_a_pronoun_its_antecedent_contains_with_the_next_ment
     # ... but not a pronoun in a conjunct ("vehicles and their trailers")
     conj = "Vehicles and their trailers are covered. Such vehicles must be registered."
     assert pairs(conj, on) == pairs(conj, off) == [("Vehicles", "their")]
+
+
+def test_heading_back_rule_pairs_a_heading_pronoun_with_the_section_before():
+    import dataclasses
+
+    from chunkscope.coref.heuristic import RULES
+
+    text = ("The provider publishes model cards with every release.\n\n"
+            "## How to make them\n\n"
+            "Write one per model. It is checked by nobody.\n\n"
+            "## Why it matters\n\n"
+            "The section says it all.")
+    on, off = dataclasses.replace(RULES, heading_back=True), dataclasses.replace(RULES, heading_back=False)
+
+    def pairs(rules):
+        got = resolve(text, rules=rules)
+        assert got == resolve(text, windows=False, rules=rules)  # the windows reach back past the heading
+        return [(text[p.entity.start:p.entity.end], text[p.pronoun.start:p.pronoun.end], p.pronoun.start)
+                for p in got]
+
+    them = text.index("them")
+    assert not any(start == them for _, _, start in pairs(off))  # a heading starts a new section
+    assert ("model cards", "them", them) in pairs(on)  # ... but its pronoun looks back past it
+    # only the heading's own pronouns look back; text after a heading still starts afresh
+    it = text.index("It is checked")
+    assert all(start != it or ent != "model cards" for ent, _, start in pairs(on))
+
+
+def test_entity_spans_leave_out_list_labels_and_markup():
+    # the highlighted entity is the mention, not the list item's label or the heading's markup
+    text = ("(2) The principles apply to every controller. They are binding.\n\n"
+            "(ii) the level of protection and its scope.\n\n"
+            "### · Caveats\n\nHere they are.")
+    got = resolved(text)
+    assert ("The principles", "They") in got
+    assert ("the level", "its") in got
+    assert ("Caveats", "they") in got
+    # a list label the tagger takes for a noun ("(v", "(c") is never an antecedent
+    label = "The item shall contain the following:\n\n(v) its name."
+    assert all(ent not in ("v", "(v") for ent, _ in resolved(label))

@@ -21,7 +21,9 @@ Rules:
 
 * the text is cut at blank lines into blocks; blocks that are only HTML comments (page
   headers/footers, page breaks) are ignored; a Markdown heading block starts a new section:
-  an antecedent may be the heading itself but nothing before it;
+  an antecedent may be the heading itself but nothing before it, except for a pronoun in the
+  heading (``Rules.heading_back``: "## How to make them", "## About us"), which may reach the
+  previous section's last sentences, as Maverick's pairs do;
 * pronouns: it/its/itself (singular, non-person), they/them/their/theirs/themselves (plural,
   or a singular person: "the data subject ... their"), he/him/his/himself and
   she/her/hers/herself (a person). Pleonastic *it* ("it is necessary to ...", expletive)
@@ -49,14 +51,15 @@ Rules:
 * salience: the best candidate maximises ``subject bonus − embedded-NP penalty − sentence
   penalty × sentence distance − token penalty × token distance``. The numbers (``RULES``) were
   chosen from a small grid (``GRID``) by mean |ΔRC| against Maverick's pairs on the 12 English
-  corpus documents (the two switches above too); chosen leaving each document out, they give
-  mean |ΔRC| 0.0199 on the held-out documents against 0.0227 for the first version's hand-set
-  numbers (``LEGACY``) and 0.0201 for ``heuristic-3`` (the same numbers without the two switches),
-  ``docs/coreference.md``.
+  corpus documents (the three switches above too); chosen leaving each document out, they give
+  mean |ΔRC| 0.0183 on the held-out documents against 0.0227 for the first version's hand-set
+  numbers (``LEGACY``), 0.0201 for ``heuristic-3`` (the same numbers without the switches) and
+  0.0199 for ``heuristic-4`` (without ``heading_back``), ``docs/coreference.md``.
 
 Speed: only what the rules can use is parsed (``_segments``): for each pronoun (a relative one only
 when a word just before it is mentioned again after it), its sentence
-and the ``max_sentences_back`` sentences before it within its section (sentence ends found by a
+and the ``max_sentences_back`` sentences before it within its section (or the section before, for a
+pronoun in a heading; sentence ends found by a
 regular expression), plus the end of the block that introduces a list for a pronoun in a list
 item; the rest is never parsed (GDPR: 62% of the text is). The pipeline is tok2vec, tagger and
 parser only: noun chunks are read from the fine-grained tags (``noun_chunks``, spaCy's English
@@ -75,7 +78,7 @@ from typing import Any
 from chunkscope.coref.base import CorefResult, Pair, cached_pairs
 from chunkscope.document import Document, Span
 
-VERSION = "heuristic-4"
+VERSION = "heuristic-5"
 BATCH_SIZE = 64
 EXCLUDE = ("ner", "lemmatizer", "attribute_ruler")  # spaCy components not needed (noun_chunks reads tags)
 MAX_BLOCK_CHARS = 20_000  # longer blocks (no blank lines) are cut at line ends
@@ -143,6 +146,9 @@ class Rules:
     # pronoun ("providers that ...") are paired with the antecedent's next mention when one follows within
     # FORWARD_CHARS ("... those providers"): Maverick's pair for a pronoun its antecedent mention contains
     forward: bool = False
+    # a pronoun in a heading with no antecedent in it ("## How to make them", "## About us") looks back into
+    # the previous section's last sentences: Maverick pairs it across the heading
+    heading_back: bool = False
 
 
 LEGACY = Rules()
@@ -155,9 +161,10 @@ GRID: dict[str, tuple[Any, ...]] = {
     "nearest_mention": (False, True),
     "first_person": (False, True),
     "forward": (False, True),
+    "heading_back": (False, True),
 }
 RULES = Rules(subject_bonus=40.0, sentence_penalty=30.0, token_penalty=0.2, pronoun_bonus=0.0, nearest_mention=True,
-              first_person=True, forward=True)
+              first_person=True, forward=True, heading_back=True)
 CROSS_BLOCK_TOKENS = 40  # token distance counted for a candidate in an earlier block
 _DETERMINERS = re.compile(r"^(the|a|an|this|that|these|those|such|each|every|any)\s+")
 _PLURAL_ACRONYM = re.compile(r"^[A-Z]{2,}s$")
@@ -314,16 +321,19 @@ class _Segment:
     item: bool  # the block is a list item
 
 
-def _segments(blocks: list[tuple[int, str, str]], back: int, words: re.Pattern[str] = _PRONOUN_RE) -> list[_Segment]:
+def _segments(blocks: list[tuple[int, str, str]], back: int, words: re.Pattern[str] = _PRONOUN_RE,
+              heading_back: bool = False) -> list[_Segment]:
     """The parts of ``blocks`` the rules can use: for each pronoun, from ``back`` sentences
-    before it (within its section; across blocks) to the end of its sentence; for a pronoun in a list
+    before it (within its section, or the previous section's for a pronoun in a heading when
+    ``heading_back``; across blocks) to the end of its sentence; for a pronoun in a list
     item, also the end of the block introducing the list. Overlapping stretches merge."""
     need: list[list[tuple[int, int]]] = [[] for _ in blocks]
-    sec = 0  # index of the first block of the current section
+    sec = prev_sec = 0  # index of the first block of the current (previous) section
     intro = -1  # the last non-item text block of the section
     for bi, (_off, btxt, kind) in enumerate(blocks):
         if kind == "heading":
-            sec, intro = bi, -1
+            prev_sec, sec, intro = sec, bi, -1
+        floor = prev_sec if heading_back and kind == "heading" else sec
         for m in words.finditer(btxt):
             if m.group(0).lower() in RELATIVE and not _relative_worth_parsing(btxt, m):
                 continue
@@ -336,7 +346,7 @@ def _segments(blocks: list[tuple[int, str, str]], back: int, words: re.Pattern[s
             while True:
                 starts = [0] + [x.end() for x in _SENT_BOUND.finditer(blocks[j][1], 0, pos)]
                 end = pos if j == bi else len(blocks[j][1])
-                if len(starts) >= left or j <= sec:
+                if len(starts) >= left or j <= floor:
                     need[j].append((starts[-left] if len(starts) >= left else 0, end))
                     break
                 need[j].append((0, end))
@@ -434,6 +444,23 @@ def _in_clause_of(tok: Any, root: Any) -> bool:
     return False
 
 
+_ITEM_LABEL = re.compile(r"^(?:[ivxlc]{1,5}|[a-z]|\d{1,3})$", re.I)
+
+
+def _mention_start(nc: Any) -> int:
+    """Where a noun chunk's mention starts in its doc: after leading space, punctuation ("###", "'", "·")
+    and a list item's label ("(2) The principles", "(ii) the level", "2) evaluation content")."""
+    toks = list(nc)
+    k = 0
+    while k < len(toks) - 1:
+        t = toks[k]
+        if t.is_space or t.is_punct or (_ITEM_LABEL.match(t.text) and toks[k + 1].text in (")", ".")):
+            k += 1
+        else:
+            break
+    return int(toks[k].idx)
+
+
 def _candidates(sdoc: Any, offset: int, block: int, sent_base: int) -> tuple[list[_Cand], dict[int, int]]:
     sent_of: dict[int, int] = {}
     for k, s in enumerate(sdoc.sents):
@@ -450,12 +477,14 @@ def _candidates(sdoc: Any, offset: int, block: int, sent_base: int) -> tuple[lis
             continue
         if any(t.tag_ in PRONOUN_TAGS for t in nc):
             continue  # "its consent": a mention holding a pronoun is never an entity in Maverick's pairs
+        if root.i and sdoc[root.i - 1].text == "(" and _ITEM_LABEL.match(root.text):
+            continue  # "(v", "(c": a list item's label the tagger took for a noun
         low = root.lower_
         plural = _plural(root)
         person = low in PERSON_NOUNS
         embedded = root.dep_ == "pobj" and root.head.dep_ == "prep" and root.head.head.tag_ in NOUN_TAGS
         cands.append(_Cand(
-            start=offset + next((t.idx for t in nc if not t.is_space), nc.start_char), end=offset + nc.end_char, sent=sent_of[root.i], tok=root.i,
+            start=offset + _mention_start(nc), end=offset + nc.end_char, sent=sent_of[root.i], tok=root.i,
             block=block, plural=plural, person=person, subject=root.dep_ in SUBJECT_DEPS, embedded=embedded,
             head_i=root.head.i, arg=root.dep_ in ARG_DEPS,
             proper=_name(root) and not person, speaker=root.head.lower_ in SPEECH_VERBS,
@@ -483,6 +512,17 @@ def _agree(c: _Cand, number: str, kind: str) -> float | None:
     return 8.0 if c.person else None
 
 
+def window_key(rules: Rules) -> tuple[Any, ...]:
+    """The fields of ``rules`` that change what :func:`parse_windows` cuts (the rest only change the choices)."""
+    return rules.max_sentences_back, rules.first_person, rules.forward, rules.heading_back
+
+
+def parse_windows(text: str, rules: Rules = RULES) -> list[_Segment]:
+    """The stretches of ``text`` the rules need parsed (:func:`_segments`), comment-only blocks left out."""
+    work = [b for b in _blocks(text) if b[2] != "skip"]
+    return _segments(work, rules.max_sentences_back, pronoun_re(rules), rules.heading_back)
+
+
 def resolve(text: str, nlp: Any = None, windows: bool = True, rules: Rules = RULES) -> list[Pair]:
     """Heuristic entity–pronoun pairs (half-open spans) for English ``text``.
 
@@ -492,9 +532,8 @@ def resolve(text: str, nlp: Any = None, windows: bool = True, rules: Rules = RUL
         from chunkscope.nlp import english
 
         nlp = english(EXCLUDE)
-    work = [b for b in _blocks(text) if b[2] != "skip"]
-    segs = _segments(work, rules.max_sentences_back, pronoun_re(rules)) if windows else \
-        [_Segment(o, t, k, False, False, bool(_LIST_ITEM.match(t))) for o, t, k in work]
+    segs = parse_windows(text, rules) if windows else \
+        [_Segment(o, t, k, False, False, bool(_LIST_ITEM.match(t))) for o, t, k in _blocks(text) if k != "skip"]
     return resolve_parsed(text, segs, nlp.pipe((sg.text for sg in segs), batch_size=BATCH_SIZE), rules)
 
 
@@ -502,11 +541,15 @@ def resolve_parsed(text: str, segs: list[_Segment], docs: Any, rules: Rules = RU
     """The rules over parsed segments (``docs``: one spaCy Doc per segment, in order)."""
     pairs: list[Pair] = []
     pool: list[_Cand] = []  # candidates (noun phrases and resolved pronouns) of the current section
+    before: list[_Cand] = []  # in a heading (``Rules.heading_back``): the previous section's last candidates
     lead: list[_Cand] = []  # candidates of the sentence introducing the current list
     sent_base = 0
     for bi, (seg, sdoc) in enumerate(zip(segs, docs)):
         offset, kind = seg.offset, seg.kind
+        before = []
         if kind == "heading" or seg.reset:
+            if kind == "heading" and rules.heading_back and not seg.gap:
+                before = [c for c in pool if c.sent >= sent_base - rules.max_sentences_back]
             pool, lead = [], []
         if seg.gap:  # text left out since the previous segment: its candidates are out of reach
             sent_base += rules.max_sentences_back + 1
@@ -540,7 +583,7 @@ def resolve_parsed(text: str, segs: list[_Segment], docs: Any, rules: Rules = RU
             psent = sent_of[tok.i]
             extra = [c for c in lead if c not in pool] if is_item else []
             best, best_score = None, None
-            for c in pool + visible + extra:
+            for c in before + pool + visible + extra:
                 dist_sent = psent - c.sent
                 if c in extra:
                     dist_sent = 1
@@ -583,7 +626,7 @@ def resolve_parsed(text: str, segs: list[_Segment], docs: Any, rules: Rules = RU
                 if best.pron is None or rules.nearest_mention:
                     # the same name repeated closer to the pronoun is the mention Maverick pairs with
                     key = _norm_span(text, *ent)
-                    for c in reversed(pool + visible):
+                    for c in reversed(before + pool + visible):
                         if c.start <= ent[0]:
                             break
                         if c.pron is None and _norm_span(text, c.start, c.end) == key:
