@@ -128,3 +128,26 @@ def test_examples_label_the_maverick_antecedent():
     assert [ex.y.tolist() for ex in exs] == [[1.0], [1.0, 1.0], [0.0, 0.0, 0.0]]
     model = train([(parsed, ref)], "t")
     assert model.version == "t" and model.meta["positives"] >= 2
+
+
+def test_agreement_bench_runs_leave_one_out_on_a_tiny_corpus(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("CHUNKSCOPE_CACHE_DIR", raising=False)  # the bench unsets it; restored after the test
+    _tiny_corpus(tmp_path / "c")
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import coref_agreement
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    out = tmp_path / "rows.json"
+    rc = coref_agreement.main(["--corpus", str(tmp_path / "c"), "--no-analysis", "--cache", str(tmp_path / "cache"),
+                               "--json", str(out)])
+    assert rc == 0
+    printed = capsys.readouterr().out
+    assert "choice on all documents: Rules(" in printed and "mean |dRC|" in printed
+    rows = json.loads(out.read_text())
+    assert [r["document"] for r in rows] == ["one", "two"]
+    for r in rows:  # each held-out document: the rules chosen on the other, scored against its Maverick pairs
+        assert r["pairs"]["maverick"] == 4 and r["pairs"]["new"] > 0
+        assert 0 <= r["precision"]["new"] <= 1 and 0 <= r["recall"]["new"] <= 1
+        assert len(r["rc"]["maverick"]) == len(r["rc"]["new"]) == len(r["chunkings"]) > 3
+        assert set(r["rules"]) >= {"heading_back", "first_person", "forward"}
