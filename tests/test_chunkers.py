@@ -314,6 +314,16 @@ def test_map_chunks_with_overlap():
                                                      "five six seven eight nine ten"]
 
 
+def test_map_chunks_when_the_overlap_repeats_the_previous_chunk_whole():
+    # LangChain with overlap can emit "<Table>" and then "<Table>\n| ... |": both start at the same place
+    # (found by the property test below)
+    text = "<!-- PageBreak -->\n\n<Table>\n| alpha | beta gamma delta |\n</Table>\n"
+    chunks = ["<!-- PageBreak -->", "<Table>", "<Table>\n| alpha | beta gamma delta |", "</Table>"]
+    spans = map_chunks(text, chunks, max_overlap_chars=30)
+    assert [text[s.start:s.end].strip() for s in spans] == chunks
+    assert spans[2].start == text.index("<Table>") and spans[-1].end == len(text)
+
+
 def test_langchain_chunkers_on_repetitive_text():
     text = ("## Repeated heading\n\nRepeated paragraph text, again and again.\n\n" * 40).strip() + "\n"
     doc = md_doc(text)

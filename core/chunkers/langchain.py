@@ -48,8 +48,10 @@ def map_chunks(text: str, chunks: Sequence[str], max_overlap_chars: int = 0) -> 
         if idx < 0 and prev_start + 1 < lo:
             idx = text.find(ch, prev_start + 1)
             end = idx + len(ch)
+        if idx < 0 and prev_start >= 0 and text.startswith(ch, prev_start):
+            idx, end = prev_start, prev_start + len(ch)  # the overlap repeats the previous chunk whole
         if idx < 0:
-            m = _relaxed(ch).search(text, max(0, prev_start + 1))
+            m = _relaxed(ch).search(text, max(0, prev_start))
             if m is None:
                 raise MappingError(f"chunk {len(found)} not found in the document text")
             idx, end = m.span()
