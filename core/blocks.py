@@ -323,6 +323,13 @@ def build_blocks(
     return blocks, headings
 
 
+def code_spans(text: str) -> list[tuple[int, int]]:
+    """The fenced code blocks of Markdown ``text`` (the fence lines included), as the block builder sees them."""
+    if "```" not in text and "~~~" not in text:
+        return []
+    return [(a.start, a.end) for a in _atoms(text) if a.kind == "code"]
+
+
 def blocks_by_kind(blocks: Sequence[Block]) -> dict[str, int]:
     """Block counts per kind, in a stable order."""
     counts: dict[str, int] = {}

@@ -406,3 +406,17 @@ def test_entity_spans_leave_out_list_labels_and_markup():
     # a list label the tagger takes for a noun ("(v", "(c") is never an antecedent
     label = "The item shall contain the following:\n\n(v) its name."
     assert all(ent not in ("v", "(v") for ent, _ in resolved(label))
+
+
+def test_fenced_code_is_not_read_for_pairs():
+    from chunkscope.coref.learned import resolve as learned_resolve
+
+    text = ("The loader reads the index and checks its version.\n\n"
+            "```python\n# ...and load them when you need them\n\nindex = load(path)  # it is fast\n```\n\n"
+            "~~~\nThe cache keeps them. It helps.\n~~~\n\n"
+            "The writer saves the index. It compresses its files.")
+    code_start, code_end = text.index("```"), text.rindex("~~~") + 3
+    for pairs in (resolve(text), resolve(text, windows=False), learned_resolve(text)):
+        assert pairs, "the prose around the code is still read"
+        # no pronoun in the code is paired (a "# comment" line is not a heading) and no code word is an entity
+        assert all(not (code_start <= x < code_end) for p in pairs for x in (p.pronoun.start, p.entity.start))

@@ -11,7 +11,7 @@ import pandas as pd
 
 from chunkscope.coref import get_pairs
 from chunkscope.coref.base import Pair
-from chunkscope.coref.learned import FEATURES, MODEL_FILE, decode, load_model, parse, resolve
+from chunkscope.coref.learned import FEATURES, MODEL_FILE, READ_VERSION, decode, load_model, parse, resolve
 from chunkscope.coref.train import examples, fit, train
 from chunkscope.document import Document, Span
 
@@ -34,7 +34,7 @@ def test_shipped_model_loads_and_is_used_by_the_learned_backend():
     assert len(data["meta"]["documents"]) >= 10  # trained on the two corpus folders
     text = "The regulation applies to every controller. It sets out clear obligations."
     res = get_pairs(en(text), "learned")
-    assert res.backend == "learned" and res.info["version"] == model.version
+    assert res.backend == "learned" and res.info["version"] == f"{model.version}-{READ_VERSION}"
     assert pairs_text(text, res.pairs) == [("The regulation", "It")]
     assert all(p.score is not None and model.threshold <= p.score <= 1 for p in res.pairs)
 

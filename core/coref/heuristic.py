@@ -20,8 +20,8 @@ pairs that reach back to "The Board".
 Rules:
 
 * the text is cut at blank lines into blocks; blocks that are only HTML comments (page
-  headers/footers, page breaks) are ignored; a Markdown heading block starts a new section:
-  an antecedent may be the heading itself but nothing before it, except for a pronoun in the
+  headers/footers, page breaks) and fenced code blocks are ignored; a Markdown heading block
+  starts a new section: an antecedent may be the heading itself but nothing before it, except for a pronoun in the
   heading (``Rules.heading_back``: "## How to make them", "## About us"), which may reach the
   previous section's last sentences, as Maverick's pairs do;
 * pronouns: it/its/itself (singular, non-person), they/them/their/theirs/themselves (plural,
@@ -212,14 +212,18 @@ def _pieces(block: str) -> list[tuple[int, int]]:
 
 
 def _blocks(text: str) -> list[tuple[int, str, str]]:
-    """(offset, block text, kind) with kind "text", "heading" or "skip"."""
+    """(offset, block text, kind) with kind "text", "heading" or "skip" (comments only, or fenced code:
+    its "# comment" lines are not headings and its words are not the document's entities)."""
+    from chunkscope.blocks import code_spans
+
+    code = code_spans(text)
     out: list[tuple[int, str, str]] = []
     pos = 0
     for m in list(_BLOCK_SEP.finditer(text)) + [None]:
         end = m.start() if m else len(text)
         chunk = text[pos:end]
         if chunk.strip():
-            if _COMMENT_BLOCK.match(chunk):
+            if _COMMENT_BLOCK.match(chunk) or any(a < end and pos < b for a, b in code):
                 kind = "skip"
             elif chunk.lstrip().startswith("#"):
                 kind = "heading"

@@ -7,7 +7,7 @@ Pipeline:
 
 1. **Pronouns**: third-person personal pronouns (it/its/itself, they/them/their/theirs/
    themselves, he/him/his/himself, she/her/hers/herself) found in the text; HTML comments (page
-   headers, page breaks) are blanked first (same length, so offsets stay).
+   headers, page breaks) and fenced code are blanked first (same length, so offsets stay).
 2. **Windows** (speed): only the text around pronouns is parsed: for each pronoun, from the
    sentence start at least ``WINDOW_BACK`` characters before it (never before the heading of its
    section) to the end of its line or sentence; overlapping windows are merged. On the corpus
@@ -24,7 +24,7 @@ Pipeline:
    file), written by ``tools/train_coref.py`` from the two corpus folders; each pair carries its
    probability as ``Pair.score``.
 
-Results are cached on disk by (document sha256, model version) under
+Results are cached on disk by (document sha256, model version, ``READ_VERSION``) under
 ``$CHUNKSCOPE_CACHE_DIR/coref`` when that variable is set.
 """
 
@@ -125,9 +125,17 @@ class Parsed:
     info: dict[str, Any] = field(default_factory=dict)
 
 
+READ_VERSION = "read-2"  # what is read of the text (2: fenced code blanked too); part of the cache key
+
+
 def _masked(text: str) -> str:
-    """HTML comments blanked to spaces (offsets unchanged)."""
-    return _COMMENT.sub(lambda m: " " * len(m.group()), text)
+    """HTML comments and fenced code blanked to spaces (offsets unchanged)."""
+    from chunkscope.blocks import code_spans
+
+    out = _COMMENT.sub(lambda m: " " * len(m.group()), text)
+    for a, b in reversed(code_spans(text)):
+        out = out[:a] + re.sub(r"[^\n]", " ", out[a:b]) + out[b:]
+    return out
 
 
 def _windows(text: str, sections: Sequence[int], back: int = WINDOW_BACK) -> list[tuple[int, int]]:
@@ -438,7 +446,7 @@ def resolve(text: str, nlp: Any = None, model: PairModel | None = None) -> list[
 def learned_pairs(doc: Document) -> CorefResult:
     """Cached :func:`resolve` of ``doc.text`` as a CorefResult (backend ``learned``)."""
     model = load_model()
-    return cached_pairs(doc, "learned", model.version, lambda text: resolve(text, model=model),
+    return cached_pairs(doc, "learned", f"{model.version}-{READ_VERSION}", lambda text: resolve(text, model=model),
                         {"model": "learned pair scorer (pair_model.json)"})
 
 
