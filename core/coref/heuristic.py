@@ -452,13 +452,13 @@ _ITEM_LABEL = re.compile(r"^(?:[ivxlc]{1,5}|[a-z]|\d{1,3})$", re.I)
 
 
 def _mention_start(nc: Any) -> int:
-    """Where a noun chunk's mention starts in its doc: after leading space, punctuation ("###", "'", "·")
+    """Where a noun chunk's mention starts in its doc: after leading space, punctuation and symbols ("###", "'", "·", ">")
     and a list item's label ("(2) The principles", "(ii) the level", "2) evaluation content")."""
     toks = list(nc)
     k = 0
     while k < len(toks) - 1:
         t = toks[k]
-        if t.is_space or t.is_punct or (_ITEM_LABEL.match(t.text) and toks[k + 1].text in (")", ".")):
+        if not any(ch.isalnum() for ch in t.text) or (_ITEM_LABEL.match(t.text) and toks[k + 1].text in (")", ".")):
             k += 1
         else:
             break
