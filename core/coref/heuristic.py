@@ -21,9 +21,9 @@ Rules:
 
 * the text is cut at blank lines into blocks; blocks that are only HTML comments (page
   headers/footers, page breaks) and fenced code blocks are ignored; a Markdown heading block
-  starts a new section: an antecedent may be the heading itself but nothing before it, except for a pronoun in the
-  heading (``Rules.heading_back``: "## How to make them", "## About us"), which may reach the
-  previous section's last sentences, as Maverick's pairs do;
+  starts a new section: an antecedent may be the heading itself but nothing before it, except
+  for a pronoun in the heading (``Rules.heading_back``: "## How to make them", "## About us"),
+  which may reach the previous section's last sentences, as Maverick's pairs do;
 * pronouns: it/its/itself (singular, non-person), they/them/their/theirs/themselves (plural,
   or a singular person: "the data subject ... their"), he/him/his/himself and
   she/her/hers/herself (a person). Pleonastic *it* ("it is necessary to ...", expletive)
@@ -451,14 +451,22 @@ def _in_clause_of(tok: Any, root: Any) -> bool:
 _ITEM_LABEL = re.compile(r"^(?:[ivxlc]{1,5}|[a-z]|\d{1,3})$", re.I)
 
 
+def _is_label(word: str, nxt: str) -> bool:
+    """``word`` followed by ``nxt`` is a list item's label: "(b)", "2)", "iv)", "3.", "a." (not the initial in
+    "J. Smith")."""
+    if nxt == ")":
+        return bool(_ITEM_LABEL.match(word))
+    return nxt == "." and (word.isdigit() or (word.islower() and bool(_ITEM_LABEL.match(word))))
+
+
 def _mention_start(nc: Any) -> int:
-    """Where a noun chunk's mention starts in its doc: after leading space, punctuation and symbols ("###", "'", "·", ">")
-    and a list item's label ("(2) The principles", "(ii) the level", "2) evaluation content")."""
+    """Where a noun chunk's mention starts in its doc: after leading space, punctuation and symbols
+    ("###", "'", "·", ">") and a list item's label ("(2) The principles", "(ii) the level", "2) content")."""
     toks = list(nc)
     k = 0
     while k < len(toks) - 1:
         t = toks[k]
-        if not any(ch.isalnum() for ch in t.text) or (_ITEM_LABEL.match(t.text) and toks[k + 1].text in (")", ".")):
+        if not any(ch.isalnum() for ch in t.text) or _is_label(t.text, toks[k + 1].text):
             k += 1
         else:
             break
