@@ -322,6 +322,13 @@ def test_map_chunks_when_the_overlap_repeats_the_previous_chunk_whole():
     spans = map_chunks(text, chunks, max_overlap_chars=30)
     assert [text[s.start:s.end].strip() for s in spans] == chunks
     assert spans[2].start == text.index("<Table>") and spans[-1].end == len(text)
+    # ... also when the same table comes again later: the chunk is the first table, not the second
+    row = "| alpha | beta gamma delta |"
+    text = f"# alpha\n\n<Table>\n{row}\n</Table>\n<Table>\n{row}\n</Table>\n"
+    chunks = ["# alpha", "<Table>", f"<Table>\n{row}", "</Table>\n<Table>", f"<Table>\n{row}", "</Table>"]
+    spans = map_chunks(text, chunks, max_overlap_chars=30)
+    assert [text[s.start:s.end].strip() for s in spans] == chunks
+    assert spans[2].start == text.index("<Table>") and spans[4].start == text.rindex("<Table>")
 
 
 def test_langchain_chunkers_on_repetitive_text():

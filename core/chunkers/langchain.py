@@ -38,25 +38,26 @@ def map_chunks(text: str, chunks: Sequence[str], max_overlap_chars: int = 0) -> 
     chunk's end (0 for splitters without overlap).
     """
     found: list[tuple[int, int]] = []
-    prev_start, prev_end = -1, 0
+    prev_start, prev_end, prev_len = -1, 0, 0
     for ch in chunks:
         if not ch or not ch.strip():
             continue
         lo = max(prev_start + 1, prev_end - max_overlap_chars)
-        idx = text.find(ch, lo)
+        if prev_start >= 0 and len(ch) > prev_len and text.startswith(ch, prev_start):
+            idx = prev_start  # the overlap repeats the previous chunk whole and goes on ("<Table>", "<Table>\n| ...")
+        else:
+            idx = text.find(ch, lo)
         end = idx + len(ch)
         if idx < 0 and prev_start + 1 < lo:
             idx = text.find(ch, prev_start + 1)
             end = idx + len(ch)
-        if idx < 0 and prev_start >= 0 and text.startswith(ch, prev_start):
-            idx, end = prev_start, prev_start + len(ch)  # the overlap repeats the previous chunk whole
         if idx < 0:
             m = _relaxed(ch).search(text, max(0, prev_start))
             if m is None:
                 raise MappingError(f"chunk {len(found)} not found in the document text")
             idx, end = m.span()
         found.append((idx, end))
-        prev_start, prev_end = idx, max(prev_end, end)
+        prev_start, prev_end, prev_len = idx, max(prev_end, end), len(ch)
     if not found:
         return []
     spans: list[Span] = []
