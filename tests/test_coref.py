@@ -256,9 +256,9 @@ def test_noun_chunks_from_tags_equal_spacys_noun_chunks():
 
 
 def test_windows_parse_less_and_give_the_same_pairs():
-    from chunkscope.coref.heuristic import LEGACY, RULES, _blocks, _segments
+    from chunkscope.coref.heuristic import LEGACY, RULES, _read_blocks, _segments
 
-    blocks = [b for b in _blocks(WINDOW_TEXT) if b[2] != "skip"]
+    blocks = _read_blocks(WINDOW_TEXT)
     segs = _segments(blocks, RULES.max_sentences_back)
     parsed = sum(len(s.text) for s in segs)
     assert parsed < 0.8 * sum(len(b[1]) for b in blocks)  # the pronoun-free paragraphs are left out

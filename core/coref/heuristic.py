@@ -216,14 +216,17 @@ def _blocks(text: str) -> list[tuple[int, str, str]]:
     its "# comment" lines are not headings and its words are not the document's entities)."""
     from chunkscope.blocks import code_spans
 
-    code = code_spans(text)
+    code = code_spans(text)  # sorted, disjoint
+    ci = 0
     out: list[tuple[int, str, str]] = []
     pos = 0
     for m in list(_BLOCK_SEP.finditer(text)) + [None]:
         end = m.start() if m else len(text)
         chunk = text[pos:end]
+        while ci < len(code) and code[ci][1] <= pos:
+            ci += 1
         if chunk.strip():
-            if _COMMENT_BLOCK.match(chunk) or any(a < end and pos < b for a, b in code):
+            if _COMMENT_BLOCK.match(chunk) or (ci < len(code) and code[ci][0] < end):
                 kind = "skip"
             elif chunk.lstrip().startswith("#"):
                 kind = "heading"
@@ -529,10 +532,14 @@ def window_key(rules: Rules) -> tuple[Any, ...]:
     return rules.max_sentences_back, rules.first_person, rules.forward, rules.heading_back
 
 
+def _read_blocks(text: str) -> list[tuple[int, str, str]]:
+    """The blocks the rules read: comment-only blocks and fenced code left out."""
+    return [b for b in _blocks(text) if b[2] != "skip"]
+
+
 def parse_windows(text: str, rules: Rules = RULES) -> list[_Segment]:
-    """The stretches of ``text`` the rules need parsed (:func:`_segments`), comment-only blocks left out."""
-    work = [b for b in _blocks(text) if b[2] != "skip"]
-    return _segments(work, rules.max_sentences_back, pronoun_re(rules), rules.heading_back)
+    """The stretches of ``text`` the rules need parsed (:func:`_segments` of :func:`_read_blocks`)."""
+    return _segments(_read_blocks(text), rules.max_sentences_back, pronoun_re(rules), rules.heading_back)
 
 
 def resolve(text: str, nlp: Any = None, windows: bool = True, rules: Rules = RULES) -> list[Pair]:
@@ -545,7 +552,7 @@ def resolve(text: str, nlp: Any = None, windows: bool = True, rules: Rules = RUL
 
         nlp = english(EXCLUDE)
     segs = parse_windows(text, rules) if windows else \
-        [_Segment(o, t, k, False, False, bool(_LIST_ITEM.match(t))) for o, t, k in _blocks(text) if k != "skip"]
+        [_Segment(o, t, k, False, False, bool(_LIST_ITEM.match(t))) for o, t, k in _read_blocks(text)]
     return resolve_parsed(text, segs, nlp.pipe((sg.text for sg in segs), batch_size=BATCH_SIZE), rules)
 
 

@@ -133,9 +133,11 @@ def _masked(text: str) -> str:
     from chunkscope.blocks import code_spans
 
     out = _COMMENT.sub(lambda m: " " * len(m.group()), text)
-    for a, b in reversed(code_spans(text)):
-        out = out[:a] + re.sub(r"[^\n]", " ", out[a:b]) + out[b:]
-    return out
+    parts, pos = [], 0
+    for a, b in code_spans(text):  # sorted, disjoint
+        parts += [out[pos:a], re.sub(r"[^\n]", " ", out[a:b])]
+        pos = b
+    return "".join(parts) + out[pos:]
 
 
 def _windows(text: str, sections: Sequence[int], back: int = WINDOW_BACK) -> list[tuple[int, int]]:
