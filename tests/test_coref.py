@@ -394,6 +394,54 @@ def test_heading_back_rule_pairs_a_heading_pronoun_with_the_section_before():
     assert all(start != it or ent != "model cards" for ent, _, start in pairs(on))
 
 
+def test_a_heading_pronoun_reads_its_heading_then_its_parent_heading_then_the_section_before():
+    import dataclasses
+
+    from chunkscope.coref.heuristic import RULES
+
+    on, off = dataclasses.replace(RULES, heading_back=True), dataclasses.replace(RULES, heading_back=False)
+
+    def pairs(text, rules):
+        got = resolve(text, rules=rules)
+        assert got == resolve(text, windows=False, rules=rules)  # the windows parse the parent heading
+        return {text[p.pronoun.start:p.pronoun.end]: text[p.entity.start:p.entity.end] for p in got}
+
+    # "them" in a sub-heading is the topic of the section above it, not the plural in the empty heading before
+    cards = ("# A. Model cards\n\nA model card documents a model for its users.\n\n"
+             "## A.1. Sections\n\nThe authors list the fields.\n\n"
+             "### Caveats and Recommendations\n\n"
+             "## A.2. How to make them\n\nStart from a template.")
+    assert "them" not in pairs(cards, off)
+    assert pairs(cards, on)["them"] == "Model cards"
+    # the heading's own words come first, before the section above it
+    own = ("The observers checked these mechanisms. These mechanisms were tested by the inspectors.\n\n"
+           "## Agreements and their verifiability\n\nSome text.")
+    assert pairs(own, on)["their"] == "Agreements"
+    # a heading that names a part of the document ("Introduction") is not a pronoun's antecedent
+    part = "## Introduction\n\nThe plan is new.\n\n### ... and make it strategic\n\nMore text."
+    assert pairs(part, on).get("it") != "Introduction"
+
+
+def test_a_heading_in_capitals_keeps_its_plurals():
+    # an acronym in capitals is singular ("EDPS"), but a heading written in capitals keeps its plural nouns
+    text = "## WHAT ARE BIASES AND WHY ARE THEY DANGEROUS\n\nThe EDPS publishes guidance. It is short."
+    got = resolved(text)
+    assert ("BIASES", "THEY") in got
+    assert ("The EDPS", "It") in got
+
+
+def test_reflexive_after_a_noun_phrase_stresses_it():
+    text = ("The information explains the purpose, the logic and, where relevant, the use of the system itself; "
+            "and the safeguards.")
+    assert ("the system", "itself") in resolved(text)
+
+
+def test_quantifier_nouns_are_not_antecedents():
+    text = ("Nothing in this Convention shall be construed as limiting the obligations of a State "
+            "under any agreement to which it is party.")
+    assert all(ent != "Nothing" for ent, _ in resolved(text))
+
+
 def test_entity_spans_leave_out_list_labels_and_markup():
     # the highlighted entity is the mention, not the list item's label or the heading's markup
     text = ("(2) The principles apply to every controller. They are binding.\n\n"
@@ -406,6 +454,14 @@ def test_entity_spans_leave_out_list_labels_and_markup():
     # a list label the tagger takes for a noun ("(v", "(c") is never an antecedent
     label = "The item shall contain the following:\n\n(v) its name."
     assert all(ent not in ("v", "(v") for ent, _ in resolved(label))
+    # a section or paragraph number opening its line is not part of the mention, nor a mention itself
+    numbered = ("1 A federal State may declare its choice.\n\n"
+                "## 4 International agreements and their verification\n\n"
+                "## II. Scope\n\nIt is wide.")
+    got = resolved(numbered)
+    assert ("A federal State", "its") in got
+    assert ("International agreements", "their") in got
+    assert all(ent not in ("II", "II.") for ent, _ in got)
 
 
 def test_fenced_code_is_not_read_for_pairs():

@@ -22,19 +22,24 @@ Rules:
 * the text is cut at blank lines into blocks; blocks that are only HTML comments (page
   headers/footers, page breaks) and fenced code blocks are ignored; a Markdown heading block
   starts a new section: an antecedent may be the heading itself but nothing before it, except
-  for a pronoun in the heading (``Rules.heading_back``: "## How to make them", "## About us"),
-  which may reach the previous section's last sentences, as Maverick's pairs do;
+  for a pronoun in the heading with no antecedent in it (``Rules.heading_back``: "## How to make
+  them", "## About us"), which takes one from its parent heading ("# A. Model cards"; not one
+  that names a part of the document, such as "Introduction") or else from the previous
+  section's last sentences, as Maverick's pairs do;
 * pronouns: it/its/itself (singular, non-person), they/them/their/theirs/themselves (plural,
   or a singular person: "the data subject ... their"), he/him/his/himself and
   she/her/hers/herself (a person). Pleonastic *it* ("it is necessary to ...", expletive)
   ("make it difficult to") is skipped; second-person pronouns and "which" are not paired
   (Maverick pairs "you" 7 times in the corpus, "which" never); first-person and relative pronouns only by the two rules below;
-* candidates: spaCy noun chunks headed by a noun, and possessors ("the data subject's"), in
-  the pronoun's sentence before it or in up to ``Rules.max_sentences_back`` previous sentences of
-  the section, agreeing in number (acronyms like "EDPS" are singular, "LLMs" plural, "A and B"
-  plural) and person-ness; a co-argument of the pronoun's verb is excluded (binding: "it" and
-  the subject of the same verb do not corefer, except for reflexives); in a list item
-  ("(a) ...", "- ..."), the sentence introducing the list stays a candidate;
+* candidates: spaCy noun chunks headed by a noun (not "nothing", "everyone", ...; the mention
+  starts after markup, a list label or a section number: "## 4 International agreements"), and
+  possessors ("the data subject's"), in the pronoun's sentence before it or in up to
+  ``Rules.max_sentences_back`` previous sentences of the section, agreeing in number (acronyms
+  like "EDPS" are singular, "LLMs" plural, "A and B" plural; in a heading written in capitals,
+  "BIASES" is plural) and person-ness; a reflexive right after a noun phrase stresses it ("the
+  system itself"); a co-argument of the pronoun's verb is excluded (binding: "it" and the
+  subject of the same verb do not corefer, except for reflexives); in a list item ("(a) ...",
+  "- ..."), the sentence introducing the list stays a candidate;
 * resolved pronouns are candidates too (``Rules.pronoun_bonus``): a pronoun resolved to an
   earlier pronoun inherits that pronoun's entity, which reproduces Maverick's chains; the pair
   takes the entity's name repeated closest before the pronoun, as for a noun-phrase antecedent
@@ -52,14 +57,15 @@ Rules:
   penalty × sentence distance − token penalty × token distance``. The numbers (``RULES``) were
   chosen from a small grid (``GRID``) by mean |ΔRC| against Maverick's pairs on the 12 English
   corpus documents (the three switches above too); chosen leaving each document out, they give
-  mean |ΔRC| 0.0183 on the held-out documents against 0.0227 for the first version's hand-set
-  numbers (``LEGACY``), 0.0201 for ``heuristic-3`` (the same numbers without the switches) and
-  0.0199 for ``heuristic-4`` (without ``heading_back``), ``docs/coreference.md``.
+  mean |ΔRC| 0.0165 on the held-out documents against 0.0227 for the first version's hand-set
+  numbers (``LEGACY``), 0.0201 for ``heuristic-3`` (the same numbers without the switches),
+  0.0199 for ``heuristic-4`` (without ``heading_back``) and 0.0182 for ``heuristic-5`` (without
+  the parent heading), ``docs/coreference.md``.
 
 Speed: only what the rules can use is parsed (``_segments``): for each pronoun (a relative one only
 when a word just before it is mentioned again after it), its sentence
-and the ``max_sentences_back`` sentences before it within its section (or the section before, for a
-pronoun in a heading; sentence ends found by a
+and the ``max_sentences_back`` sentences before it within its section (or the section before and the
+parent heading, for a pronoun in a heading; sentence ends found by a
 regular expression), plus the end of the block that introduces a list for a pronoun in a list
 item; the rest is never parsed (GDPR: 62% of the text is). The pipeline is tok2vec, tagger and
 parser only: noun chunks are read from the fine-grained tags (``noun_chunks``, spaCy's English
@@ -78,7 +84,7 @@ from typing import Any
 from chunkscope.coref.base import CorefResult, Pair, cached_pairs
 from chunkscope.document import Document, Span
 
-VERSION = "heuristic-5"
+VERSION = "heuristic-6"
 BATCH_SIZE = 64
 EXCLUDE = ("ner", "lemmatizer", "attribute_ruler")  # spaCy components not needed (noun_chunks reads tags)
 MAX_BLOCK_CHARS = 20_000  # longer blocks (no blank lines) are cut at line ends
@@ -111,6 +117,9 @@ PERSON_NOUNS = frozenset(
     expert experts researcher researchers student students teacher teachers doctor doctors
     judge judges lawyer lawyers client clients customer staff speaker reader readers""".split()
 )
+# words the tagger may call nouns that refer to no entity a pronoun could take up
+QUANTIFIER_NOUNS = frozenset("""nothing anything something everything nobody anybody somebody everybody no-one
+    none anyone someone everyone""".split())
 NOUN_TAGS = frozenset({"NN", "NNS", "NNP", "NNPS"})
 PRONOUN_TAGS = frozenset({"PRP", "PRP$", "WP", "WP$"})
 _COPULAS = frozenset("""be is are was were been being 's seem seems seemed appear appears appeared
@@ -146,8 +155,9 @@ class Rules:
     # pronoun ("providers that ...") are paired with the antecedent's next mention when one follows within
     # FORWARD_CHARS ("... those providers"): Maverick's pair for a pronoun its antecedent mention contains
     forward: bool = False
-    # a pronoun in a heading with no antecedent in it ("## How to make them", "## About us") looks back into
-    # the previous section's last sentences: Maverick pairs it across the heading
+    # a pronoun in a heading with no antecedent in it ("## How to make them", "## About us") looks back, as
+    # Maverick pairs it across the heading: first in its parent heading ("# A. Model cards" ... "## A.2. How to
+    # make them"), then in the previous section's last sentences
     heading_back: bool = False
 
 
@@ -326,6 +336,13 @@ class _Segment:
     gap: bool
     reset: bool
     item: bool  # the block is a list item
+    level: int = 0  # a heading's level (the number of leading "#"), 0 for other blocks
+
+
+def _level(block: str) -> int:
+    """A heading block's level: the number of its leading "#"."""
+    head = block.lstrip()
+    return len(head) - len(head.lstrip("#"))
 
 
 def _segments(blocks: list[tuple[int, str, str]], back: int, words: re.Pattern[str] = _PRONOUN_RE,
@@ -333,17 +350,27 @@ def _segments(blocks: list[tuple[int, str, str]], back: int, words: re.Pattern[s
     """The parts of ``blocks`` the rules can use: for each pronoun, from ``back`` sentences
     before it (within its section, or the previous section's for a pronoun in a heading when
     ``heading_back``; across blocks) to the end of its sentence; for a pronoun in a list
-    item, also the end of the block introducing the list. Overlapping stretches merge."""
+    item, also the end of the block introducing the list; for a pronoun in a heading when
+    ``heading_back``, also the whole parent heading. Overlapping stretches merge."""
     need: list[list[tuple[int, int]]] = [[] for _ in blocks]
     sec = prev_sec = 0  # index of the first block of the current (previous) section
     intro = -1  # the last non-item text block of the section
+    heads: list[tuple[int, int]] = []  # (level, block index) of the enclosing headings
     for bi, (_off, btxt, kind) in enumerate(blocks):
+        parent = -1
         if kind == "heading":
             prev_sec, sec, intro = sec, bi, -1
+            level = _level(btxt)
+            while heads and heads[-1][0] >= level:
+                heads.pop()
+            parent = heads[-1][1] if heads else -1
+            heads.append((level, bi))
         floor = prev_sec if heading_back and kind == "heading" else sec
         for m in words.finditer(btxt):
             if m.group(0).lower() in RELATIVE and not _relative_worth_parsing(btxt, m):
                 continue
+            if heading_back and parent >= 0:
+                need[parent].append((0, len(blocks[parent][1])))
             p = m.start()
             # end: the end of the pronoun's sentence
             e = _SENT_BOUND.search(btxt, m.end())
@@ -385,8 +412,9 @@ def _segments(blocks: list[tuple[int, str, str]], back: int, words: re.Pattern[s
                 merged.append([a, b])
         for k, (a, b) in enumerate(merged):
             gap |= bool(btxt[:a].strip()) if k == 0 else True
+            head = kind == "heading" and k == 0
             out.append(_Segment(_off + a, btxt[a:b], kind if k == 0 else "text", gap and bool(out), reset,
-                                bool(_LIST_ITEM.match(btxt))))
+                                bool(_LIST_ITEM.match(btxt)), _level(btxt) if head else 0))
             gap = reset = False
         gap = bool(btxt[merged[-1][1]:].strip())
     return out
@@ -414,12 +442,20 @@ def _pleonastic(tok: Any) -> bool:
     return False
 
 
+def _all_caps(sent: Any) -> bool:
+    """A sentence (a heading) written in capitals: at least three words and no lower-case letter."""
+    words = [t.text for t in sent if t.is_alpha]
+    return len(words) >= 3 and not any(ch.islower() for w in words for ch in w)
+
+
 def _plural(root: Any) -> bool:
     w = root.text
     if _PLURAL_ACRONYM.match(w):  # "LLMs", "EUIs"
         return True
-    if w.isupper():  # the small tagger calls acronyms ending in S plural ("EDPS", "GDPR")
+    if w.isupper() and not _all_caps(root.sent):  # the small tagger calls acronyms ending in S plural ("EDPS")
         return False
+    if w.isupper():  # a word of a sentence in capitals ("WHY ARE BIASES DANGEROUS"): its ending tells
+        return len(w) > 3 and w.endswith("S") and not w.endswith(("SS", "US", "IS"))
     if root.tag_ in ("NNS", "NNPS"):
         return True
     # ... and often tags plural names as NNP ("Member States", "Parties")
@@ -462,14 +498,41 @@ def _is_label(word: str, nxt: str) -> bool:
     return nxt == "." and (word.isdigit() or (word.islower() and bool(_ITEM_LABEL.match(word))))
 
 
+# a heading that names a part of the document rather than a topic: not what a pronoun below it refers to
+_PART_NAME = re.compile(r"^(?:introduction|conclusions?|(?:executive )?summary|overview|background|contents|"
+                        r"table of contents|preamble|references|bibliography|abstract|foreword|preface|glossary|"
+                        r"definitions|(?:main|key) (?:points|messages|findings|takeaways)|"
+                        r"(?:chapter|section|article|part|annex|appendix|title)\b.*)$")
+_SECTION_NUMBER = re.compile(r"^(?:\d{1,3}|[A-Z]|[IVXLC]{2,5})(?:\.(?:\d{1,3}|[A-Z]))*\.?$")
+
+
+def _section_number(tok: Any, nxt: Any) -> bool:
+    """``tok`` numbers the section or paragraph its line opens: "## 4 International ...", "1 A federal
+    State ...", "# A. Model cards", "## A.2. How ...", "II. Scope" (a letter needs its dot: "I Think" is not)."""
+    word = tok.text
+    if not (_SECTION_NUMBER.match(word) and _line_start(tok)):
+        return False
+    if not any(ch.isdigit() for ch in word) and not (word.endswith(".") or nxt.text == "."):
+        return False
+    return nxt.text[:1].isupper() or nxt.text == "."
+
+
+def _line_start(tok: Any) -> bool:
+    """Nothing but markup ("## ", "- ") before ``tok`` on its line."""
+    text = tok.doc.text
+    line = text[text.rfind("\n", 0, tok.idx) + 1: tok.idx]
+    return not any(ch.isalnum() for ch in line)
+
+
 def _mention_start(nc: Any) -> int:
     """Where a noun chunk's mention starts in its doc: after leading space, punctuation and symbols
-    ("###", "'", "·", ">") and a list item's label ("(2) The principles", "(ii) the level", "2) content")."""
+    ("###", "'", "·", ">"), a list item's label ("(2) The principles", "(ii) the level", "2) content") and a
+    section or paragraph number opening its line ("## 4 International agreements", "1 A federal State")."""
     toks = list(nc)
     k = 0
     while k < len(toks) - 1:
-        t = toks[k]
-        if not any(ch.isalnum() for ch in t.text) or _is_label(t.text, toks[k + 1].text):
+        t, nxt = toks[k], toks[k + 1]
+        if not any(ch.isalnum() for ch in t.text) or _is_label(t.text, nxt.text) or _section_number(t, nxt):
             k += 1
         else:
             break
@@ -492,8 +555,12 @@ def _candidates(sdoc: Any, offset: int, block: int, sent_base: int) -> tuple[lis
             continue
         if any(t.tag_ in PRONOUN_TAGS for t in nc):
             continue  # "its consent": a mention holding a pronoun is never an entity in Maverick's pairs
+        if root.lower_ in QUANTIFIER_NOUNS:
+            continue  # "Nothing in this Convention ...": refers to no entity
         if root.i and sdoc[root.i - 1].text == "(" and _ITEM_LABEL.match(root.text):
             continue  # "(v", "(c": a list item's label the tagger took for a noun
+        if root.i + 1 < len(sdoc) and _section_number(root, sdoc[root.i + 1]):
+            continue  # "## II. Scope": a section's number
         low = root.lower_
         plural = _plural(root)
         person = low in PERSON_NOUNS
@@ -527,6 +594,41 @@ def _agree(c: _Cand, number: str, kind: str) -> float | None:
     return 8.0 if c.person else None
 
 
+def _best(tok: Any, low: str, number: str, pkind: str, psent: int, bi: int, cands: list[_Cand],
+          near: list[_Cand], rules: Rules) -> _Cand | None:
+    """The best-scoring antecedent of the pronoun ``tok`` among ``cands`` (``near``: counted one sentence
+    back wherever they are: the sentence introducing a list, a parent heading)."""
+    best, best_score = None, None
+    for c in cands:
+        dist_sent = psent - c.sent
+        if c in near:
+            dist_sent = 1
+        elif dist_sent > rules.max_sentences_back:
+            continue
+        if pkind in ("we", "I") and c.pron is None and dist_sent > WE_SENTENCES_BACK:
+            continue
+        if c.pron is not None:
+            if c.pron != (number, pkind):
+                continue
+            pen = -rules.pronoun_bonus
+        else:
+            agreed = _agree(c, number, pkind)
+            if agreed is None:
+                continue
+            pen = agreed
+        same_block = c.block == bi
+        if same_block and c.sent == psent and low not in REFLEXIVE and low not in POSSESSIVE:
+            # binding: a co-argument of the pronoun's own verb is not its antecedent
+            if c.arg and c.head_i == tok.head.i:
+                continue
+        dist_tok = (tok.i - c.tok) if same_block else CROSS_BLOCK_TOKENS
+        score = (rules.subject_bonus if c.subject else 0.0) - (rules.embedded_penalty if c.embedded else 0.0) \
+            - rules.sentence_penalty * dist_sent - rules.token_penalty * dist_tok - pen
+        if best_score is None or score > best_score:
+            best, best_score = c, score
+    return best
+
+
 def window_key(rules: Rules) -> tuple[Any, ...]:
     """The fields of ``rules`` that change what :func:`parse_windows` cuts (the rest only change the choices)."""
     return rules.max_sentences_back, rules.first_person, rules.forward, rules.heading_back
@@ -552,7 +654,8 @@ def resolve(text: str, nlp: Any = None, windows: bool = True, rules: Rules = RUL
 
         nlp = english(EXCLUDE)
     segs = parse_windows(text, rules) if windows else \
-        [_Segment(o, t, k, False, False, bool(_LIST_ITEM.match(t))) for o, t, k in _read_blocks(text)]
+        [_Segment(o, t, k, False, False, bool(_LIST_ITEM.match(t)), _level(t) if k == "heading" else 0)
+         for o, t, k in _read_blocks(text)]
     return resolve_parsed(text, segs, nlp.pipe((sg.text for sg in segs), batch_size=BATCH_SIZE), rules)
 
 
@@ -562,18 +665,27 @@ def resolve_parsed(text: str, segs: list[_Segment], docs: Any, rules: Rules = RU
     pool: list[_Cand] = []  # candidates (noun phrases and resolved pronouns) of the current section
     before: list[_Cand] = []  # in a heading (``Rules.heading_back``): the previous section's last candidates
     lead: list[_Cand] = []  # candidates of the sentence introducing the current list
+    heads: list[tuple[int, list[_Cand]]] = []  # (level, candidates) of the enclosing headings parsed
+    parent: list[_Cand] = []  # in a heading (``Rules.heading_back``): its parent heading's candidates
     sent_base = 0
     for bi, (seg, sdoc) in enumerate(zip(segs, docs)):
         offset, kind = seg.offset, seg.kind
-        before = []
+        before, parent = [], []
         if kind == "heading" or seg.reset:
             if kind == "heading" and rules.heading_back and not seg.gap:
                 before = [c for c in pool if c.sent >= sent_base - rules.max_sentences_back]
             pool, lead = [], []
+        if seg.level:
+            while heads and heads[-1][0] >= seg.level:
+                heads.pop()
+            if rules.heading_back and heads:
+                parent = [c for c in heads[-1][1] if not _PART_NAME.match(_norm_span(text, c.start, c.end))]
         if seg.gap:  # text left out since the previous segment: its candidates are out of reach
             sent_base += rules.max_sentences_back + 1
         is_item = seg.item
         cands, sent_of = _candidates(sdoc, offset, bi, sent_base)
+        if seg.level:
+            heads.append((seg.level, cands))
         n_sents = (max(sent_of.values()) - sent_base + 1) if sent_of else 0
         pool = [c for c in pool if c.sent >= sent_base - rules.max_sentences_back]
         visible: list[_Cand] = []
@@ -601,34 +713,17 @@ def resolve_parsed(text: str, segs: list[_Segment], docs: Any, rules: Rules = RU
             number, pkind = info
             psent = sent_of[tok.i]
             extra = [c for c in lead if c not in pool] if is_item else []
-            best, best_score = None, None
-            for c in before + pool + visible + extra:
-                dist_sent = psent - c.sent
-                if c in extra:
-                    dist_sent = 1
-                elif dist_sent > rules.max_sentences_back:
-                    continue
-                if pkind in ("we", "I") and c.pron is None and dist_sent > WE_SENTENCES_BACK:
-                    continue
-                if c.pron is not None:
-                    if c.pron != (number, pkind):
-                        continue
-                    pen = -rules.pronoun_bonus
-                else:
-                    agreed = _agree(c, number, pkind)
-                    if agreed is None:
-                        continue
-                    pen = agreed
-                same_block = c.block == bi
-                if same_block and c.sent == psent and low not in REFLEXIVE and low not in POSSESSIVE:
-                    # binding: a co-argument of the pronoun's own verb is not its antecedent
-                    if c.arg and c.head_i == tok.head.i:
-                        continue
-                dist_tok = (tok.i - c.tok) if same_block else CROSS_BLOCK_TOKENS
-                score = (rules.subject_bonus if c.subject else 0.0) - (rules.embedded_penalty if c.embedded else 0.0) \
-                    - rules.sentence_penalty * dist_sent - rules.token_penalty * dist_tok - pen
-                if best_score is None or score > best_score:
-                    best, best_score = c, score
+            if seg.level and rules.heading_back:  # the heading's own words, its parent heading, the section before
+                tiers = [(pool + visible, []), (parent, parent), (before, [])]
+            else:
+                tiers = [(before + pool + visible + extra, extra)]
+            if low in REFLEXIVE and visible and not text[visible[-1].end:offset + tok.idx].strip():
+                tiers.insert(0, ([visible[-1]], []))  # "the system itself": the noun phrase it stresses
+            best = None
+            for tier, near in tiers:
+                best = _best(tok, low, number, pkind, psent, bi, tier, near, rules)
+                if best is not None:
+                    break
             if best is not None:
                 ent = best.ent
                 if rules.forward and best.pron is None and best.block == bi and _in_clause_of(tok, sdoc[best.tok]):
