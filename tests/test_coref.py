@@ -442,26 +442,22 @@ def test_quantifier_nouns_are_not_antecedents():
     assert all(ent != "Nothing" for ent, _ in resolved(text))
 
 
-def test_entity_spans_leave_out_list_labels_and_markup():
+@pytest.mark.parametrize("text, present, never", [
     # the highlighted entity is the mention, not the list item's label or the heading's markup
-    text = ("(2) The principles apply to every controller. They are binding.\n\n"
-            "(ii) the level of protection and its scope.\n\n"
-            "### · Caveats\n\nHere they are.")
-    got = resolved(text)
-    assert ("The principles", "They") in got
-    assert ("the level", "its") in got
-    assert ("Caveats", "they") in got
+    ("(2) The principles apply to every controller. They are binding.\n\n"
+     "(ii) the level of protection and its scope.\n\n### · Caveats\n\nHere they are.",
+     [("The principles", "They"), ("the level", "its"), ("Caveats", "they")], []),
     # a list label the tagger takes for a noun ("(v", "(c") is never an antecedent
-    label = "The item shall contain the following:\n\n(v) its name."
-    assert all(ent not in ("v", "(v") for ent, _ in resolved(label))
+    ("The item shall contain the following:\n\n(v) its name.", [], ["v", "(v"]),
     # a section or paragraph number opening its line is not part of the mention, nor a mention itself
-    numbered = ("1 A federal State may declare its choice.\n\n"
-                "## 4 International agreements and their verification\n\n"
-                "## II. Scope\n\nIt is wide.")
-    got = resolved(numbered)
-    assert ("A federal State", "its") in got
-    assert ("International agreements", "their") in got
-    assert all(ent not in ("II", "II.") for ent, _ in got)
+    ("1 A federal State may declare its choice.\n\n## 4 International agreements and their verification\n\n"
+     "## II. Scope\n\nIt is wide.",
+     [("A federal State", "its"), ("International agreements", "their")], ["II", "II."]),
+])
+def test_entity_spans_leave_out_labels_numbers_and_markup(text, present, never):
+    got = resolved(text)
+    assert all(pair in got for pair in present), got
+    assert all(ent not in never for ent, _ in got), got
 
 
 def test_fenced_code_is_not_read_for_pairs():
