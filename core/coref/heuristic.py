@@ -345,6 +345,14 @@ def _level(block: str) -> int:
     return len(head) - len(head.lstrip("#"))
 
 
+def _parent_heading(heads: list[tuple[int, Any]], level: int) -> Any:
+    """Close the open headings (``(level, what)``, outermost first) that a heading of ``level`` ends; the
+    ``what`` of the one left enclosing it (its parent), or None."""
+    while heads and heads[-1][0] >= level:
+        heads.pop()
+    return heads[-1][1] if heads else None
+
+
 def _segments(blocks: list[tuple[int, str, str]], back: int, words: re.Pattern[str] = _PRONOUN_RE,
               heading_back: bool = False) -> list[_Segment]:
     """The parts of ``blocks`` the rules can use: for each pronoun, from ``back`` sentences
@@ -357,19 +365,17 @@ def _segments(blocks: list[tuple[int, str, str]], back: int, words: re.Pattern[s
     intro = -1  # the last non-item text block of the section
     heads: list[tuple[int, int]] = []  # (level, block index) of the enclosing headings
     for bi, (_off, btxt, kind) in enumerate(blocks):
-        parent = -1
+        parent = None
         if kind == "heading":
             prev_sec, sec, intro = sec, bi, -1
             level = _level(btxt)
-            while heads and heads[-1][0] >= level:
-                heads.pop()
-            parent = heads[-1][1] if heads else -1
+            parent = _parent_heading(heads, level)
             heads.append((level, bi))
         floor = prev_sec if heading_back and kind == "heading" else sec
         for m in words.finditer(btxt):
             if m.group(0).lower() in RELATIVE and not _relative_worth_parsing(btxt, m):
                 continue
-            if heading_back and parent >= 0:
+            if heading_back and parent is not None:
                 need[parent].append((0, len(blocks[parent][1])))
             p = m.start()
             # end: the end of the pronoun's sentence
@@ -663,23 +669,22 @@ def resolve_parsed(text: str, segs: list[_Segment], docs: Any, rules: Rules = RU
     """The rules over parsed segments (``docs``: one spaCy Doc per segment, in order)."""
     pairs: list[Pair] = []
     pool: list[_Cand] = []  # candidates (noun phrases and resolved pronouns) of the current section
-    before: list[_Cand] = []  # in a heading (``Rules.heading_back``): the previous section's last candidates
     lead: list[_Cand] = []  # candidates of the sentence introducing the current list
     heads: list[tuple[int, list[_Cand]]] = []  # (level, candidates) of the enclosing headings parsed
-    parent: list[_Cand] = []  # in a heading (``Rules.heading_back``): its parent heading's candidates
     sent_base = 0
     for bi, (seg, sdoc) in enumerate(zip(segs, docs)):
         offset, kind = seg.offset, seg.kind
-        before, parent = [], []
+        # in a heading (``Rules.heading_back``): the previous section's last candidates, the parent heading's
+        before: list[_Cand] = []
+        parent: list[_Cand] = []
         if kind == "heading" or seg.reset:
             if kind == "heading" and rules.heading_back and not seg.gap:
                 before = [c for c in pool if c.sent >= sent_base - rules.max_sentences_back]
             pool, lead = [], []
         if seg.level:
-            while heads and heads[-1][0] >= seg.level:
-                heads.pop()
-            if rules.heading_back and heads:
-                parent = [c for c in heads[-1][1] if not _PART_NAME.match(_norm_span(text, c.start, c.end))]
+            above = _parent_heading(heads, seg.level)
+            if rules.heading_back and above:
+                parent = [c for c in above if not _PART_NAME.match(_norm_span(text, c.start, c.end))]
         if seg.gap:  # text left out since the previous segment: its candidates are out of reach
             sent_base += rules.max_sentences_back + 1
         is_item = seg.item
