@@ -56,10 +56,28 @@ def test_upload_markdown_then_bad_pdf_then_recover(app):
     app.sidebar.file_uploader[0].set_value(("broken.pdf", b"%PDF-1.7 junk junk", "application/pdf")).run()
     assert not app.exception
     assert len(app.error) == 1 and "\n" not in app.error[0].value and "broken.pdf" in app.error[0].value
+    # the rejected file replaces nothing: the uploaded document stays, and the sidebar says so
+    assert app.subheader[0].value == "upload"
+    assert any("still showing **upload**" in c.value for c in app.sidebar.caption)
 
-    app.sidebar.file_uploader[0].set_value(None).run()  # back to the default sample
+    app.sidebar.file_uploader[0].set_value(None).run()  # the rejected file removed: still the upload
     assert not app.exception and not app.error
-    assert app.subheader[0].value == "sample_policy"
+    assert app.subheader[0].value == "upload"
+    app.sidebar.button(key="cs_use_sample").click().run()  # back to the default sample on request
+    assert not app.exception and app.subheader[0].value == "sample_policy"
+
+
+def test_rejected_upload_keeps_the_sample_and_a_sample_can_still_be_picked(app):
+    app.sidebar.file_uploader[0].set_value(("empty.md", b"", "text/markdown")).run()
+    assert not app.exception
+    assert len(app.error) == 1 and "empty.md" in app.error[0].value
+    assert app.subheader[0].value == "sample_policy"  # what was shown before stays
+    box = app.sidebar.selectbox(key="cs_sample")
+    assert not box.disabled  # the rejected file does not lock the samples
+    box.select(next(o for o in box.options if "technical" in o)).run()
+    assert not app.exception and not app.error and app.subheader[0].value == "sample_technical"
+    app.sidebar.file_uploader[0].set_value(None).run()
+    assert not app.exception and app.subheader[0].value == "sample_technical"
 
 
 def test_upload_pdf_shows_pages(app):

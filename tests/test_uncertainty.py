@@ -104,7 +104,7 @@ def test_two_chunkings_identical_up_to_a_shift_are_tied_and_fewer_chunks_breaks_
     assert len(b) == len(a) + 1
     assert v["tie_break"]["rule"] == "chunks" and r.winner == "a"
     assert "statistical-tie" in r.flags and "tie-break:chunks" in r.flags
-    assert "equally good on this document" in r.explanation and "fewer chunks" in r.explanation
+    assert "too close to call on this document" in r.explanation and "fewer chunks" in r.explanation
 
 
 def test_retrieval_recall_breaks_a_tie_when_the_report_has_it():

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import streamlit as st
 
@@ -75,10 +76,26 @@ PICKED_KEY = "cs_doc_picked"  # sha256 of the document this picker chose last
 ERROR_KEY = "cs_doc_error"
 
 
+REJECTED_KEY = "cs_upload_rejected"  # True while the file in the uploader could not be loaded
+HELD_FROM_KEY = "cs_doc_held_from"  # the source of the last document loaded without error
+
+
 def _upload_changed() -> None:
     """The user added, replaced or removed the file (not a page switch, which fires no callback)."""
     f = st.session_state.get("cs_upload")
-    st.session_state[SOURCE_KEY] = "upload" if f is not None else "sample"
+    if f is not None:
+        st.session_state[SOURCE_KEY] = "upload"
+    elif st.session_state.pop(REJECTED_KEY, False):  # a rejected file removed: back to the document it did not replace
+        st.session_state[SOURCE_KEY] = st.session_state.get(HELD_FROM_KEY, "sample")
+    else:
+        st.session_state[SOURCE_KEY] = "sample"
+
+
+def accepted_upload() -> Any:
+    """The uploaded file the current document came from, or None (none, or it was rejected)."""
+    if st.session_state.get(REJECTED_KEY) or st.session_state.get(SOURCE_KEY) != "upload":
+        return None
+    return st.session_state.get("cs_upload")
 
 
 def _sample_changed() -> None:
@@ -95,13 +112,14 @@ def document_picker() -> Document | None:
     Streamlit forgets a file uploader's file when another page runs, so the loaded Document is
     kept in ``st.session_state[SESSION_KEY]`` and stays the current document after a page switch
     (or after another page, e.g. Corpus, put one there) until the user removes the upload or
-    picks a sample. A failed upload shows its error under the uploader.
+    picks a sample. A file that cannot be loaded shows its error under the uploader and replaces
+    nothing: the document loaded before stays, and stays after the file is removed.
     """
     held: Document | None = st.session_state.get(SESSION_KEY)
     source = st.session_state.get(SOURCE_KEY, "sample")
     if held is not None and st.session_state.get(PICKED_KEY) != held.sha256:
         source = "external"  # another page chose this document
-    doc, error = None, ""
+    doc, error, rejected = None, "", False
     with st.sidebar:
         st.header("Document")
         upload = st.file_uploader(
@@ -111,11 +129,15 @@ def document_picker() -> Document | None:
             key="cs_upload",
             on_change=_upload_changed,
         )
-        if upload is not None:
+        if upload is not None and source != "sample":
             doc, error = load_document_bytes(upload.getvalue(), upload.name)
             source = "upload"
             if error:
                 st.error(error)
+                rejected, doc = True, held
+                if held is not None:
+                    st.caption(f"That file was not loaded: still showing **{md_escape(held.name)}**. "
+                               "Remove the file above or pick a sample.")
         keep = upload is None and held is not None and source in ("upload", "external")
         if keep:
             doc = held
@@ -128,13 +150,16 @@ def document_picker() -> Document | None:
             if st.session_state.get("cs_sample") not in names:
                 st.session_state.pop("cs_sample", None)
             name = st.selectbox("...or a bundled sample", names, key="cs_sample", on_change=_sample_changed,
-                                disabled=upload is not None or keep)
-            if upload is None and not keep:
+                                disabled=(upload is not None and source == "upload" and not rejected) or keep)
+            if (upload is None or source == "sample") and not keep:
                 doc, error = load_sample(samples[names.index(name)])
                 source = "sample"
                 if error:
                     st.error(error)
     st.session_state[SOURCE_KEY] = source
+    st.session_state[REJECTED_KEY] = rejected
+    if doc is not None and not rejected and not error:
+        st.session_state[HELD_FROM_KEY] = source
     doc = apply_language_override(doc)
     st.session_state[SESSION_KEY] = doc
     st.session_state[PICKED_KEY] = doc.sha256 if doc is not None else None

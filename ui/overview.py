@@ -61,11 +61,11 @@ def verdict_badge(v: dict | None, score_interval: list[float] | None) -> str:
     else:
         tied = [r for r in v["rivals"] if r["tied"]]
         color = "#E69F00"
-        head = "⚖️ Tie: " + ", ".join(html.escape(x) for x in [v["top"], *[r["id"] for r in tied]])
+        head = "⚖️ Too close to call: " + ", ".join(html.escape(x) for x in [v["top"], *[r["id"] for r in tied]])
         firsts = ", ".join([f"{html.escape(v['top'])} {v['top_first']:.0%}"]
                            + [f"{html.escape(r['id'])} {r['first']:.0%}" for r in tied])
         rule = uncertainty.RULE_WORDS.get(v["tie_break"]["rule"], v["tie_break"]["rule"])
-        body = (f"equally good on this document (first in {n} resamples: {firsts}); "
+        body = (f"none is ahead of the others in ≥ {v['clear_share']:.0%} of {n} resamples (first: {firsts}); "
                 f"<b>{html.escape(v['winner'])}</b> picked by {rule}{ci}")
     return (f'<div class="cs-verdict" style="border-left:4px solid {color};padding:.25rem .6rem;margin:.1rem 0 .4rem 0;'
             f'background:{figures._rgba(color, 0.10)}"><b style="color:{color}">{head}</b> — {body}</div>')

@@ -89,10 +89,10 @@ def _questions(doc: Document, source: str, n: int, upload: Any) -> Any:
 def _raw_text(doc: Document) -> str | None:
     """The document's file text as uploaded (spans in a questions file may refer to it), if at hand."""
     from chunkscope.retrieval.questions import raw_text_of, raw_text_of_bytes
-    from ui.common import ASSETS
+    from ui.common import ASSETS, accepted_upload
 
     try:
-        up = st.session_state.get("cs_upload")
+        up = accepted_upload()
         if up is not None:
             return raw_text_of_bytes(up.getvalue(), up.name)
         name = st.session_state.get("cs_sample")
@@ -178,7 +178,9 @@ def render_block(block: dict[str, Any]) -> None:
         st.slider("Weight of retrieval recall in the adaptive score (0 = off)", 0.0, 3.0, step=0.25,
                   key=WEIGHT_KEY, help="Budgeted recall joins the weighted mean of the five metrics as one more term "
                                        "with this weight; the winner card and leaderboard re-rank.")
-        st.caption("Off by default: the intrinsic metrics alone pick the winner. With a weight, the score is "
+        st.caption("At 0 the five metrics alone make the scores; but where they cannot tell the top candidates "
+                   "apart (too close to call), this check breaks the tie and may change the winner (tie-break "
+                   "`auto`; the winner card says so). With a weight, the score is "
                    "(Σ wₘ·metric + w·recall@budget) / (Σ wₘ + w).")
 
 

@@ -308,6 +308,12 @@ def _break_tie(report: Report, group: list[ChunkingResult], rule: str) -> dict[s
     return {"rule": "chunks", "pick": pick.id, "values": {c.id: len(c.chunks) for c in group}}
 
 
+def share(x: float) -> str:
+    """A share of resamples as a percentage, with a decimal where rounding would reach the clear-win line
+    (0.946 is "94.6%", not "95%")."""
+    return f"{x:.1%}" if x < CLEAR and round(x * 100) >= round(CLEAR * 100) else f"{x:.0%}"
+
+
 def verdict_text(v: dict[str, Any], report: Report) -> str:
     """The verdict in words a stakeholder reads correctly."""
     n = v["resamples"]
@@ -321,9 +327,9 @@ def verdict_text(v: dict[str, Any], report: Report) -> str:
     tied = [r for r in v["rivals"] if r["tied"]]
     names = [top.id] + [r["id"] for r in tied]
     firsts = ", ".join([f"{top.id} {v['top_first']:.0%}"] + [f"{r['id']} {r['first']:.0%}" for r in tied])
-    s = (f"{_join(names)} are equally good on this document. {top.id} has the highest score, but it is ahead of "
-         + _join([f"{r['id']} in only {r['ahead']:.0%}" for r in tied])
-         + f" of {n} resamples (share of resamples each comes first: {firsts}). ")
+    s = (f"{_join(names)} are too close to call on this document. {top.id} has the highest score, but it is ahead "
+         "of " + _join([f"{r['id']} in only {share(r['ahead'])}" for r in tied])
+         + f" of {n} resamples (a clear win needs {CLEAR:.0%}; share of resamples each comes first: {firsts}). ")
     tb = v["tie_break"]
     pick = report.get(tb["pick"])
     assert pick is not None
