@@ -234,6 +234,9 @@ def test_local_by_default_and_one_upload_limit(monkeypatch):
     assert "chunkscope app" in (ROOT / "Makefile").read_text().split("\nrun:")[1].split("\n\n")[0]
     cmd, env = launch_plan(build_parser().parse_args(["app"]), {})
     assert cmd[cmd.index("--server.address") + 1] == "127.0.0.1" and not env.get(sharing.SHARED_ENV)
+    assert cmd[cmd.index("--server.fileWatcherType") + 1] == "none"  # no watcher over .venv for a user
+    cmd, env = launch_plan(build_parser().parse_args(["app", "--reload"]), {})
+    assert "--server.fileWatcherType" not in cmd  # a developer asks for reruns on save
     cmd, env = launch_plan(build_parser().parse_args(["app", "--share"]), {"CHUNKSCOPE_MAX_UPLOAD_MB": "7"})
     try:
         assert cmd[cmd.index("--server.address") + 1] == "0.0.0.0" and env[sharing.SHARED_ENV] == "1"

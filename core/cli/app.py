@@ -32,6 +32,9 @@ def add_app(sub) -> None:
                                                      "or <user config dir>/chunkscope/share.toml)")
     p.add_argument("--bind", metavar="ADDRESS", help="address to listen on (default 127.0.0.1; with --share 0.0.0.0)")
     p.add_argument("--port", type=int, metavar="N", help="port (default 8501)")
+    p.add_argument("--reload", action="store_true",
+                   help="developers: rerun the app when its source files change (Streamlit's file watcher; off by "
+                        "default: it watches the whole folder, .venv included, and floods the terminal)")
     p.add_argument("--print-command", action="store_true", help="print the streamlit command and settings, do not start")
     p.set_defaults(func=cmd_app)
 
@@ -85,9 +88,10 @@ def launch_plan(args: argparse.Namespace, env: dict[str, str]) -> tuple[list[str
            "--server.port", str(pol.port),
            "--server.maxUploadSize", str(pol.max_upload_mb),  # the one upload limit, Streamlit side
            "--browser.gatherUsageStats", "false"]
+    if pol.shared or not args.reload:  # no file watcher, no developer menu ("Deploy") for users
+        cmd += ["--server.fileWatcherType", "none", "--client.toolbarMode", "viewer"]
     if pol.shared:
-        cmd += ["--server.fileWatcherType", "none", "--client.toolbarMode", "viewer",
-                "--server.enableXsrfProtection", "true"]
+        cmd += ["--server.enableXsrfProtection", "true"]
     return cmd, env
 
 
