@@ -63,6 +63,33 @@ def test_mark_running_lines_rules():
 
 def test_pdf_image_only_page_warns(pdf_doc):
     assert "page 3 has no extractable text" in pdf_doc.warnings
+    # several blank pages (a manual's "intentionally blank" ones): one warning, not one per page
+    d = load_bytes(make_pdf(pages=6, blank_pages=(2, 4, 5)), "manual.pdf")
+    blank = [w for w in d.warnings if "no extractable text" in w]
+    assert blank == ["pages 2, 4-5 have no extractable text (blank, or scanned / images only)"]
+
+
+def test_running_header_that_changes_with_the_chapter_is_marked():
+    """A LaTeX book's header: "CHAPTER 3. TITLE ... 3.1. SECTION ..." changes on every page, but
+    starts alike; marked on every page, while headings and list items at a page top are not."""
+    chapters = ["DEFINITIONS AND OVERVIEW", "GETTING AND INSTALLING", "CHOOSING A DEBIAN", "COMPATIBILITY"]
+    pages = []
+    for k in range(8):
+        c = k // 2 + 1
+        head = f"_<u>CHAPTER {c}.</u>_ _<u>{chapters[c - 1]}</u>_ _<u>{c}.{k % 2 + 1}.</u>_ _<u>SECTION {k}</u>_"
+        body = "## Chapter 9\n\nA heading starts this page." if k == 3 else f"Body text of page {k} goes on."
+        pages.append(f"{head}\n\n{body}\n\n(a) the last item of page {k} ends here")
+    pages += [f"({x}) the {w} of the list\n\nMore text.\n\nend {k}"
+              for k, (x, w) in enumerate([("a", "controller"), ("b", "processor"), ("c", "recipient")])]
+    from chunkscope.ingest.pdf import find_running_lines, mark_running_lines
+
+    _, found = find_running_lines(pages)
+    heads = {k for k, items in found.found.items() for _, edge, why in items if edge == "header"}
+    assert heads == set(range(8))
+    assert {why for items in found.found.values() for _, edge, why in items if edge == "header"} == {"same start"}
+    out = mark_running_lines(pages)
+    assert out[1].startswith("<!-- PageHeader: _<u>CHAPTER 1.</u>_") and "Body text of page 1" in out[1]
+    assert out[8].startswith("(a) the controller")  # list items at the page top stay text
 
 
 def test_pdf_without_any_text_is_refused():

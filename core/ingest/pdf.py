@@ -7,7 +7,8 @@ its Markdown sits in ``Document.text``. Blocks never cross a page.
 
 Refused with an ``IngestError``: not a PDF, damaged beyond repair, truncated (no end
 marker and repaired), encrypted with a password, no pages, no extractable text at all.
-Pages without text (scans, images) give a warning "page 3 has no extractable text".
+Pages without text (scans, images) give one warning: "page 3 has no extractable text", "pages 8, 12-13
+have no extractable text (blank, or scanned / images only)".
 """
 
 from __future__ import annotations
@@ -49,8 +50,26 @@ def _line_key(line: str) -> str:
     return re.sub(r"\d+", "#", re.sub(r"[*_`]", "", line)).strip().lower()
 
 
+def _start_key(line: str) -> str | None:
+    """The first two words of a running header whose title changes with the chapter ("CHAPTER 3.
+    CHOOSING A DEBIAN ... 3.1. WHICH ..." gives "chapter #."): None for a heading, a list item, a line
+    of fewer than three words or a long one, and a start without a word of three letters."""
+    plain = line.strip()
+    if plain.startswith(("#", "-", "*", "+", "(", "|", ">")) or plain[:1].isdigit():
+        return None
+    key = _line_key(plain)
+    toks = key.split()
+    if len(toks) < 3 or len(key) > 150:
+        return None
+    start = " ".join(toks[:2])
+    return start if re.search(r"[^\W\d_]{3}", start) else None
+
+
+_TAG = re.compile(r"</?[A-Za-z][\w-]*[^<>]*>")  # inline HTML (<u>, <sup>) that pymupdf4llm writes
+
+
 def _alnum(s: str) -> str:
-    return "".join(ch for ch in s.lower() if ch.isalnum())
+    return "".join(ch for ch in _TAG.sub("", s).lower() if ch.isalnum())
 
 
 _PAGE_NUMBER = re.compile(r"^(?:page\s*)?[-\u2013\u2014(]?\s*(\d{1,4})\s*[-\u2013\u2014)]?(?:\s*(?:of|/)\s*\d{1,4})?$", re.I)
@@ -61,7 +80,8 @@ _EDGE_NUMBER = re.compile(r"^(\d{1,4})\s+\S|\S\s+(\d{1,4})$")
 class RunningLines:
     """Running headers/footers found: ``found[page_index] = [(line_index, "header"|"footer", reason)]``.
     ``reason``: "repeated" (same line, numbers aside), "page number" (a page number alone),
-    "chapter + page number" (a short line that varies with the chapter and carries the page number)."""
+    "chapter + page number" (a short line that varies with the chapter and carries the page number),
+    "same start" (a header that varies with the chapter and section but always starts alike)."""
 
     found: dict[int, list[tuple[int, str, str]]] = field(default_factory=dict)
     texts: dict[int, list[str]] = field(default_factory=dict)
@@ -115,7 +135,9 @@ def find_running_lines(pages: list[str], edges: list[tuple[str, str]] | None = N
     The first (last) line of a page is a header (footer) when, on at least a quarter of the pages
     with text and at least 3 of them: the same line (numbers aside) starts (ends) the page; or the
     line is a page number alone; or it is a short line whose leading/trailing number follows the
-    page index (the same offset on those pages: "Appendix A: Copying Information 29"). With
+    page index (the same offset on those pages: "Appendix A: Copying Information 29"); or, for a
+    header, its first two words (numbers aside) start the page ("CHAPTER 3. CHOOSING A DEBIAN ...
+    3.1. WHICH ...", see ``_start_key``; never a heading or a list item). With
     ``edges`` (the top/bottom ink lines of each page) a page-number line must also be the page's
     top (bottom) line, so a numbered heading or list item is never taken for one.
     """
@@ -132,6 +154,7 @@ def find_running_lines(pages: list[str], edges: list[tuple[str, str]] | None = N
 
     firsts: dict[str, int] = {}
     lasts: dict[str, int] = {}
+    starts: dict[str, int] = {}
     offsets: dict[tuple[str, int], int] = {}
     info = {}
     for k in with_text:
@@ -141,6 +164,9 @@ def find_running_lines(pages: list[str], edges: list[tuple[str, str]] | None = N
         info[k] = (i, j, lines)
         firsts[_line_key(lines[i])] = firsts.get(_line_key(lines[i]), 0) + 1
         lasts[_line_key(lines[j])] = lasts.get(_line_key(lines[j]), 0) + 1
+        sk = _start_key(lines[i])
+        if sk is not None:
+            starts[sk] = starts.get(sk, 0) + 1
         for edge, n in (("header", lines[i]), ("footer", lines[j])):
             num = _edge_number(n) if _page_number(n) is None else _page_number(n)
             if num is not None:
@@ -166,6 +192,9 @@ def find_running_lines(pages: list[str], edges: list[tuple[str, str]] | None = N
         if num is not None and offsets.get((edge, num - k), 0) >= need and on_edge(k, line, edge) \
                 and not line.lstrip().startswith(("-", "*", "+")):
             return "chapter + page number"
+        sk = _start_key(line) if edge == "header" else None
+        if sk is not None and starts.get(sk, 0) >= need and on_edge(k, line, edge):
+            return "same start"
         return None
 
     for k, (i, j, lines) in info.items():
@@ -424,7 +453,9 @@ def load_pdf_bytes(data: bytes, filename: str, name: str, *, running: str = "mar
                 f"{filename} has no extractable text on any of its {len(raw_pages)} page(s) "
                 "(scanned or image-only PDF; run OCR first)"
             )
-        warnings.extend(f"page {k} has no extractable text" for k in empty)
+        if empty:  # one line for all of them (a manual's intentionally blank pages are many)
+            warnings.append(f"{_page_list(empty)} {'has' if len(empty) == 1 else 'have'} no extractable text"
+                            + (" (blank, or scanned / images only)" if len(empty) > 1 else ""))
         text = "".join(parts)
         geo = None
         if geometry:
