@@ -139,6 +139,20 @@ def test_precomputed_errors(tmp_path):
         load_pairs(wrong, 10)
 
 
+def test_mentions_file_of_another_document_is_refused(tmp_path):
+    """Offsets that fit inside the text but land on words that are no pronouns: another document's file."""
+    doc = en(FIXTURE_TEXT)
+    good = get_pairs(doc, mentions=FIXTURES / "coref_pairs.json").pairs
+    shifted = [[[p.entity.start + 5, p.entity.end + 4], [p.pronoun.start + 3, p.pronoun.end + 2]] for p in good]
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(shifted))
+    with pytest.raises(CorefError, match="only 0 of 2 pronoun spans are pronouns.*another document"):
+        get_pairs(doc, mentions=other)
+    # on a document in another language the English word list does not apply: the pairs are the user's
+    fr = Document(name="fr", text=FIXTURE_TEXT, source_format="text", language="fr")
+    assert len(get_pairs(fr, mentions=other).pairs) == 2
+
+
 def test_write_pairs_json_round_trip(tmp_path):
     pairs = [Pair(Span(0, 14), Span(39, 41))]
     write_pairs_json(pairs, tmp_path / "p.json")

@@ -70,7 +70,7 @@ def get_pairs(
             raise CorefError("precomputed coreference needs a mentions file (reference parquet or JSON of pairs)")
         from chunkscope.coref.precomputed import load_pairs
 
-        pairs, load_warnings = load_pairs(mentions, len(doc.text))
+        pairs, load_warnings = load_pairs(mentions, len(doc.text), text=doc.text if rc_available(lang) else None)
         res = CorefResult(pairs, "precomputed", warnings=warnings + load_warnings,
                           info={"language": lang, "source": str(mentions)})
         if not pairs:
