@@ -54,12 +54,12 @@ def at() -> AppTest:
     return at
 
 
-def analyze_pdf(at: AppTest) -> AppTest:
+def analyze_pdf(at: AppTest, chunkers: list[str] = CHUNKERS) -> AppTest:
     """The bundled PDF analysed with a few fast chunkers and the user's model set to MiniLM."""
     pdf = (ROOT / "assets" / "sample_report.pdf").read_bytes()
     at.sidebar.file_uploader(key="cs_upload").upload("sample_report.pdf", pdf, "application/pdf").run()
-    at.sidebar.multiselect(key="cs_chunkers").set_value(CHUNKERS)
-    at.sidebar.multiselect(key="cs_candidates").set_value(CHUNKERS)
+    at.sidebar.multiselect(key="cs_chunkers").set_value(chunkers)
+    at.sidebar.multiselect(key="cs_candidates").set_value(chunkers)
     at.sidebar.selectbox(key="cs_coref").set_value("heuristic")
     at.sidebar.selectbox(key="cs_target_model").set_value("all-MiniLM-L6-v2")
     at.run()
@@ -96,6 +96,7 @@ def test_analysis_board_timings_and_model_limit(at):
     assert cols.index("out-of-size chunks") <= 12
     over = dict(zip(board["chunking"], board["over model limit"]))
     assert over["recursive-1100+pp"] > 0 and over["sentence-5"] == 0  # ~1100-token chunks vs 256 word pieces
+    assert str(board["over model limit"].dtype) == "Int64"  # counts, never "66.000000"
     assert any("over model limit" in c.value and "word pieces" in c.value for c in at.caption)
     # the stage timings add up to the total shown
     line = next(c.value for c in at.caption if c.value.startswith("Whole analysis:"))
@@ -137,6 +138,18 @@ def test_compare_whole_page_opens_the_current_problems_page(at):
     # the columns say which chunks the user's model would cut off
     texts = [w.value for w in at.warning] + [c.value for c in at.caption]
     assert any("over the 256\\-token limit" in t or "over the 256-token limit" in t for t in texts), texts
+
+
+def test_a_chunking_that_did_not_run_is_listed_not_ranked(at, monkeypatch):
+    """The paper's llm-regex+pp without an LLM endpoint: no row of "None" and zero counts, one line under the table."""
+    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "CHUNKSCOPE_LLM_BASE_URL", "CHUNKSCOPE_LLM_MODEL"):
+        monkeypatch.delenv(var, raising=False)
+    analyze_pdf(at, [*CHUNKERS, "llm-regex+pp"])
+    board = next(d.value for d in at.dataframe if "score" in d.value.columns and "chunking" in d.value.columns)
+    assert set(board["chunking"]) == set(CHUNKERS)
+    assert board[["score", "RC", "BI", "SC"]].notna().all().all()
+    note = [c.value.replace("\\", "") for c in at.caption if c.value.startswith("Not run, so not ranked:")]
+    assert len(note) == 1 and "llm-regex" in note[0] and "endpoint" in note[0], note
 
 
 def test_inspector_keeps_the_place_in_the_document(at):

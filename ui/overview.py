@@ -129,8 +129,14 @@ def metric_legend(report: Report | None = None) -> None:
 def leaderboard(report: Report, doc: Document | None = None, key: str | None = "cs_leaderboard") -> None:
     from ui import limits
 
-    rows = html_report.leaderboard_rows(report)
-    order = report.ranked + [c for c in report.chunkings if c not in report.ranked]
+    every = report.ranked + [c for c in report.chunkings if c not in report.ranked]
+    # chunkings that did not run (no LLM endpoint, a failure) are listed under the table, not shown as zeros
+    pairs = [(row, c) for row, c in zip(html_report.leaderboard_rows(report), every) if c.ok]
+    rows, order = [r for r, _ in pairs], [c for _, c in pairs]
+    not_run = [c for c in every if not c.ok]
+    if not rows:
+        st.warning("No chunking ran: " + md_escape("; ".join(f"{c.id}: {c.reason or c.status}" for c in not_run)))
+        return
     target = limits.current_target() if doc is not None else None
     checks = []
     for row, c in zip(rows, order):
@@ -140,6 +146,8 @@ def leaderboard(report: Report, doc: Document | None = None, key: str | None = "
             row[limits.COLUMN] = None if chk is None else len(chk.over)
             checks.append(chk)
     df = pd.DataFrame(rows)
+    if limits.COLUMN in df.columns:  # whole counts (a missing one would make the column float: "66.000000")
+        df[limits.COLUMN] = df[limits.COLUMN].astype("Int64")
     df = df[column_order(list(df.columns))]
     df.insert(0, "", ["🏆" if w else ("◆" if c else "") for w, c in zip(df["winner"], df["candidate"])])
     df.insert(1, "●", "●")
@@ -176,6 +184,9 @@ def leaderboard(report: Report, doc: Document | None = None, key: str | None = "
                "header to sort · metric cells shaded from red (0) to green (1) · ± half the 95% interval "
                "(bootstrap over the document's blocks) · problem counts: where they are, see Compare"
                + (f" · **{selection.provisional_note(report)}** (– = not known yet)" if report.provisional else ""))
+    if not_run:
+        st.caption("Not run, so not ranked: " + md_escape("; ".join(
+            f"{c.id} ({c.reason or c.status})" for c in not_run)))
     done = next((x for x in checks if x is not None), None)
     if done is not None:
         st.caption(f"“over model limit”: chunks longer than the {done.model.max_tokens:,}-token input limit of "
