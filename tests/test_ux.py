@@ -83,6 +83,21 @@ def test_compare_strip_lists_each_mark_once_and_the_frontier_legend_clears_the_a
     assert legend.y is not None and legend.y >= 0 and (legend.x or 0) >= 1.0
 
 
+def test_radar_leaves_unknown_metrics_out_and_variants_get_their_own_colour():
+    from chunkscope.present import figures
+
+    r = narrow_report()
+    r.get("b").metrics.update({"RC": None, "ICC": None, "DCC": None})  # pending in a provisional snapshot
+    fig = figures.radar_figure(r, ["a", "b"])
+    a, b = (next(t for t in fig.data if t.name == n) for n in ("a", "b"))
+    assert list(b.r) == [None, None, None, 0.9, 0.88, None]  # gaps, never 0
+    assert b.line.dash == "dash" and b.fill == "none" and a.line.dash == "solid"
+    assert "not known" in fig.layout.title.text
+    for base in ("recursive-1100+pp", "page+pp", "fixed-512", "sentence-5"):
+        for v in ("chunk_size=1000", "chunk_size=900", "chunk_overlap=50"):
+            assert figures.chunker_color(f"{base}@{v}") != figures.chunker_color(base)
+
+
 def test_tune_reuses_the_chunkings_the_analysis_scored():
     from chunkscope import tune
     from chunkscope.analysis import Resources, Settings, analyze

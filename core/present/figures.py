@@ -29,10 +29,15 @@ _KNOWN = [
 
 
 def chunker_color(chunking_id: str) -> str:
-    """Stable colour for a chunking id (known ids get fixed slots, others a hashed one)."""
+    """Stable colour for a chunking id (known ids get fixed slots, others a hashed one; a variant
+    "base@param=value" never gets its base's colour, so the two can be told apart side by side)."""
     if chunking_id in _KNOWN:
         return _PALETTE[_KNOWN.index(chunking_id) % len(_PALETTE)]
-    return _PALETTE[zlib.crc32(chunking_id.encode()) % len(_PALETTE)]
+    i = zlib.crc32(chunking_id.encode()) % len(_PALETTE)
+    base = chunking_id.split("@", 1)[0]
+    if base != chunking_id and _PALETTE[i] == chunker_color(base):
+        i = (i + 1) % len(_PALETTE)
+    return _PALETTE[i]
 
 
 def _rgba(hex_color: str, alpha: float) -> str:
@@ -52,18 +57,21 @@ def _layout(fig: go.Figure, title: str = "", height: int = 420) -> go.Figure:
 
 
 def radar_figure(report: Report, ids: Sequence[str], bands: bool = False) -> go.Figure:
-    """One polygon per chunking over the five metrics (missing metric -> drawn at 0, noted in hover).
+    """One polygon per chunking over the five metrics. A metric not known (pending in a provisional
+    snapshot, or undefined: DCC of a single chunk) is a gap in a dashed outline, never drawn as 0.
 
     ``bands``: also draw each chunking's 95% intervals (``metric_intervals``) as a shaded ring.
     """
     fig = go.Figure()
     theta = list(METRICS) + [METRICS[0]]
+    missing = False
     for cid in ids:
         c = report.get(cid)
         if c is None or not c.ok:
             continue
         r = [c.metrics.get(m) for m in METRICS]
-        vals = [v if v is not None else 0.0 for v in r] + [r[0] if r[0] is not None else 0.0]
+        vals = r + r[:1]
+        gaps = any(v is None for v in r)
         ci = c.metric_intervals or {}
         hover = [f"{m}: {'n/a' if v is None else f'{v:.3f}'}"
                  + (f" (95% interval {ci[m][0]:.3f}–{ci[m][1]:.3f})" if m in ci else "") for m, v in zip(METRICS, r)]
@@ -76,12 +84,14 @@ def radar_figure(report: Report, ids: Sequence[str], bands: bool = False) -> go.
                 fill="toself", fillcolor=_rgba(chunker_color(cid), 0.28), line=dict(width=0), mode="lines",
                 name=f"{cid} 95%", legendgroup=cid, showlegend=False, hoverinfo="skip"))
         fig.add_trace(go.Scatterpolar(
-            r=vals, theta=theta, name=cid, fill="none" if bands and ci else "toself", legendgroup=cid,
-            line=dict(color=chunker_color(cid), width=2), fillcolor=_rgba(chunker_color(cid), 0.12),
-            text=hover + hover[:1], hoverinfo="text+name",
+            r=vals, theta=theta, name=cid, fill="none" if (bands and ci) or gaps else "toself", legendgroup=cid,
+            line=dict(color=chunker_color(cid), width=2, dash="dash" if gaps else "solid"), connectgaps=False,
+            fillcolor=_rgba(chunker_color(cid), 0.12), text=hover + hover[:1], hoverinfo="text+name",
         ))
+        missing = missing or gaps
     fig.update_layout(polar=dict(bgcolor="rgba(0,0,0,0)", radialaxis=dict(range=[0, 1], tickvals=[0.25, 0.5, 0.75, 1.0])))
-    return _layout(fig, "Metrics per chunking" + (" (shaded: 95% intervals)" if bands else ""))
+    return _layout(fig, "Metrics per chunking" + (" (shaded: 95% intervals)" if bands else "")
+                   + (" (dashed: a metric not known, left out)" if missing else ""))
 
 
 def score_interval_figure(report: Report, ids: Sequence[str] | None = None) -> go.Figure:
