@@ -136,13 +136,14 @@ def _side(doc, c, cid: str, page: int, p, layers, sel, on_page, texts) -> None:
                f" · {len(layers.split)} split-pair mentions")
     opts = [None] + on_page
     pick = f"cs_pv_pick_{cid}_{page}"
-    if sel in opts and st.session_state.get(pick) != sel:
-        st.session_state[pick] = sel  # a click on the page shows in the list too
-    st.selectbox("Chunk on this page", opts, index=opts.index(sel) if sel in opts else 0, key=f"cs_pv_pick_{cid}_{page}",
+    here = sel if sel in opts else None  # a chunk chosen on another page is not this page's
+    if st.session_state.get(pick) != here:
+        st.session_state[pick] = here  # a click on the page shows in the list too (the state is the one value)
+    st.selectbox("Chunk on this page", opts, key=pick,
                  format_func=lambda i: "— click a chunk or pick one —" if i is None else texts[i][:70],
-                 on_change=lambda: _select(cid, st.session_state.get(f"cs_pv_pick_{cid}_{page}")))
-    if sel is not None and sel < len(c.chunks):
-        details(doc, c, cid, sel, p)
+                 on_change=lambda: _select(cid, st.session_state.get(pick)))
+    if here is not None and here < len(c.chunks):
+        details(doc, c, cid, here, p)
 
 
 def main() -> None:

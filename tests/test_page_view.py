@@ -83,6 +83,11 @@ def test_page_view_draws_chunks_steps_and_selects(pdf_doc_report):
     assert at.number_input(key="cs_pv_page").value == doc.page_of(c.chunks[idx].start)
     body = "".join(h.proto.body for h in at.get("html"))
     assert f"chunk #{idx}" in body
+    # another page: the chunk chosen on page 4 is not shown as this page's (it was, stale)
+    at.number_input(key="cs_pv_page").set_value(1).run()
+    _ok(at)
+    assert f"chunk #{idx}" not in "".join(h.proto.body for h in at.get("html"))
+    assert at.selectbox(key="cs_pv_pick_sentence-5_1").value is None
 
 
 def test_layers_svg_and_figure(pdf_doc_report):
