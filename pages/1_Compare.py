@@ -112,8 +112,10 @@ def main() -> None:
         if kind == "broken":
             x = problems[cid].broken[n]
             j = x.get("index", 0)
-            what = (f"**{md_escape(cid)}** cuts {kinds[j] if j < len(kinds) else 'a'} block #{j + 1} "
-                    f"(chars {x['block'][0]:,}–{x['block'][1]:,}) at character {x['boundary']:,}")
+            k = kinds[j] if j < len(kinds) else ""
+            what = (f"**{md_escape(cid)}** cuts {highlight.kind_word(k) if k else 'a'} block #{j + 1} "
+                    + ("(a heading and the text under it, " if k == "heading" else "(")
+                    + f"chars {x['block'][0]:,}–{x['block'][1]:,}) at character {x['boundary']:,}")
         elif kind == "split":
             x = problems[cid].split[n]
             ent = doc.text[x["entity"][0]:x["entity"][1]]
@@ -191,7 +193,7 @@ def column(doc, report, cid, c, p: highlight.Problems, kinds, a: int, b: int, sh
         with st.expander(f"Problems shown here: {len(here_b)} broken blocks, {len(here_s)} split pairs"):
             if here_b:
                 st.dataframe(pd.DataFrame([{
-                    "block": f"#{x.get('index', 0) + 1}", "kind": kinds[x["index"]] if x.get("index") is not None
+                    "block": f"#{x.get('index', 0) + 1}", "kind": highlight.kind_word(kinds[x["index"]]) if x.get("index") is not None
                     and x["index"] < len(kinds) else "", "chars": f"{x['block'][0]:,}–{x['block'][1]:,}",
                     "cut at": x["boundary"], "page": doc.page_of(x["block"][0]),
                     "boundaries inside": x.get("boundaries_inside"),

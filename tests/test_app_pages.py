@@ -266,6 +266,9 @@ def test_highlight_escapes_and_marks_problems():
     assert "<script>" not in out and "<img" not in out and "&lt;script&gt;" in out
     assert "✂ broken table" in out and 'class="cs-cut"' in out and "#1 ✂ ⛓ ⚠" in out
     assert out.count(">P1</span>") == 2 and 'id="cs-here"' in out
+    # a "heading" block is the heading and the text under it: the tag says section, not heading
+    as_heading = highlight.highlight_html(text, c, block_kinds=["heading"])
+    assert "✂ broken section" in as_heading and "the heading and the text under it" in as_heading
     only_pairs = highlight.highlight_html(text, c, show=("split",))
     assert "✂ broken" not in only_pairs and "cs-ent" in only_pairs
     assert 'style="--cs-bc:' not in highlight.highlight_html(text, c, color="red;background:url(x)")  # colours checked

@@ -72,6 +72,16 @@ def _safe(check, x: dict[str, Any]) -> bool:
 
 
 # split pairs cycle through these, so that a pair's two ends share a colour and a P-tag
+# what a block kind is called where a user reads it: a "heading" block is the heading and the text
+# under it (the paper's title-body pair), so cutting it rarely cuts the heading line itself
+KIND_WORDS = {"heading": "section"}
+
+
+def kind_word(kind: str) -> str:
+    """A block kind as a user reads it (``KIND_WORDS``)."""
+    return KIND_WORDS.get(kind, kind)
+
+
 PAIR_COLORS = ["#CC79A7", "#9467BD", "#E377C2", "#8C564B", "#17BECF", "#BCBD22"]
 
 HIGHLIGHT_CSS = """
@@ -142,12 +152,12 @@ def highlight_html(text: str, c: ChunkingResult, start: int = 0, end: int | None
             if a < b:
                 j = bb.get("index")
                 kind = block_kinds[j] if block_kinds is not None and j is not None and 0 <= j < len(block_kinds) else "block"
-                title = (f"{kind} block #{(j or 0) + 1} [{bb['block'][0]}, {bb['block'][1]}) broken at "
-                         f"{bb['boundary']}")
+                title = (f"{kind_word(kind)} block #{(j or 0) + 1} [{bb['block'][0]}, {bb['block'][1]}) broken at "
+                         f"{bb['boundary']}" + (" (the heading and the text under it)" if kind == "heading" else ""))
                 classes_at.append((a, b, "cs-broken", title, ""))
                 if a == bb["block"][0]:
                     heads.setdefault(a, []).append(
-                        f'<span class="cs-btag" title="{html.escape(title)}">✂ broken {html.escape(kind)}</span>')
+                        f'<span class="cs-btag" title="{html.escape(title)}">✂ broken {html.escape(kind_word(kind))}</span>')
     if "split" in show:
         for n, p in enumerate(problems.split):
             pc = PAIR_COLORS[n % len(PAIR_COLORS)]
