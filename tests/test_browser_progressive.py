@@ -7,6 +7,8 @@ screenshot of the provisional state goes to ``$CHUNKSCOPE_SCREENSHOTS`` (else th
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from browser_tour import WINNER, _wait_idle, browser, browser_test_folders, open_with_upload, streamlit_app
 
@@ -26,6 +28,8 @@ def test_provisional_leaderboard_then_final_winner(tmp_path, monkeypatch):
         page.locator(".cs-provisional").first.wait_for(timeout=180_000)
         card = page.locator(".cs-provisional").first.inner_text()
         assert "provisional" in card and "ICC/DCC pending" in card
+        # the provisional score says what it is made of (it is not comparable to the final one)
+        assert page.get_by_text(re.compile(r"score on (RC, )?BI, SC so far")).count() >= 1
         page.locator('[data-testid="stDataFrame"]').first.wait_for()
         assert page.get_by_role("button", name="Cancel analysis").count() == 1
         assert not flag.exists()  # the embeddings have not run: what is shown is provisional

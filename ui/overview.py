@@ -87,7 +87,9 @@ def winner_card(report: Report, key: str | None = "cs_winner_card") -> None:
         c1.html(f'<div style="font-size:1.6rem;font-weight:700">🏆 {swatch(best.id)}</div>'
                 f'<div style="opacity:.75;font-size:.9rem">{html.escape(best.label)}</div>')
         ci = best.score_interval
-        c2.metric("score", f"{best.score:.3f}" + (f" ± {(ci[1] - ci[0]) / 2:.3f}" if ci else ""),
+        known = [m for m in METRICS if m not in report.pending_metrics] if report.provisional else []
+        c2.metric(f"score on {', '.join(known)} so far" if known else "score",
+                  f"{best.score:.3f}" + (f" ± {(ci[1] - ci[0]) / 2:.3f}" if ci else ""),
                   delta=f"{ws['margin']:+.3f} vs {ws['runner']}" if ws["runner"] else None,
                   help=f"95% interval {ci[0]:.3f}–{ci[1]:.3f} (bootstrap over the document's blocks)" if ci else None)
         c3.metric("chunks", len(best.chunks))
