@@ -16,6 +16,7 @@ from chunkscope.present import figures, highlight, paging
 from chunkscope.report import METRICS, Report
 from ui import tune as T
 from ui.analysis import VARIANTS_KEY, keep_state, session_resources
+from ui.common import md_escape
 from ui.page import require_report
 
 st.set_page_config(page_title="Tune · ChunkScope", page_icon="🎛️", layout="wide")
@@ -210,7 +211,8 @@ if variants:
     st.markdown("**Named candidates** (run by Analyze under their name; shown on the leaderboard and in Compare)")
     for vname, v in variants.items():
         v1, v2 = st.columns([5, 1])
-        v1.markdown(f"- `{vname}` = `{v['chunker']}` with `{v.get('params') or 'defaults'}`")
+        changed = ", ".join(f"{k} = {val}" for k, val in (v.get("params") or {}).items()) or "its defaults"
+        v1.markdown(f"- `{vname}` = `{v['chunker']}` with {md_escape(changed)}")
         v2.button("Remove", key=f"cs_tune_rm_{vname}", on_click=T.remove_variant, args=(vname,))
 
 # ---------------------------------------------------------------- save / load

@@ -232,6 +232,7 @@ def test_named_variant_appears_in_report_and_can_win(doc, res):
     v = r.get("rec@200")
     assert v is not None and v.ok and v.candidate
     assert "recursive-600" in v.label and "chunk_size=200" in v.label and v.info["variant_of"] == "recursive-600"
+    assert "(600)" not in v.label  # the base's size, which the variant changes, is not in its description
     assert not r.get("shown-only").candidate and r.get("shown-only").ok
     # on this document chunk size 200 beats 300, so the promoted variant wins
     assert v.score > r.get("recursive-600").score and r.winner == "rec@200"
@@ -240,7 +241,7 @@ def test_named_variant_appears_in_report_and_can_win(doc, res):
     assert base.winner == "recursive-600"
     c = tune.score_chunking(doc, "recursive-600", {"chunk_size": 200}, base_s, res, name="rec@200")
     tune.add_variant(base, c)
-    assert base.winner == "rec@200" and base.get("rec@200").score == v.score
+    assert base.winner == "rec@200" and base.get("rec@200").score == v.score and base.get("rec@200").label == v.label
     assert chunks_of(base.get("rec@200")) == chunks_of(v)
     assert base.settings["variants"]["rec@200"] == {"chunker": "recursive-600", "params": {"chunk_size": 200}}
 

@@ -8,6 +8,7 @@ loads. Chunkings that need the embedder or an LLM are produced by their own stag
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
@@ -64,8 +65,14 @@ def uses_sentences(base_id: str) -> bool:
 
 
 def variant_label(base_label: str, base_id: str, params: dict[str, Any], overrides: dict[str, Any]) -> str:
-    """What a named variant is: its base chunker and the parameters that differ from it."""
+    """What a named variant is: its base chunker and the parameters that differ from it. A default
+    the base label names ("Recursive split-then-merge (1100)") is left out when the variant changes it."""
     shown = ", ".join(f"{k}={_short(params.get(k, v))}" for k, v in overrides.items())
+    defaults = registry.get(base_id).resolve_params({}) if registry.is_registered(base_id) else {}
+    for k in overrides:
+        d = defaults.get(k)
+        if d is not None and params.get(k, overrides[k]) != d:
+            base_label = re.sub(r"\s*\(" + re.escape(str(d)) + r"\)", "", base_label)
     return f"{base_label} [{base_id}{' @ ' + shown if shown else ''}]"
 
 
