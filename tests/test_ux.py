@@ -42,6 +42,13 @@ def test_html_and_json_reports_carry_the_narrow_win_and_the_same_runner_up():
     section = page.split("Winner vs runner-up", 1)[1].split("<h2>All chunkings", 1)[0]
     names = re.findall(r'"name":"([^"]+)"', section)
     assert names == ["a", "b"], names
+    # the run's coreference and embedder in words, not as JSON
+    r.coref = {"backend": "heuristic", "pairs": 326, "reason": ""}
+    r.embedder = {"model": "all-MiniLM-L6-v2", "backend": "onnxruntime", "precision": "int8", "device": "cpu",
+                  "max_tokens": 256, "stats": {"model_calls": 74}}
+    foot = html_report(r)
+    assert "Coreference: heuristic, 326 entity–pronoun pairs" in foot and "{" not in foot.split("Coreference:")[1][:200]
+    assert "Embeddings: all-MiniLM-L6-v2 (onnxruntime, int8, cpu; inputs up to 256 tokens)" in foot
 
 
 def test_stage_timings_are_disjoint_and_add_up_to_the_total():

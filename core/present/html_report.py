@@ -69,6 +69,25 @@ def _verdict_html(report: Report) -> str:
             f'<b>{html.escape(v["winner"])}</b>.</p>')
 
 
+def _coref_words(coref: dict[str, Any] | None) -> str:
+    """"heuristic, 326 entity–pronoun pairs" (or the reason there are none)."""
+    c = coref or {}
+    if not c.get("backend"):
+        return "not run"
+    n = c.get("pairs")
+    return f"{c['backend']}, " + (f"{n:,} entity–pronoun pairs" if n else (c.get("reason") or "no pairs"))
+
+
+def _embedder_words(emb: dict[str, Any] | None) -> str:
+    """"all-MiniLM-L6-v2 (onnxruntime, int8, cpu; inputs up to 256 tokens)"."""
+    m = emb or {}
+    if not m.get("model"):
+        return "not used"
+    how = ", ".join(str(m[k]) for k in ("backend", "precision", "device") if m.get(k))
+    limit = f"; inputs up to {m['max_tokens']} tokens" if m.get("max_tokens") else ""
+    return f"{m['model']}" + (f" ({how}{limit})" if how or limit else "")
+
+
 def leaderboard_rows(report: Report) -> list[dict[str, Any]]:
     """One row per chunking (ranked first, then the rest), as shown in the app and the HTML report."""
     order = report.ranked + [c for c in report.chunkings if c not in report.ranked]
@@ -198,7 +217,7 @@ sha256 {e(str(d.get('sha256', ''))[:16])}…</p>
 <h2>All chunkings</h2>{radar_all}
 <h2>Chunk sizes</h2>{sizes}
 <h2>Settings</h2><pre>{settings}</pre>
-<p class="muted">Coreference: {e(json.dumps(report.coref, ensure_ascii=False))} · Embeddings: {e(json.dumps(report.embedder, ensure_ascii=False, default=str))}</p>
+<p class="muted">Coreference: {e(_coref_words(report.coref))} · Embeddings: {e(_embedder_words(report.embedder))}</p>
 </body></html>"""
 
 
