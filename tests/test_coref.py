@@ -467,11 +467,17 @@ def test_quantifier_nouns_are_not_antecedents():
     ("1 A federal State may declare its choice.\n\n## 4 International agreements and their verification\n\n"
      "## II. Scope\n\nIt is wide.",
      [("A federal State", "its"), ("International agreements", "their")], ["II", "II."]),
+    # inline HTML a PDF converter leaves (<u>, <mark>) is neither a mention nor part of one
+    ("<u>3Historically,</u> packages were kept in the subdirectory that contained them.\n\n"
+     "_<u>CHAPTER 8.</u>_ _<u>THE DEBIAN PACKAGE</u>_ <u>…</u>\n\n- **aptitude** can be run by a user. It will call "
+     "su.", [("packages", "them")], ["u>", "u>3Historically,</u> packages"]),
+    ("<mark>Of</mark> fi <mark>cial Debian CD images indeed contain symlinks like:</mark>\n\n"
+     "<mark>so that they work when", [("cial Debian CD images", "they")], ["mark>cial Debian CD images"]),
 ])
 def test_entity_spans_leave_out_labels_numbers_and_markup(text, present, never):
     got = resolved(text)
     assert all(pair in got for pair in present), got
-    assert all(ent not in never for ent, _ in got), got
+    assert all(ent not in never and "<" not in ent and ">" not in ent for ent, _ in got), got
 
 
 def test_fenced_code_is_not_read_for_pairs():

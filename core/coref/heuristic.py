@@ -84,7 +84,7 @@ from typing import Any
 from chunkscope.coref.base import CorefResult, Pair, cached_pairs
 from chunkscope.document import Document, Span
 
-VERSION = "heuristic-6"
+VERSION = "heuristic-6.1"  # heuristic-6's rules; a markup fragment ("u>") is never a mention
 BATCH_SIZE = 64
 EXCLUDE = ("ner", "lemmatizer", "attribute_ruler")  # spaCy components not needed (noun_chunks reads tags)
 MAX_BLOCK_CHARS = 20_000  # longer blocks (no blank lines) are cut at line ends
@@ -532,8 +532,9 @@ def _line_start(tok: Any) -> bool:
 
 def _mention_start(nc: Any) -> int:
     """Where a noun chunk's mention starts in its doc: after leading space, punctuation and symbols
-    ("###", "'", "·", ">"), a list item's label ("(2) The principles", "(ii) the level", "2) content") and a
-    section or paragraph number opening its line ("## 4 International agreements", "1 A federal State")."""
+    ("###", "'", "·", ">"), a list item's label ("(2) The principles", "(ii) the level", "2) content"), a
+    section or paragraph number opening its line ("## 4 International agreements", "1 A federal State")
+    and inline markup before its head ("<u>3Historically,</u> packages": "packages")."""
     toks = list(nc)
     k = 0
     while k < len(toks) - 1:
@@ -542,7 +543,12 @@ def _mention_start(nc: Any) -> int:
             k += 1
         else:
             break
-    return int(toks[k].idx)
+    start = int(toks[k].idx)
+    cut = nc.doc.text.rfind(">", start, nc.root.idx)  # inline markup ("<mark>Of</mark> fi <mark>cial ...")
+    if cut >= 0:
+        rest = nc.doc.text[cut + 1:nc.root.idx]
+        start = cut + 1 + len(rest) - len(rest.lstrip())
+    return start
 
 
 def _candidates(sdoc: Any, offset: int, block: int, sent_base: int) -> tuple[list[_Cand], dict[int, int]]:
@@ -559,6 +565,8 @@ def _candidates(sdoc: Any, offset: int, block: int, sent_base: int) -> tuple[lis
         root = nc.root
         if root.tag_ not in NOUN_TAGS or root.like_num or not any(ch.isalpha() for ch in root.text):
             continue
+        if "<" in root.text or ">" in root.text:
+            continue  # "u>" of "<u>CHAPTER</u>": markup a PDF converter left in the text, not a noun
         if any(t.tag_ in PRONOUN_TAGS for t in nc):
             continue  # "its consent": a mention holding a pronoun is never an entity in Maverick's pairs
         if root.lower_ in QUANTIFIER_NOUNS:
