@@ -39,6 +39,16 @@ def test_default_sample_loads(app):
     assert "cs-block" in body and "Northwind" in body
 
 
+def test_large_document_says_the_analysis_takes_minutes(monkeypatch):
+    import ui.common
+
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    assert not any("large document" in i.value for i in at.info)  # the bundled sample is small
+    monkeypatch.setattr(ui.common, "LARGE_TOKENS", 100)
+    at.run()
+    assert any("large document" in i.value and "Cancel" in i.value for i in at.info)
+
+
 def test_pick_other_sample(app):
     box = app.sidebar.selectbox[0]
     box.select(next(o for o in box.options if "technical" in o)).run()

@@ -252,6 +252,9 @@ def language_control(doc: Document) -> None:
     right.caption(" ".join(md_escape(x) for x in lines))
 
 
+LARGE_TOKENS = 300_000  # above this, say before Analyze that the analysis takes minutes
+
+
 def render_summary(doc: Document) -> dict:
     """The same facts as ``chunkscope ingest``, as metrics; returns the summary dict (cached by sha256)."""
     s = _summary(doc.sha256 + doc.name + doc.language, doc)
@@ -264,6 +267,10 @@ def render_summary(doc: Document) -> dict:
     cols[4].metric("Pages", s["pages"] or "none")
     cols[5].metric("Blocks", f"{s['blocks']:,}")
     cols[6].metric("Headings", f"{s['headings']:,}")
+    if s["tokens"] > LARGE_TOKENS:
+        st.info(f"A large document ({s['tokens']:,} tokens): the full analysis takes minutes, most of them in "
+                "coreference and embeddings (the structure scores show first). **Cancel** keeps what is done; "
+                "fewer chunkers, or coreference `none`, make it faster.")
     language_control(doc)
     if doc.meta.get("health"):  # PDFs: what the parser got wrong, before any chunking
         from ui.pdfview import render_health
