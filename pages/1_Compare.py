@@ -16,7 +16,7 @@ from chunkscope.ingest.health import extraction_artefact
 from chunkscope.present import figures, highlight, paging
 from ui import limits
 from ui.analysis import keep_state
-from ui.common import guard, md_escape
+from ui.common import counted, guard, md_escape
 from ui.overview import radar_ids, swatch
 from ui.page import require_report
 
@@ -177,8 +177,8 @@ def column(doc, report, cid, c, p: highlight.Problems, kinds, a: int, b: int, sh
     win = " 🏆" if cid == report.winner else ""
     st.html(f'<div style="font-weight:700;font-size:1.05rem">{swatch(cid)}{win}'
             f'<span style="font-weight:400;opacity:.8">{html.escape(score)}</span></div>')
-    st.caption(f"{len(c.chunks)} chunks · **{len(p.broken)}** broken blocks · **{len(p.split)}** split pairs · "
-               f"**{len(p.out_of_size)}** out-of-size chunks")
+    st.caption(" · ".join([counted(len(c.chunks), "chunk"), counted(len(p.broken), "broken block"),
+                           counted(len(p.split), "split pair"), counted(len(p.out_of_size), "out-of-size chunk")]))
     over_limit_line(doc, c)
     cov = c.audit.get("summary") if c.audit else None
     if cov:
@@ -190,7 +190,8 @@ def column(doc, report, cid, c, p: highlight.Problems, kinds, a: int, b: int, sh
     here_s = [(n, x) for n, x in enumerate(p.split)
               if a <= min(x["entity"][0], x["pronoun"][0]) < b or a <= max(x["entity"][0], x["pronoun"][0]) < b]
     if here_b or here_s:
-        with st.expander(f"Problems shown here: {len(here_b)} broken blocks, {len(here_s)} split pairs"):
+        with st.expander(f"Problems shown here: {counted(len(here_b), 'broken block')}, "
+                         f"{counted(len(here_s), 'split pair')}"):
             if here_b:
                 st.dataframe(pd.DataFrame([{
                     "block": f"#{x.get('index', 0) + 1}", "kind": highlight.kind_word(kinds[x["index"]]) if x.get("index") is not None

@@ -17,7 +17,7 @@ from chunkscope.ingest.health import extraction_artefact
 from chunkscope.present import figures, highlight
 from ui import limits
 from ui.analysis import keep_state
-from ui.common import guard, md_escape
+from ui.common import counted, guard, md_escape
 from ui.overview import swatch
 from ui.page import require_report
 
@@ -202,8 +202,8 @@ def main() -> None:
                     continue
                 (inside if ch.start <= bl.start and bl.end <= ch.end else cut).append((j, bl))
             broken_at = {x["index"] for x in problems.broken if x["boundary"] in (ch.start, ch.end)}
-            st.write(f"{len(inside)} whole blocks inside; {len(cut)} blocks cut at this chunk's edges "
-                     f"({len(broken_at)} beyond the BI tolerance).")
+            st.write(f"{counted(len(inside), 'whole block')} inside; {counted(len(cut), 'block')} cut at this "
+                     f"chunk's edges ({len(broken_at)} beyond the BI tolerance).")
             rows = [{"block": f"#{j + 1}", "kind": bl.kind, "chars": f"{bl.start:,}–{bl.end:,}",
                      "here": "cut" if (j, bl) in cut else "inside",
                      "broken (BI)": j in broken_at} for j, bl in cut + inside]

@@ -166,3 +166,10 @@ def test_session_keeps_a_bounded_number_of_reports(monkeypatch):
     ua.store_report("k6", "report 6 again")  # re-stored: becomes the most recent
     reports = fake_state[ua.REPORTS_KEY]
     assert len(reports) == ua.MAX_REPORTS and list(reports)[-1] == "k6" and "k0" not in reports
+
+
+def test_counts_read_as_words():
+    from ui.common import counted
+
+    assert counted(1, "broken block") == "1 broken block" and counted(0, "split pair") == "0 split pairs"
+    assert counted(1200, "chunk") == "1,200 chunks" and counted(2, "entry", "entries") == "2 entries"

@@ -295,6 +295,11 @@ def md_escape(text: str) -> str:
     return "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in " ".join(str(text).split()))
 
 
+def counted(n: int, word: str, plural: str | None = None) -> str:
+    """"1 broken block", "3 broken blocks" (``plural``: when it is not ``word`` + "s")."""
+    return f"{n:,} {word if n == 1 else (plural or word + 's')}"
+
+
 def short_error(exc: BaseException, limit: int = 240) -> str:
     """One line for the page: the exception's type and message, whitespace collapsed, truncated."""
     msg = " ".join(str(exc).split())
