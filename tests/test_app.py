@@ -169,6 +169,9 @@ def test_session_keeps_a_bounded_number_of_reports(monkeypatch):
 
 
 def test_counts_read_as_words():
+    import sys
+
+    sys.path.insert(0, str(ROOT))
     from ui.common import counted
 
     assert counted(1, "broken block") == "1 broken block" and counted(0, "split pair") == "0 split pairs"
