@@ -116,10 +116,18 @@ def config_path(env: Mapping[str, str] | None = None) -> Path:
 
 
 def load_policy(env: Mapping[str, str] | None = None, path: str | os.PathLike | None = None) -> Policy:
-    """The operator's policy: defaults < TOML file < environment variables. ShareError when invalid."""
+    """The operator's policy: defaults < TOML file < environment variables. ShareError when invalid.
+
+    A file named explicitly (``path``, ``$CHUNKSCOPE_SHARE_CONFIG``) must exist: a typo must not
+    silently give the defaults (0.0.0.0 in shared mode, default limits). The default location
+    (``<user config dir>/chunkscope/share.toml``) is optional."""
     e = os.environ if env is None else env
     values: dict[str, Any] = {}
-    p = Path(path) if path is not None else config_path(e)
+    p = Path(path).expanduser() if path is not None else config_path(e)
+    if path is not None or e.get(CONFIG_ENV, "").strip():
+        named = str(path) if path is not None else f"{CONFIG_ENV}={e[CONFIG_ENV]}"
+        if not p.is_file():
+            raise ShareError(f"{named}: " + ("not a file" if p.exists() else "no such settings file"))
     if p.is_file():
         try:
             raw = tomllib.loads(p.read_text(encoding="utf-8"))

@@ -239,12 +239,17 @@ def test_cli_analyze_refuses_unusable_mentions_file(tmp_path, capsys):
 
 
 def test_coreference_warnings_reach_the_report(doc, resources, tmp_path):
+    import re
+
     from chunkscope.coref import Pair
     from chunkscope.coref.precomputed import write_pairs_json
     from chunkscope.document import Span
 
     m = tmp_path / "m.json"
-    write_pairs_json([Pair(Span(0, 5), Span(10, 12)), Pair(Span(0, 5), Span(10, 12))], m)
+    it = re.search(r"\b(it|its|they|their|them)\b", doc.text, re.I)  # a real pronoun of the document
+    assert it is not None
+    pair = Pair(Span(0, 5), Span(it.start(), it.end()))
+    write_pairs_json([pair, pair], m)
     s = Settings(chunkers=("whole",), candidates=("whole",), coref="precomputed", mentions=str(m))
     r = analyze(doc, s, resources)
     assert any("duplicate pair" in w for w in r.warnings)

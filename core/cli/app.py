@@ -28,8 +28,8 @@ def add_app(sub) -> None:
         "authentication: Streamlit has no login.",
     )
     p.add_argument("--share", action="store_true", help="shared mode (also: CHUNKSCOPE_SHARED=1)")
-    p.add_argument("--config", metavar="TOML", help="operator settings file (default: $CHUNKSCOPE_SHARE_CONFIG "
-                                                     "or <user config dir>/chunkscope/share.toml)")
+    p.add_argument("--config", metavar="TOML", help="operator settings file, which must exist (default: "
+                   "$CHUNKSCOPE_SHARE_CONFIG, which must exist too, else <user config dir>/chunkscope/share.toml if present)")
     p.add_argument("--bind", metavar="ADDRESS", help="address to listen on (default 127.0.0.1; with --share 0.0.0.0)")
     p.add_argument("--port", type=int, metavar="N", help="port (default 8501)")
     p.add_argument("--reload", action="store_true",
@@ -57,8 +57,13 @@ def launch_plan(args: argparse.Namespace, env: dict[str, str]) -> tuple[list[str
     env = dict(env)
     if args.share:
         env[SHARED_ENV] = "1"
-    if args.config:
-        env[CONFIG_ENV] = str(Path(args.config).expanduser())
+    if args.config:  # a file named on purpose must be there: a typo must not fall back to the defaults
+        cfg = Path(args.config).expanduser()
+        if not cfg.is_file():
+            from chunkscope.cli.common import CLIError
+
+            raise CLIError(f"--config: {args.config}: " + ("not a file" if cfg.exists() else "no such settings file"))
+        env[CONFIG_ENV] = str(cfg)
     if args.bind:
         env["CHUNKSCOPE_BIND"] = args.bind
     if args.port:
@@ -74,7 +79,12 @@ def launch_plan(args: argparse.Namespace, env: dict[str, str]) -> tuple[list[str
         # a fresh private root per server run (0700): deleted with everything in it when the app stops
         env["CHUNKSCOPE_WORKSPACE_ROOT"] = tempfile.mkdtemp(prefix="chunkscope-share-")
         env["_CHUNKSCOPE_OWN_WORKSPACE_ROOT"] = "1"
-    pol = load_policy(env)
+    try:
+        pol = load_policy(env)
+    except ValueError:  # invalid operator settings: the private root made above goes too
+        if env.get("_CHUNKSCOPE_OWN_WORKSPACE_ROOT"):
+            shutil.rmtree(env["CHUNKSCOPE_WORKSPACE_ROOT"], ignore_errors=True)
+        raise
     env["CHUNKSCOPE_MAX_BYTES"] = str(pol.max_upload_bytes)  # the one upload limit, ingest side
     if pol.shared:
         env["CHUNKSCOPE_MAX_PAGES"] = str(pol.max_pages)  # ingest refuses longer PDFs before parsing them

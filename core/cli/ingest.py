@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from chunkscope.cli.common import add_input_arguments, load_input, write_json
+from chunkscope.cli.common import add_input_arguments, check_json_target, check_language, load_input, write_json
 
 
 def add_ingest(sub) -> None:
@@ -21,7 +21,7 @@ def add_ingest(sub) -> None:
                    help="PDF: remove running page headers/footers (default: keep them as layout comments); "
                    "gives another text, hence another document")
     p.add_argument("--language", metavar="CODE", default=None,
-                   help="override the detected language (ISO 639-1, e.g. en)")
+                   help="override the detected language: an ISO 639-1 code (two letters, e.g. en, de, fr)")
     p.set_defaults(func=cmd_ingest)
 
 
@@ -29,8 +29,10 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     from chunkscope.ingest.health import format_health
     from chunkscope.ingest.summary import format_summary
 
+    language = check_language(args.language)
+    check_json_target(args.json)
     doc = load_input(args.file, args.max_bytes, running="strip" if args.strip_running else "mark",
-                     language=args.language)
+                     language=language)
     out = doc.to_dict()
     if "health" in doc.meta:
         out["health"] = doc.meta["health"]

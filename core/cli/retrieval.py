@@ -33,14 +33,15 @@ def add_retrieval(sub) -> None:
     p.add_argument("--param", action="append", metavar="ID.NAME=VALUE", help="override a chunker parameter (repeatable)")
     p.add_argument("--embedder", metavar="NAME_OR_PATH", help="model for dense/hybrid (default: bundled all-MiniLM-L6-v2)")
     p.add_argument("--embedding-mode", dest="embedding_mode", choices=["composed", "exact"], default="composed")
-    p.add_argument("--json", metavar="OUT", help="write chunkscope.retrieval/1 JSON to OUT ('-' for stdout)")
+    p.add_argument("--json", metavar="OUT", help="write chunkscope.retrieval/1 JSON to OUT ('-': stdout, which "
+                   "then holds only the JSON; the table goes to stderr)")
     p.set_defaults(func=cmd_retrieval)
 
 
 def cmd_retrieval(args: argparse.Namespace) -> int:
     from chunkscope.analysis import Resources, Settings, chunk_one, chunking_plan
     from chunkscope.cli.analyze import SettingsError, check_chunkings, parse_params
-    from chunkscope.cli.common import check_json_target, load_input, write_json
+    from chunkscope.cli.common import check_embedder, check_json_target, human_stream, load_input, write_json
     from chunkscope.retrieval.run import chunkings_from_report, evaluate
 
     if all(getattr(args, x) is None for x in ("questions", "generate", "self_test")):
@@ -58,6 +59,7 @@ def cmd_retrieval(args: argparse.Namespace) -> int:
     except (TypeError, SettingsError) as exc:
         raise CLIError(str(exc)) from None
     check_json_target(args.json)
+    check_embedder(settings.embedder)  # a model asked for that cannot be loaded: now, in one line
     doc = load_input(args.file, args.max_bytes)
     resources = Resources(settings.embedder, settings.embedding_mode)
     qs = questions_from_args(args, doc, args.file, resources)
@@ -75,21 +77,27 @@ def cmd_retrieval(args: argparse.Namespace) -> int:
     out["not_scored"] = [{"id": r.id, "status": r.status, "reason": r.reason} for r in results if not r.ok or not r.chunks]
     out["timings"]["chunk"] = round(chunk_s, 4)
     label = "SELF-TEST (proxy questions made from the document, not real questions)" if qs.source == "self-test" else qs.source
-    print(f"{doc.name}: {qs.summary()} · retriever {cfg.retriever} · k {cfg.k} · budget {cfg.budget} tokens")
+    stream = human_stream(args.json)  # with --json -, stdout is the JSON only
+
+    def say(line: str = "") -> None:
+        print(line, file=stream)
+
+    say(f"{doc.name}: {qs.summary()} · retriever {cfg.retriever} · k {cfg.k} · budget {cfg.budget} tokens")
     if qs.source == "self-test":
-        print(f"note: {label}")
+        say(f"note: {label}")
     for p in qs.problems:
         print(f"problem: {p}", file=sys.stderr)
-    print()
-    print("\n".join(table_lines(out)))
+    say()
+    say("\n".join(table_lines(out)))
     for c in res.chunkings:
         for n in c.notes:
-            print(f"note: {c.id}: {n}")
+            say(f"note: {c.id}: {n}")
     for r in out["not_scored"]:
-        print(f"not scored: {r['id']} ({r['status']}: {r['reason'] or 'no chunks'})")
+        say(f"not scored: {r['id']} ({r['status']}: {r['reason'] or 'no chunks'})")
     t = out["timings"]
-    print(f"time: chunk {chunk_s:.2f}s, retrieval {t['total']:.2f}s")
+    say(f"time: chunk {chunk_s:.2f}s, retrieval {t['total']:.2f}s")
     if args.json:
         write_json(out, args.json)
-        print(f"wrote {args.json}")
+        if args.json != "-":
+            say(f"wrote {args.json}")
     return 0

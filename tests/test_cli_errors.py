@@ -1,0 +1,292 @@
+"""Usage errors of the ``chunkscope`` command: what was asked for explicitly and cannot be done is one
+line on stderr and exit code 2, before any work (never a silently degraded result, never a
+traceback); ``--json -`` keeps stdout parseable."""
+
+from __future__ import annotations
+
+import errno
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from chunkscope.cli import build_parser, main
+
+ROOT = Path(__file__).resolve().parent.parent
+POLICY = ROOT / "assets" / "sample_policy.md"
+DOC_MD = ("# Rules\n\nThe Commission shall publish the list. It shall keep it up to date. "
+          "Member States shall inform the Commission when they change their rules.\n")
+
+
+@pytest.fixture
+def md(tmp_path) -> Path:
+    p = tmp_path / "p.md"
+    p.write_text(DOC_MD, encoding="utf-8")
+    return p
+
+
+@pytest.fixture
+def no_analysis(monkeypatch):
+    """Usage errors must be found before the analysis starts."""
+    import chunkscope.analysis
+
+    def boom(*a, **k):
+        raise AssertionError("analyze() must not run for a usage error")
+
+    monkeypatch.setattr(chunkscope.analysis, "analyze", boom)
+
+
+@pytest.fixture
+def mentions(tmp_path) -> Path:
+    from chunkscope.coref import get_pairs
+    from chunkscope.ingest import load_document
+
+    p = tmp_path / "m.json"
+    doc = load_document(str(POLICY))
+    p.write_text(json.dumps([x.to_dict() for x in get_pairs(doc, "heuristic").pairs]), encoding="utf-8")
+    return p
+
+
+def one_error_line(capsys, needle: str) -> str:
+    cap = capsys.readouterr()
+    err = cap.err.strip()
+    assert needle in err, err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert cap.out == ""
+    return err
+
+
+# ------------------------------------------------------------------ 2. --embedder
+@pytest.mark.parametrize("command", ["analyze", "sweep", "retrieval"])
+def test_embedder_that_cannot_be_loaded_is_a_usage_error(command, md, tmp_path, capsys, no_analysis, monkeypatch):
+    import chunkscope.tune
+
+    monkeypatch.setattr(chunkscope.tune, "iter_sweep", lambda *a, **k: (_ for _ in ()).throw(AssertionError("ran")))
+    extra = {"analyze": [], "sweep": ["--chunker", "recursive-1100", "--param", "chunk_size=200:400:100"],
+             "retrieval": ["--self-test", "2"]}[command]
+    afile = tmp_path / "model.bin"
+    afile.write_text("x")
+    for model, needle in ((str(tmp_path / "nonexistent" / "model"), "no directory"),
+                          (str(afile), "is not a directory"),
+                          ("chunkscope-tests/no-such-model", "not in the local Hugging Face cache")):
+        rc = main([command, str(md), "--embedder", model, *extra] + (["--quiet"] if command != "retrieval" else []))
+        err = one_error_line(capsys, needle)
+        assert rc == 2 and err.startswith(f"chunkscope {command}: error: --embedder {model}: ")
+
+
+def test_hub_embedder_is_asked_for_once_not_retried_for_minutes(md, capsys, no_analysis, monkeypatch):
+    """Without HF_HUB_OFFLINE, a hub id that is not cached costs one short request, not the
+    download's retries (minutes when the hub is unreachable)."""
+    from huggingface_hub import constants
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(constants, "ENDPOINT", "http://127.0.0.1:9")  # nothing listens: refused at once
+    t0 = time.perf_counter()
+    rc = main(["analyze", str(md), "--quiet", "--embedder", "sentence-transformers/all-mpnet-base-v2"])
+    assert time.perf_counter() - t0 < 15
+    err = one_error_line(capsys, "the hub cannot be reached")
+    assert rc == 2 and "download it first or pass a local directory" in err
+
+
+def test_embedding_backend_for_another_model_is_a_usage_error(md, capsys, no_analysis):
+    assert main(["analyze", str(md), "--quiet", "--embedder", "org/model", "--embedding-backend", "onnx"]) == 2
+    one_error_line(capsys, "runs the bundled model only")
+
+
+def test_corpus_checks_the_embedder_without_loading_it(tmp_path, monkeypatch):
+    from chunkscope.cli.analyze import SettingsError, settings_from_args
+    from chunkscope.embeddings import Embedder
+
+    def no_load(*a, **k):
+        raise AssertionError("the corpus parent process must not load the model")
+
+    monkeypatch.setattr(Embedder, "load", no_load)
+    args = build_parser().parse_args(["corpus", str(tmp_path), "--out", str(tmp_path / "r"),
+                                      "--embedder", str(tmp_path / "missing")])
+    with pytest.raises(SettingsError, match="no directory"):
+        settings_from_args(args)
+    args = build_parser().parse_args(["corpus", str(tmp_path), "--out", str(tmp_path / "r"),
+                                      "--embedder", str(tmp_path)])
+    assert settings_from_args(args).embedder == str(tmp_path)
+
+
+def test_engine_failures_are_one_line_without_a_traceback(tmp_path):
+    """A chunker that fails is a row of the leaderboard and one line on stderr, also under --quiet;
+    the traceback only with CHUNKSCOPE_DEBUG=1 (run in a fresh process: pytest's own log capture
+    would hide Python's last-resort handler, which printed the traceback)."""
+    script = (
+        "import sys\n"
+        "from chunkscope.chunkers import registry\n"
+        "from chunkscope.chunkers.base import ChunkerSpec\n"
+        "def fail(doc, params, ctx=None):\n"
+        "    raise RuntimeError('the model is gone')\n"
+        "registry.register(ChunkerSpec(id='boom-test', label='boom', description='fails', params=(), fn=fail))\n"
+        "from chunkscope.cli import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    args = [sys.executable, "-c", script, "analyze", str(POLICY), "--quiet", "--chunkers", "boom-test,fixed-512",
+            "--coref", "none"]
+    env = {**os.environ, "CHUNKSCOPE_DEBUG": "0"}
+    res = subprocess.run(args, capture_output=True, text=True, timeout=300, env=env)
+    assert res.returncode == 0, res.stderr
+    assert "Traceback" not in res.stderr, res.stderr
+    assert "chunker boom-test failed: RuntimeError: the model is gone" in res.stderr
+    assert "boom-test" in res.stdout and "fail" in res.stdout  # the leaderboard row says it too
+    res = subprocess.run(args, capture_output=True, text=True, timeout=300, env={**env, "CHUNKSCOPE_DEBUG": "1"})
+    assert "Traceback" in res.stderr  # for the developer who asks
+
+
+# ------------------------------------------------------------------ 3. --coref / --mentions
+@pytest.mark.parametrize("flags, needle", [
+    (["--coref", "precomputed"], "--coref precomputed needs --mentions FILE"),
+    (["--coref", "heuristic", "--mentions", "M"], "--mentions and --coref heuristic conflict"),
+    (["--coref", "none", "--mentions", "M"], "--mentions and --coref none conflict"),
+    (["--coref", "learned", "--mentions", "M"], "--mentions and --coref learned conflict"),
+])
+def test_explicit_coref_that_cannot_run_or_conflicts_is_a_usage_error(flags, needle, md, mentions, capsys,
+                                                                       no_analysis):
+    flags = [str(mentions) if f == "M" else f for f in flags]
+    assert main(["analyze", str(md), "--quiet", "--chunkers", "whole", *flags]) == 2
+    one_error_line(capsys, needle)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("maverick") is not None, reason="maverick-coref is installed")
+def test_coref_maverick_without_its_package_is_a_usage_error(md, capsys, no_analysis):
+    assert main(["analyze", str(md), "--quiet", "--coref", "maverick"]) == 2
+    one_error_line(capsys, "--coref maverick: maverick backend unavailable: package 'maverick-coref' is not installed")
+
+
+def test_coref_that_fails_while_running_is_a_usage_error(md, capsys, monkeypatch):
+    import chunkscope.coref
+    from chunkscope.coref import CorefError
+
+    def fail(*a, **k):
+        raise CorefError("model weights not found")
+
+    monkeypatch.setattr(chunkscope.coref, "get_pairs", fail)
+    assert main(["analyze", str(md), "--quiet", "--chunkers", "whole", "--coref", "heuristic"]) == 2
+    one_error_line(capsys, "--coref heuristic: model weights not found")
+
+
+def test_mentions_alone_or_with_precomputed_are_used(mentions, tmp_path, capsys):
+    for flags in (["--mentions", str(mentions)], ["--coref", "precomputed", "--mentions", str(mentions)]):
+        out = tmp_path / "r.json"
+        assert main(["analyze", str(POLICY), "--quiet", "--chunkers", "whole", "--json", str(out), *flags]) == 0
+        assert json.loads(out.read_text())["coref"]["backend"] == "precomputed"
+    capsys.readouterr()
+
+
+def test_explicit_coref_drops_the_settings_files_mentions(mentions, tmp_path):
+    """--coref heuristic means the heuristic, even when --config names a mentions file (the engine
+    would otherwise read the file instead)."""
+    from chunkscope.cli.analyze import settings_from_args
+
+    cfg = tmp_path / "settings.json"
+    cfg.write_text(json.dumps({"mentions": str(mentions)}), encoding="utf-8")
+    s = settings_from_args(build_parser().parse_args(["analyze", str(POLICY), "--config", str(cfg)]))
+    assert s.mentions == str(mentions)  # no --coref: the file's mentions are used
+    s = settings_from_args(build_parser().parse_args(["analyze", str(POLICY), "--config", str(cfg),
+                                                      "--coref", "heuristic"]))
+    assert s.coref == "heuristic" and s.mentions is None
+
+
+def test_app_path_is_unchanged_and_corpus_finds_its_own_mentions(mentions, tmp_path):
+    """The app builds Settings itself (no CLI): a mentions file still means 'use it'. Corpus mode
+    takes --coref precomputed without --mentions (mentions lie beside each document)."""
+    from chunkscope.analysis import Settings
+    from chunkscope.analysis.coreference import coref_pairs
+    from chunkscope.cli.analyze import settings_from_args
+    from chunkscope.ingest import load_document
+
+    pairs, _, info = coref_pairs(load_document(str(POLICY)), Settings(coref="heuristic", mentions=str(mentions)))
+    assert info["backend"] == "precomputed" and pairs
+    args = build_parser().parse_args(["corpus", str(tmp_path), "--out", str(tmp_path / "r"), "--coref", "precomputed"])
+    assert settings_from_args(args).coref == "precomputed"
+
+
+# ------------------------------------------------------------------ 4. --json -
+def test_analyze_json_to_stdout_is_only_json(capsys):
+    assert main(["analyze", str(POLICY), "--quiet", "--chunkers", "whole,fixed-512", "--coref", "none",
+                 "--json", "-"]) == 0
+    cap = capsys.readouterr()
+    assert json.loads(cap.out)["schema"] == "chunkscope.report/1"
+    assert "winner:" in cap.err and "wrote" not in cap.err + cap.out
+
+
+def test_retrieval_json_to_stdout_is_only_json(capsys):
+    assert main(["retrieval", str(POLICY), "--self-test", "3", "--chunkers", "fixed-512", "--json", "-"]) == 0
+    cap = capsys.readouterr()
+    assert json.loads(cap.out)["schema"].startswith("chunkscope.retrieval/")
+    assert "fixed-512" in cap.err and "wrote" not in cap.err + cap.out
+
+
+# ------------------------------------------------------------------ 5. ingest --language
+@pytest.mark.parametrize("value, needle", [
+    ("english", "did you mean en?"),
+    ("xx", "two letters, e.g. en, de, fr"),
+    ("en-US", "did you mean en?"),
+    ("und", "ISO 639-1"),
+])
+def test_ingest_language_must_be_an_iso_639_1_code(value, needle, md, capsys):
+    assert main(["ingest", str(md), "--language", value]) == 2
+    err = one_error_line(capsys, needle)
+    assert f"--language: {value!r} is not an ISO 639-1 language code" in err
+
+
+def test_ingest_language_code_is_accepted_in_any_case(md, capsys):
+    assert main(["ingest", str(md), "--language", "DE", "--json", "-"]) == 0
+    assert json.loads(capsys.readouterr().out)["language"] == "de"
+
+
+# ------------------------------------------------------------------ 6. output paths
+COMMANDS = {
+    "analyze": ["--quiet", "--chunkers", "whole"],
+    "sweep": ["--chunker", "recursive-1100", "--param", "chunk_size=200:400:100", "--quiet"],
+    "retrieval": ["--self-test", "2"],
+    "ingest": [],
+    "chunk": ["--chunker", "fixed-512"],
+}
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_output_path_is_checked_before_any_work(command, md, tmp_path, capsys, monkeypatch):
+    import chunkscope.ingest
+
+    def no_work(*a, **k):
+        raise AssertionError("nothing may be loaded for an unusable output path")
+
+    monkeypatch.setattr(chunkscope.ingest, "load_document", no_work)
+    folder = tmp_path / "somefolder"
+    folder.mkdir()
+    assert main([command, str(md), *COMMANDS[command], "--json", str(folder)]) == 2
+    one_error_line(capsys, f"--json: {folder} is a directory: give a file name")
+    assert main([command, str(md), *COMMANDS[command], "--json", str(tmp_path / "no" / "r.json")]) == 2
+    one_error_line(capsys, f"--json: directory {tmp_path / 'no'} does not exist")
+    if sys.platform.startswith("linux") and Path("/sys/kernel").is_dir():  # unwritable even for root
+        assert main([command, str(md), *COMMANDS[command], "--json", "/sys/chunkscope-test.json"]) == 2
+        one_error_line(capsys, "--json: cannot write /sys/chunkscope-test.json: ")
+
+
+def test_output_check_leaves_nothing_behind(md, tmp_path, capsys):
+    out = tmp_path / "r.json"
+    assert main(["ingest", str(tmp_path / "missing.md"), "--json", str(out)]) == 2
+    capsys.readouterr()
+    assert not out.exists()  # the file made to test the folder went again
+
+
+def test_a_late_write_error_is_one_line(md, tmp_path, capsys, monkeypatch):
+    def full(self, *a, **k):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(Path, "write_text", full)
+    out = tmp_path / "r.json"
+    assert main(["ingest", str(md), "--json", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"chunkscope ingest: error: --json: cannot write {out}: {os.strerror(errno.ENOSPC)}"
