@@ -77,6 +77,13 @@ def test_upload_markdown_then_bad_pdf_then_recover(app):
     assert not app.exception and app.subheader[0].value == "sample_policy"
 
 
+def test_unsupported_file_type_is_named_in_words(app):
+    app.sidebar.file_uploader[0].set_value(("notes.docx", b"PK\x03\x04 junk", "application/octet-stream")).run()
+    assert not app.exception
+    assert len(app.error) == 1 and "unsupported file type '.docx'" in app.error[0].value and ".pdf" in app.error[0].value
+    assert app.subheader[0].value == "sample_policy"
+
+
 def test_rejected_upload_keeps_the_sample_and_a_sample_can_still_be_picked(app):
     app.sidebar.file_uploader[0].set_value(("empty.md", b"", "text/markdown")).run()
     assert not app.exception

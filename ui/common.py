@@ -21,7 +21,6 @@ from chunkscope.ingest.summary import document_summary
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSETS = ROOT / "assets"
-UPLOAD_TYPES = ["pdf", "md", "markdown", "txt", "json"]
 SAMPLE_SUFFIXES = {".md", ".markdown", ".txt", ".pdf", ".json"}
 SESSION_KEY = "document"
 
@@ -124,7 +123,8 @@ def document_picker() -> Document | None:
         st.header("Document")
         upload = st.file_uploader(
             "Upload a document",
-            type=UPLOAD_TYPES,
+            # no ``type=`` filter: Streamlit would refuse other files with a raw MIME type ("application/vnd.
+            # openxmlformats-... files are not allowed"); ingest says which types are supported instead
             help="PDF, Markdown, plain text, or JSON (reference corpus format or `chunkscope ingest --json` output).",
             key="cs_upload",
             on_change=_upload_changed,
