@@ -192,7 +192,8 @@ st.session_state[T.FRONTIER_NOW] = points
 cur_name = tune.variant_name(cid, values) if current is not None else None
 st.plotly_chart(figures.frontier_figure(points, front, highlight=cur_name), width="stretch", key="cs_tune_frontier")
 st.caption("Every configuration of this session for this document (analysis ● · tuned ◆ · sweep ■ · "
-           "promoted ★). Ringed points are Pareto-optimal: nothing else scores higher for fewer tokens embedded.")
+           "promoted ★). Ringed points (◎ in the list below) are Pareto-optimal: nothing else scores higher for "
+           "fewer tokens embedded.")
 if points:
     order = sorted(range(len(points)), key=lambda i: (i not in front, -(points[i]["score"] or 0)))
     if st.session_state.get("cs_tune_promote_pick") not in order:
@@ -200,7 +201,7 @@ if points:
             (i for i in order if points[i]["name"] == cur_name), order[0])
     p1, p2, p3 = st.columns([2.2, 1.6, 1])
     p1.selectbox("Point", order, key="cs_tune_promote_pick",
-                 format_func=lambda i: f"{'★ ' if i in front else ''}{points[i]['name']} · score "
+                 format_func=lambda i: f"{'◎ ' if i in front else ''}{points[i]['name']} · score "
                                        f"{points[i]['score']:.3f} · {points[i]['tokens']:,} tokens")
     p2.text_input("Name (blank: the configuration's name)", key="cs_tune_promote_name",
                   placeholder=points[st.session_state["cs_tune_promote_pick"]]["name"])
