@@ -227,7 +227,8 @@ def main() -> None:
                 st.dataframe(pd.DataFrame([{"window": f"chunks {w['first']}–{w['last']}", "tokens": w.get("tokens"),
                                             "window coherence": round(w["coherence"], 3),
                                             "this chunk's cosine": round(w["chunk_cosines"][idx - w["first"]], 3)}
-                                           for w in wins[:200]]), hide_index=True, width="stretch", height=180)
+                                           for w in wins[:200]]), hide_index=True, width="stretch",
+                             height=min(180, 38 + 35 * len(wins[:200])))  # no empty grid rows under one window
         with guard("Split pairs"):
             splits = [(k, x) for k, x in enumerate(problems.split) if x["boundary"] in (ch.start, ch.end)]
             if splits:
