@@ -143,11 +143,12 @@ def size_figure(report: Report, ids: Sequence[str], min_tokens: int | None = Non
             fig.add_shape(type="line", xref="paper", x0=0, x1=1, yref="y", y0=y, y1=y,
                           line=dict(dash="dash", color="#D55E00", width=1.5))
             fig.add_annotation(xref="paper", x=0, xanchor="left", yref="y", y=math.log10(y), yanchor="bottom",
-                               text=name, showarrow=False, font=dict(color="#D55E00", size=11))
+                               text=name, showarrow=False, font=dict(color="#D55E00", size=11),
+                               bgcolor="rgba(255,255,255,0.75)")  # readable over a box drawn there
     ys = [t for t in toks] + [v for v in (lo, hi) if v and v > 0]
     if ys:
         fig.update_yaxes(range=[math.log10(max(1, min(ys)) / 1.6), math.log10(max(ys) * 1.6)])
-    fig.update_yaxes(title="tokens (o200k, log scale)", type="log")
+    fig.update_yaxes(title="tokens (o200k, log scale)", type="log", dtick=1)  # 10, 100, 1000: no "5, 2" between
     fig.update_layout(showlegend=False)
     return _layout(fig, "Chunk sizes")
 
