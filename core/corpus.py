@@ -26,8 +26,8 @@ task out, and writes the results.
 
     reports/<stem>-<key16>.json           one chunkscope.report/1 per document
     reports/<stem>-<key16>.winners.jsonl  its winning chunks (chunk_records)
-    metrics.parquet, metrics.csv          tidy long table (see TIDY_COLUMNS)
-    winners.jsonl                         every document's winning chunks, concatenated
+    metrics.parquet, metrics.csv          tidy long table (see TIDY_COLUMNS), one row set per document key
+    winners.jsonl                         every document's winning chunks, concatenated (``document``: its key)
     summary.json                          schema chunkscope.corpus/1: documents ok/skipped/failed
     failed/<stem>-<key16>.json            why a document failed on its own (a rerun skips it; --retry-failed)
 
@@ -35,6 +35,13 @@ task out, and writes the results.
 already analyzed with the same settings and the same bytes is skipped (resume); change
 either and it is analyzed again. A failing document is recorded (status ``failed`` with a
 one-line reason) and the run goes on.
+
+**Document key** (the tables' ``document`` column, ``document`` in each summary entry): the file's path below
+its input folder, '/'-separated (``a/notes/readme.md``); the path as given when two inputs hold the same
+relative path (:func:`document_keys`). Unique within a run and the same on every resume, so two documents that
+share a file name never share table rows.
+
+**Interrupts**: see :func:`catch_interrupts` (an interrupted document is never recorded as failed).
 
 **Mentions pickup**: for ``.../X/parsed/STEM.json`` the file ``.../X/mentions/STEM.parquet``
 (or ``.json``), as in the reference data; or ``STEM.mentions.parquet|json`` beside the
@@ -49,17 +56,20 @@ generic name (parsed, docs, data...); otherwise ``""`` (no domain).
 
 from __future__ import annotations
 
+import contextlib
 import glob as _glob
 import hashlib
 import json
 import os
 import re
+import signal
 import sys
+import threading
 import time
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 from chunkscope.caching import BoundedCache
 from chunkscope.corpus_store import ResultStore
@@ -271,6 +281,21 @@ def _slug(name: str, limit: int = 60) -> str:
     return (s or "document")[:limit]
 
 
+def document_keys(entries: list[dict[str, Any]]) -> list[str]:
+    """The document key of each summary entry (see module doc): its ``document`` when set, else its path
+    below its input ('/'-separated; ``rel``), else its path as given when another entry has the same ``rel``.
+    Summaries written before the key existed get the same keys a run writes now."""
+    def rel(e: dict[str, Any]) -> str:
+        return str(e.get("rel") or e.get("name") or e.get("path") or "").replace(os.sep, "/")
+
+    counts: dict[str, int] = {}
+    for e in entries:
+        if not e.get("document"):
+            counts[rel(e)] = counts.get(rel(e), 0) + 1
+    return [str(e["document"]) if e.get("document")
+            else rel(e) if counts[rel(e)] == 1 or not e.get("path") else str(e["path"]) for e in entries]
+
+
 # ------------------------------------------------------------------------------ threads
 THREAD_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
               "NUMEXPR_NUM_THREADS")
@@ -308,6 +333,60 @@ def unpin_threads(prev: dict[str, Any]) -> None:
         import torch
 
         torch.set_num_threads(prev["torch"])
+
+
+# ------------------------------------------------------------------------------ interrupts
+INTERRUPTED = threading.Event()  # set by catch_interrupts' handlers, while they are installed
+
+
+def _on_sigint(signum: int, frame: Any) -> None:
+    INTERRUPTED.set()
+    raise KeyboardInterrupt
+
+
+def catch_interrupts() -> Callable[[], None]:
+    """Make Ctrl-C an interrupt, never a document's failure (the ``chunkscope`` command calls it); returns what
+    restores the previous handlers (and clears ``INTERRUPTED``).
+
+    The analysis runs model calls in threads while its own thread helps them, and a KeyboardInterrupt raised
+    in the middle of such a call can be caught there and resurface in another thread as some other error
+    (``KeyError: 'result'``) or not at all. So SIGINT is remembered in ``INTERRUPTED`` before it is raised (only
+    where Python's default handler is installed: an ignored SIGINT stays ignored), a thread that dies of the
+    interrupt sets it too and prints no traceback, and once it is set :func:`analyze_file` stops the
+    analysis and raises KeyboardInterrupt whatever the outcome: the document is neither written nor recorded
+    as failed, and a resume analyzes it again."""
+    INTERRUPTED.clear()
+    prev_hook = threading.excepthook
+
+    def hook(a: threading.ExceptHookArgs) -> None:
+        if a.exc_type is not None and issubclass(a.exc_type, KeyboardInterrupt):
+            INTERRUPTED.set()
+            return
+        prev_hook(a)
+
+    threading.excepthook = hook
+    installed = (threading.current_thread() is threading.main_thread()
+                 and signal.getsignal(signal.SIGINT) is signal.default_int_handler)
+    if installed:
+        signal.signal(signal.SIGINT, _on_sigint)
+
+    def restore() -> None:
+        INTERRUPTED.clear()
+        threading.excepthook = prev_hook
+        if installed and signal.getsignal(signal.SIGINT) is _on_sigint:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    return restore
+
+
+def _init_pool_worker(*args: Any) -> None:
+    """A local pool worker's start: Ctrl-C is ignored (the terminal sends it to the whole process group; the
+    parent ends the workers, see ``_stop_pool``), then :func:`init_worker`. The worker was started with SIGINT
+    blocked (``_run_local``), so one sent while it started up is dropped here, never a traceback."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    init_worker(*args)
 
 
 # ------------------------------------------------------------------------------ the pure task
@@ -387,7 +466,7 @@ def analyze_file(path: str | os.PathLike, settings_dict: dict[str, Any], max_byt
             pass
         _fresh_embedding_cache(res)
         try:
-            report = analyze(doc, settings, res)
+            report = analyze(doc, settings, res, cancel=INTERRUPTED.is_set)
         finally:
             _release_document_memory(res)
         report.timings["parse"] = parse_s
@@ -402,6 +481,8 @@ def analyze_file(path: str | os.PathLike, settings_dict: dict[str, Any], max_byt
         tb = traceback.extract_tb(exc.__traceback__)
         where = f" at {Path(tb[-1].filename).name}:{tb[-1].lineno}" if tb else ""
         out["reason"] = f"internal error: {type(exc).__name__}: {' '.join(str(exc).split())}{where}"
+    if INTERRUPTED.is_set():  # whatever came out after Ctrl-C is not this document's result (catch_interrupts)
+        raise KeyboardInterrupt
     out["seconds"] = time.perf_counter() - t0
     return out
 
@@ -488,10 +569,11 @@ def process_document(task: dict[str, Any], store: ResultStore | str) -> dict[str
 
 
 # ------------------------------------------------------------------------------ tables
-def tidy_rows(report: dict[str, Any], domain: str = "") -> list[dict[str, Any]]:
-    """Tidy long rows (TIDY_COLUMNS) of one report dict: one row per (chunking, measure)."""
+def tidy_rows(report: dict[str, Any], domain: str = "", document: str | None = None) -> list[dict[str, Any]]:
+    """Tidy long rows (TIDY_COLUMNS) of one report dict: one row per (chunking, measure). ``document``: the
+    document key (:func:`document_keys`; default: the report's document name)."""
     doc = report.get("document", {})
-    name = doc.get("name", "")
+    name = doc.get("name", "") if document is None else document
     rows = []
     for c in report.get("chunkings", []):
         if c.get("status") != "ok":
@@ -511,20 +593,21 @@ def tidy_rows(report: dict[str, Any], domain: str = "") -> list[dict[str, Any]]:
 
 def write_tables(out_dir: str | os.PathLike | ResultStore, entries: list[dict[str, Any]]) -> None:
     """metrics.parquet/.csv and winners.jsonl from every entry that has a report (one row set per
-    document entry: a document appears once however many times it was tried)."""
+    document entry: a document appears once however many times it was tried), keyed by the document key
+    (:func:`document_keys`)."""
     import pandas as pd
 
     store = out_dir if isinstance(out_dir, ResultStore) else ResultStore(out_dir)
     rows: list[dict[str, Any]] = []
     with store.open_write("winners.jsonl") as wfh:
-        for e in entries:
+        for e, key in zip(entries, document_keys(entries)):
             if not e.get("report"):
                 continue
             try:
                 rep = json.loads(store.read_text(e["report"]))
             except (OSError, json.JSONDecodeError):
                 continue
-            rows.extend(tidy_rows(rep, e.get("domain", "")))
+            rows.extend(tidy_rows(rep, e.get("domain", ""), key))
             del rep
             if not e.get("winners"):
                 continue
@@ -535,7 +618,7 @@ def write_tables(out_dir: str | os.PathLike | ResultStore, entries: list[dict[st
             for line in lines:
                 if line.strip():
                     rec = json.loads(line)
-                    rec["domain"] = e.get("domain", "")
+                    rec["document"], rec["domain"] = key, e.get("domain", "")
                     wfh.write(json.dumps(rec, ensure_ascii=False) + "\n")
     df = pd.DataFrame(rows, columns=list(TIDY_COLUMNS))
     df["value"] = df["value"].astype("float64")
@@ -626,7 +709,8 @@ def plan_corpus(inputs, store: ResultStore, s_dict: dict[str, Any], max_bytes: i
     tasks: list[dict[str, Any]] = []
     seen: dict[str, str] = {}
     for it in items:
-        e: dict[str, Any] = {"path": str(it.path), "rel": it.rel, "name": it.path.stem, "domain": it.domain,
+        e: dict[str, Any] = {"path": str(it.path), "rel": it.rel, "document": "",  # the key: set below
+                             "name": it.path.stem, "domain": it.domain,
                              "mentions": str(it.mentions) if it.mentions else None}
         entries.append(e)
         try:
@@ -662,6 +746,8 @@ def plan_corpus(inputs, store: ResultStore, s_dict: dict[str, Any], max_bytes: i
                 pass  # a damaged marker: analyze again
         tasks.append({"index": len(entries) - 1, "path": str(it.path), "base": base, "key": key,
                       "settings": d_settings, "max_bytes": max_bytes, "name": it.path.stem, "rel": it.rel})
+    for e, doc_key in zip(entries, document_keys(entries)):
+        e["document"] = doc_key
     return entries, tasks, ignored
 
 
@@ -681,13 +767,16 @@ def _run_local(tasks: list[dict[str, Any]], store: ResultStore, opts: RunOptions
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     ctx = mp.get_context("spawn")  # fork after torch/threads is unsafe
-    with ProcessPoolExecutor(max_workers=min(opts.jobs, len(tasks)), mp_context=ctx, initializer=init_worker,
+    ex = ProcessPoolExecutor(max_workers=min(opts.jobs, len(tasks)), mp_context=ctx, initializer=_init_pool_worker,
                              initargs=(s_dict.get("embedder"), s_dict.get("embedding_mode", "composed"), threads,
-                                       s_dict.get("embedding_backend", "auto"))) as ex:
+                                       s_dict.get("embedding_backend", "auto")))
+    workers: dict[int, Any] = getattr(ex, "_processes", {})  # filled as they start (the same dict); shutdown drops it
+    try:
         futs = {}
-        for t in tasks:
-            futs[ex.submit(process_document, t, store)] = t
-            started(t)
+        with _sigint_held():  # the workers start at submit
+            for t in tasks:
+                futs[ex.submit(process_document, t, store)] = t
+                started(t)
         for f in as_completed(futs):
             t = futs[f]
             try:
@@ -695,6 +784,44 @@ def _run_local(tasks: list[dict[str, Any]], store: ResultStore, opts: RunOptions
             except Exception as exc:  # the worker process died (killed, out of memory): the pool is broken
                 upd = {"status": "failed", "reason": f"worker failed: {type(exc).__name__}: {exc}"}
             finished(t, upd)
+        ex.shutdown(wait=True)
+    except BaseException:  # Ctrl-C: leaving must not wait for the documents still queued or running
+        _stop_pool(ex, list(workers.values()))
+        raise
+
+
+@contextlib.contextmanager
+def _sigint_held() -> Iterator[None]:
+    """Ctrl-C held back while process pool workers start: they start with SIGINT blocked (inherited from this
+    thread; ``_init_pool_worker`` then ignores it), so none prints a traceback from its start-up, and here it
+    raises KeyboardInterrupt only once the block is over, never halfway through starting a worker (one the
+    pool does not know yet would be left running). multiprocessing's resource tracker starts the same way."""
+    held: list[int] = []
+    swap = threading.current_thread() is threading.main_thread() and callable(signal.getsignal(signal.SIGINT))
+    prev = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum)) if swap else None
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if hasattr(signal, "pthread_sigmask") else None
+    try:
+        yield
+    finally:
+        if mask is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # one pending now comes in, to the held list
+        if swap:
+            signal.signal(signal.SIGINT, prev)
+            if held and callable(prev):
+                prev(signal.SIGINT, None)  # raises KeyboardInterrupt, as it would have
+
+
+def _stop_pool(ex: Any, workers: list[Any]) -> None:
+    """End a process pool's workers, then the pool (its queued documents are cancelled; a document cut short
+    writes nothing: every write is atomic, and a resume analyzes it again). The workers go first: an orphan
+    would wait for work forever, and the pool, broken, shuts down at once and releases its queues."""
+    for p in workers:
+        p.terminate()
+    for p in workers:
+        p.join(5)
+        if p.is_alive():
+            p.kill()
+    ex.shutdown(wait=True, cancel_futures=True)
 
 
 def run_corpus(inputs, out_dir: str | os.PathLike, settings=None, jobs: int = 1,

@@ -23,6 +23,9 @@ The paper's layouts (Adaptive Chunking, section 3):
 
 Everything is read from files (``metrics.parquet`` and the per-document reports), so the
 tables can be rebuilt any time without re-running the analysis. ``* `` marks a candidate.
+Every per-document view is keyed by the document key (``chunkscope.corpus.document_keys``: the path
+below the input folder), never by the document name, which two files may share; a results folder
+written before the key existed has its table rebuilt from its reports.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chunkscope.corpus import load_summary
+from chunkscope.corpus import TIDY_COLUMNS, document_keys, load_summary, tidy_rows
 from chunkscope.corpus_store import ResultStore
 from chunkscope.report import METRICS
 
@@ -52,7 +55,7 @@ class CorpusResults:
     order: list[str] = field(default_factory=list)
     candidates: list[str] = field(default_factory=list)
     not_run: dict[str, dict[str, Any]] = field(default_factory=dict)  # chunker -> {status, reason, documents}
-    verdicts: dict[str, dict[str, Any]] = field(default_factory=dict)  # document name -> its report's verdict
+    verdicts: dict[str, dict[str, Any]] = field(default_factory=dict)  # document key -> its report's verdict
 
     @classmethod
     def load(cls, results_dir: str | Path) -> "CorpusResults":
@@ -69,15 +72,22 @@ class CorpusResults:
         d = Path(results_dir) if store.local_dir is None else store.local_dir
         res = cls(dir=d, summary=summary, df=df)
         res.candidates = list(summary.get("settings", {}).get("candidates") or [])
+        entries = summary.get("documents", [])
+        # a summary written before the document key (chunkscope.corpus.document_keys) comes with a table keyed
+        # by document name, which merges documents that share one: its rows are rebuilt from the reports
+        rows: list[dict[str, Any]] | None = None if any(e.get("document") for e in entries) else []
         seen: list[str] = []
-        for e in summary.get("documents", []):
+        for e, key in zip(entries, document_keys(entries)):
             if not e.get("report"):
                 continue
             try:
                 rep = json.loads(store.read_text(e["report"]))
             except (OSError, json.JSONDecodeError):
+                rows = None  # not rebuilt: the table as written
                 continue
-            res.verdicts[rep.get("document", {}).get("name", e.get("name", ""))] = {
+            if rows is not None:
+                rows.extend(tidy_rows(rep, e.get("domain", ""), key))
+            res.verdicts[key] = {
                 **(rep.get("verdict") or {}), "domain": e.get("domain", ""), "report_winner": rep.get("winner")}
             for c in rep.get("chunkings", []):
                 if c.get("status") != "ok":
@@ -93,6 +103,8 @@ class CorpusResults:
                 if c["id"] == rep.get("winner"):
                     res.winner_tokens.extend(toks)
             del rep
+        if rows:
+            res.df = pd.DataFrame(rows, columns=list(TIDY_COLUMNS)).astype({"value": "float64"})
         res.order = [c for c in res.candidates if c in seen] + [c for c in seen if c not in res.candidates]
         return res
 
@@ -101,7 +113,8 @@ class CorpusResults:
         return [e for e in self.summary.get("documents", []) if e.get("report")]
 
     def wide(self):
-        """One row per (document, chunker): columns METRICS + score + chunks + candidate/winner/domain."""
+        """One row per (document, chunker): columns METRICS + score + chunks + candidate/winner/domain;
+        ``document`` is the document key (chunkscope.corpus.document_keys), unique per document."""
         df = self.df
         if df.empty:
             import pandas as pd

@@ -134,7 +134,9 @@ def test_end_to_end_outputs(results, corpus):
 
     df = pd.read_parquet(out / "metrics.parquet")
     assert list(df.columns) == ["document", "domain", "language", "chunker", "candidate", "winner", "metric", "value"]
-    assert set(df["document"]) == {"policy", "pipeline", "reglement", "Ada (technique)_Standards"}
+    # the document key: the path below the input folder
+    assert set(df["document"]) == {"legal/policy.md", "tech/pipeline.txt", "reglement.md",
+                                   "ref/parsed/Ada (technique)_Standards.json"}
     assert len(pd.read_csv(out / "metrics.csv")) == len(df)
     recs = [json.loads(x) for x in (out / "winners.jsonl").read_text().splitlines()]
     for e in summary["documents"]:
@@ -190,6 +192,82 @@ def test_tables_match_reports(results):
     page = html_report.corpus_html_report(res)
     assert page.count("<script") >= 1 and page.count("plotly.js v") <= 2 and "Table 3" in page
     assert "<script>alert" not in page
+
+
+def _check_table3(res, reports: dict[str, dict]) -> None:
+    """Table 3 of ``res`` recomputed from the per-document reports (key -> report)."""
+    from chunkscope import corpus_report as CR
+
+    t3 = {r["chunker"]: r for r in CR.table3(res)}
+    for cid in res.order:
+        runs = [c for rep in reports.values() for c in rep["chunkings"] if c["id"] == cid and c["status"] == "ok"]
+        assert t3[cid]["documents"] == len(runs) == len(reports)
+        for m in METRICS:
+            vals = [c["metrics"][m] * 100 for c in runs if c["metrics"][m] is not None]
+            assert t3[cid][f"{m}_n"] == len(vals)
+            if vals:
+                assert t3[cid][m] == pytest.approx(sum(vals) / len(vals))
+        assert t3[cid]["score"] == pytest.approx(100 * sum(c["score"] for c in runs) / len(runs))
+    wins = [next(c for c in rep["chunkings"] if c["id"] == rep["winner"]) for rep in reports.values()]
+    assert t3[CR.ADAPTIVE]["documents"] == len(reports)
+    assert t3[CR.ADAPTIVE]["score"] == pytest.approx(100 * sum(c["score"] for c in wins) / len(wins))
+
+
+def test_documents_sharing_a_file_name_keep_their_own_rows(tmp_path):
+    """Two readme.md in two folders (two domains) and a third file: every table has a row set per document
+    (keyed by the path below the input folder), and Table 3 is computed over the three documents."""
+    import pandas as pd
+
+    from chunkscope import corpus_report as CR
+    from chunkscope.corpus import plan_corpus
+    from chunkscope.corpus_store import ResultStore
+
+    root = tmp_path / "dup"
+    files = {"legal/readme.md": EN_POLICY, "technical/readme.md": EN_TECH,
+             "technical/other.txt": "The other notes. The team reads them every week and it files a summary."}
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    two = ("recursive-1100+pp", "recursive-600+pp")
+    out = tmp_path / "res"
+    summary = run_corpus(root, out, SETTINGS.with_(chunkers=two, candidates=two), jobs=1)
+    assert summary["counts"]["with_report"] == 3
+    keys = set(files)
+    assert {e["document"] for e in summary["documents"]} == keys
+    df = pd.read_parquet(out / "metrics.parquet")
+    assert set(df["document"]) == keys and set(pd.read_csv(out / "metrics.csv")["document"]) == keys
+    assert df.groupby("document").size().nunique() == 1  # the same rows for each document
+    assert {json.loads(x)["document"] for x in (out / "winners.jsonl").read_text().splitlines()} == keys
+    reports = {e["document"]: json.loads((out / e["report"]).read_text()) for e in summary["documents"]}
+
+    res = CR.CorpusResults.load(out)
+    assert sorted(res.wide()["document"].unique()) == sorted(keys)
+    _check_table3(res, reports)
+    assert CR.table4_ties(res)["totals"]["documents"] == 3
+    dom = {r["domain"]: r for r in CR.domain_breakdown(res)}
+    assert dom["legal"]["documents"] == 1 and dom["technical"]["documents"] == 2
+    for d, mine in (("legal", ["legal/readme.md"]), ("technical", ["technical/readme.md", "technical/other.txt"])):
+        wins = [next(c["score"] for c in reports[k]["chunkings"] if c["id"] == reports[k]["winner"]) for k in mine]
+        assert dom[d]["adaptive"] == pytest.approx(100 * sum(wins) / len(wins))
+        assert dom[d]["best"] in two
+    assert "Table 4, ties counted separately" in CR.text_report(res)
+
+    # a results folder of the previous version (table keyed by document name, no key in the summary) reads the same
+    old = json.loads((out / "summary.json").read_text())
+    for e in old["documents"]:
+        e.pop("document")
+    (out / "summary.json").write_text(json.dumps(old), encoding="utf-8")
+    df["document"] = df["document"].map(lambda k: Path(k).stem)
+    df.to_parquet(out / "metrics.parquet", index=False)
+    res_old = CR.CorpusResults.load(out)
+    assert set(res_old.wide()["document"]) == keys
+    _check_table3(res_old, reports)
+
+    # the same relative path under two inputs: the path as given tells them apart
+    entries, _, _ = plan_corpus([root / "legal", root / "technical"], ResultStore(tmp_path / "plan"),
+                                SETTINGS.to_dict())
+    assert sorted(e["document"] for e in entries) == sorted(
+        [str(root / "legal" / "readme.md"), str(root / "technical" / "readme.md"), "other.txt"])
 
 
 def test_resume_and_changed_settings(results, corpus):

@@ -6,12 +6,15 @@ its arguments and sets ``func=cmd_<name>``; ``cmd_<name>(args) -> int`` runs it;
 ``IngestError`` / ``ValueError`` / ``CLIError`` / ``OSError``: ``main`` prints them as one
 line on stderr and exits with code 2 (never a traceback; ``CHUNKSCOPE_DEBUG=1`` shows one).
 Use ``load_input(args.file, args.max_bytes)`` to read a document the same way everywhere.
+Ctrl-C: ``main`` prints ``chunkscope <command>: interrupted`` and exits with code 130 (see ``_interrupted``).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import signal
 import sys
 from typing import Callable
 
@@ -23,6 +26,7 @@ from chunkscope.cli.corpus import add_corpus, add_corpus_report
 from chunkscope.cli.ingest import add_ingest
 from chunkscope.cli.retrieval import add_retrieval
 from chunkscope.cli.sweep import add_sweep
+from chunkscope.corpus import INTERRUPTED, catch_interrupts
 from chunkscope.version import __version__
 
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
@@ -43,7 +47,27 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _interrupted(command: str, exit_now: bool) -> int:
+    """Ctrl-C: one line, code 130. As the program (``exit_now``), leave with ``os._exit`` once the line and
+    stdout are flushed: the model libraries' native threads (BLAS, torch, ONNX Runtime) may still be
+    running, and a normal interpreter shutdown under them aborts (``terminate called without an active
+    exception``, ``libblis: Aborting``, a segfault). Nothing is left half-written: the interrupt unwound
+    through every atomic write (``chunkscope.corpus_store``) before it got here."""
+    if exit_now:
+        with contextlib.suppress(ValueError):  # a second Ctrl-C does not cut this short (main thread only)
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+    print(f"chunkscope {command}: interrupted", file=sys.stderr)
+    if exit_now:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(130)
+    return 130
+
+
 def main(argv: list[str] | None = None) -> int:
+    """The command (``argv`` None: ``sys.argv``, run as the program: an interrupt ends the process, see
+    ``_interrupted``); with ``argv`` given (tests, scripts) it returns the exit code instead."""
     parser = build_parser()
     args = parser.parse_args(argv)
     func = getattr(args, "func", None)
@@ -51,19 +75,26 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     debug = os.environ.get("CHUNKSCOPE_DEBUG", "") not in ("", "0")
+    exit_now = argv is None
+    restore = catch_interrupts()  # a Ctrl-C a library thread swallows still counts (INTERRUPTED)
     try:
-        return int(func(args) or 0)
+        rc = int(func(args) or 0)
+        # an interrupt swallowed on the way (a thread caught it) leaves a result that may be incomplete
+        return _interrupted(args.command, exit_now) if INTERRUPTED.is_set() and rc != 130 else rc
     except KeyboardInterrupt:
-        print(f"chunkscope {args.command}: interrupted", file=sys.stderr)
-        return 130
+        return _interrupted(args.command, exit_now)
     except BrokenPipeError:
         return 0
     except (CLIError, ValueError, OSError) as exc:  # IngestError is a ValueError
+        if INTERRUPTED.is_set():  # what a swallowed interrupt turned into
+            return _interrupted(args.command, exit_now)
         if debug:
             raise
         print(f"chunkscope {args.command}: error: {one_line(exc)}", file=sys.stderr)
         return 2
     except Exception as exc:  # a bug: still one line, with a hint
+        if INTERRUPTED.is_set():
+            return _interrupted(args.command, exit_now)
         if debug:
             raise
         print(
@@ -72,6 +103,8 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
+    finally:
+        restore()
 
 
 if __name__ == "__main__":

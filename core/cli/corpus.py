@@ -29,15 +29,20 @@ class CorpusProgress:
         return (f"[{'#' * filled}{'.' * (width - filled)}] {done}/{total} "
                 f"{time.perf_counter() - self.t0:7.1f}s {stats}{current}")[:150]
 
+    def clear(self) -> None:
+        """Erase the progress bar, so that what is written next has a line of its own."""
+        if self._bar_shown:
+            self.stream.write("\r" + " " * 150 + "\r")
+            self.stream.flush()
+            self._bar_shown = False
+
     def __call__(self, done: int, total: int, entry: dict[str, Any]) -> None:
         if self.quiet:
             return
         status = entry.get("status", "")
         self.stats = entry.get("stats") or self.stats
         if status == "retry":
-            if self._bar_shown:
-                self.stream.write("\r" + " " * 150 + "\r")
-                self._bar_shown = False
+            self.clear()
             self.stream.write(f"retry   {entry.get('rel') or entry.get('name', '')}  ({entry.get('reason', '')}; "
                               "sent to the next free worker)\n")
             self.stream.flush()
@@ -51,8 +56,7 @@ class CorpusProgress:
                                   f"(engine {entry.get('engine', 'local')})\n")
             self.stream.flush()
             return
-        if self._bar_shown:
-            self.stream.write("\r" + " " * 150 + "\r")
+        self.clear()
         name = entry.get("rel") or entry.get("name", "")
         if status == "ok":
             line = (f"ok      {name}  ({entry.get('tokens', 0)} tokens, {entry.get('seconds', 0):.1f}s, "
@@ -112,8 +116,13 @@ def cmd_corpus(args: argparse.Namespace) -> int:
         raise ValueError("--mentions names one document's file; in corpus mode put mentions beside the documents "
                          "(mentions/STEM.parquet or STEM.mentions.json)")
     settings = settings_from_args(args)
-    summary = run_corpus(args.inputs, args.out, settings, progress=CorpusProgress(quiet=args.quiet),
-                         max_bytes=args.max_bytes, options=opts)
+    progress = CorpusProgress(quiet=args.quiet)
+    try:
+        summary = run_corpus(args.inputs, args.out, settings, progress=progress, max_bytes=args.max_bytes,
+                             options=opts)
+    except KeyboardInterrupt:  # "chunkscope corpus: interrupted" (chunkscope.cli.main) on a line of its own
+        progress.clear()
+        raise
     c, t = summary["counts"], summary["timings"]
     print(f"{c['documents']} documents: {c['ok']} analyzed, {c['skipped']} skipped, {c['failed']} failed "
           f"in {t['total']:.1f}s" + (f" ({t['documents_per_minute']:.2f} documents/min, "
