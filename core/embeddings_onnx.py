@@ -295,6 +295,8 @@ class _SharedRun:
             except BaseException as exc:  # the caller re-raises it
                 with self.cond:
                     self.error = self.error or exc
+                if not isinstance(exc, Exception):
+                    raise  # Ctrl-C in a helping thread (the main one) stops that thread too, not only the caller
             finally:
                 with self.cond:
                     self.running -= 1

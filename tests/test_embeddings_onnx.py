@@ -116,3 +116,32 @@ def test_int8_texts_shared_with_a_helper_thread_give_the_same_vectors(onnx):
     assert np.array_equal(got["v"], alone)
     assert onnx.help_encode() == 0  # nothing in progress: nothing to take
     assert helped <= len(texts)
+
+
+def test_shared_run_lets_ctrl_c_through_the_thread_that_got_it():
+    """Ctrl-C while the main thread helps an int8 encode call: the main thread stops (before, the
+    interrupt was handed to the embedding thread only, and the analysis died of a KeyError)."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from chunkscope.embeddings_onnx import _SharedRun
+
+    enc = [SimpleNamespace(ids=[1, 2, 3]), SimpleNamespace(ids=[1])]
+
+    def interrupted(e, normalize):
+        raise KeyboardInterrupt
+
+    run = _SharedRun(enc, np.zeros((2, 4)), True)
+    with pytest.raises(KeyboardInterrupt):
+        run.work(interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        run.wait()  # the caller sees it too
+
+    def broken(e, normalize):
+        raise ValueError("bad text")
+
+    run = _SharedRun(enc, np.zeros((2, 4)), True)
+    assert run.work(broken) == 1  # an ordinary error is kept for the caller, the helper carries on
+    with pytest.raises(ValueError):
+        run.wait()

@@ -246,6 +246,8 @@ def analyze(doc: Document, settings: Settings | None = None, resources: Resource
             unit_pass["result"] = span_embedding(doc, resources, on_units=units_ready)
             if not abandoned.is_set():
                 embed_ahead()
+        except BaseException as exc:  # Ctrl-C handed over by the int8 helper, a bug: the analysis re-raises it
+            unit_pass["error"] = exc
         finally:
             units_known.set()
 
@@ -346,6 +348,8 @@ def analyze(doc: Document, settings: Settings | None = None, resources: Resource
                 worker.join(0.05)
             check("embeddings")
         waited = time.perf_counter() - t_wait - prefetch_s
+        if "result" not in unit_pass:  # the unit pass failed (or was interrupted): its error, never a KeyError
+            raise unit_pass.get("error") or RuntimeError("the embedding pass ended without a result")
         embed, more, emb_error = unit_pass["result"]
         emb_info.update(more)
         if emb_error:
