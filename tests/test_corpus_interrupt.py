@@ -75,7 +75,10 @@ def _interrupted_run(cmd: list[str], tmp_path: Path, ready, env: dict[str, str])
     terminal's Ctrl-C does); return (exit code, stderr). Every process of the group must be gone soon after."""
     err = tmp_path / "stderr.txt"
     with open(err, "wb") as fh:
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=fh, env=env, start_new_session=True)
+        # SIGINT as a terminal delivers it: a test run in the background (CI) starts with SIGINT ignored, which
+        # its children inherit, and the command rightly leaves an ignored SIGINT ignored
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=fh, env=env, start_new_session=True,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         _wait_for(lambda: ready(err.read_text(errors="replace")), proc, "document in progress", err)
         os.killpg(proc.pid, signal.SIGINT)
