@@ -164,6 +164,12 @@ def test_cli_sweep_rejects_invalid_combination(capsys):
     assert rc == 2 and "chunk_overlap (500 tokens) must be smaller than chunk_size" in err
     rc = main(["sweep", str(POLICY), "--chunker", "recursive-1100", "--param", "nope=1:2:1"])
     assert rc == 2 and "has no parameter 'nope'" in capsys.readouterr().err
+    # a fractional step on a whole-number parameter is refused, not rounded (50.5 ran as 50)
+    rc = main(["sweep", str(POLICY), "--chunker", "fixed-512", "--param", "size=100:200:50.5"])
+    assert rc == 2 and "size takes whole numbers; 150.5 is not" in capsys.readouterr().err
+    # the swept parameter set again with --set was silently ignored
+    rc = main(["sweep", str(POLICY), "--chunker", "fixed-512", "--param", "size=100:200:50", "--set", "size=300"])
+    assert rc == 2 and "that is the parameter swept by --param" in capsys.readouterr().err
 
 
 # ---------------------------------------------------------------- CLI sweep, configs, variants

@@ -69,11 +69,17 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if name not in {p.name for p in spec.params}:
         raise CLIError(f"--param: {args.chunker} has no parameter {name!r} "
                        f"(parameters: {', '.join(p.name for p in spec.params) or 'none'})")
+    pspec = next(p for p in spec.params if p.name == name)
+    odd = [v for v in values if pspec.type is int and not float(v).is_integer()]
+    if odd:  # never rounded behind the user's back (50.5 would run as 50)
+        raise CLIError(f"--param: {name} takes whole numbers; {odd[0]} is not (check START and STEP)")
     fixed = {}
     for item in args.set:
         if "=" not in item:
             raise CLIError(f"--set: expected NAME=VALUE, got {item!r}")
         k, v = item.split("=", 1)
+        if k.strip() == name:
+            raise CLIError(f"--set {k.strip()}: that is the parameter swept by --param; set it in one place")
         fixed[k.strip()] = v.strip()
     args.param = None  # the analysis options' --param (ID.NAME=VALUE) is not used here
     settings = settings_from_args(args)
