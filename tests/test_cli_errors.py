@@ -290,3 +290,11 @@ def test_a_late_write_error_is_one_line(md, tmp_path, capsys, monkeypatch):
     assert main(["ingest", str(md), "--json", str(out)]) == 2
     err = capsys.readouterr().err.strip()
     assert err == f"chunkscope ingest: error: --json: cannot write {out}: {os.strerror(errno.ENOSPC)}"
+
+
+# ------------------------------------------------------------------ empty lists
+@pytest.mark.parametrize("flag, value", [("--chunkers", ""), ("--candidates", " "), ("--weights", ",")])
+def test_an_empty_list_is_not_the_defaults(flag, value, md, capsys, no_analysis):
+    """``--chunkers ''`` ran every default chunker without a word."""
+    assert main(["analyze", str(md), flag, value]) == 2
+    one_error_line(capsys, f"{flag}: empty")

@@ -75,6 +75,10 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     before any work, what would otherwise degrade silently: unknown chunkers, a coreference backend
     asked for that cannot run, an embedding model asked for that cannot be loaded."""
     base: dict[str, Any] = load_config(args.config) if getattr(args, "config", None) else {}
+    for flag in ("chunkers", "candidates", "weights"):  # given but empty ("--chunkers ''"): not the defaults
+        value = getattr(args, flag, None)
+        if value is not None and not value.replace(",", "").strip():
+            raise SettingsError(f"--{flag}: empty (leave the option out for the defaults)")
     if args.chunkers:
         base["chunkers"] = [c.strip() for c in args.chunkers.split(",") if c.strip()]
     if args.candidates:
