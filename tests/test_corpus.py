@@ -314,6 +314,12 @@ def test_cli_end_to_end(corpus, tmp_path, capsys):
     assert (tmp_path / "r.html").read_text().startswith("<!DOCTYPE html>")
     assert main(["corpus-report", str(tmp_path / "nothing")]) == 2
     assert "no summary.json" in capsys.readouterr().err
+    # an --html path that cannot be written is refused before the tables are printed
+    assert main(["corpus-report", str(out), "--html", str(tmp_path)]) == 2
+    cap = capsys.readouterr()
+    assert "is a directory" in cap.err and "Table 2" not in cap.out
+    assert main(["corpus-report", str(out), "--html", str(tmp_path / "r2.html"), "--no-html"]) == 2
+    assert "choose one" in capsys.readouterr().err and not (tmp_path / "r2.html").exists()
     assert main(["corpus", str(tmp_path / "missing"), "--out", str(out)]) == 2
 
 

@@ -153,13 +153,18 @@ def add_corpus_report(sub) -> None:
 def cmd_corpus_report(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from chunkscope.cli.common import CLIError, check_output_path, write_text_file
     from chunkscope.corpus_report import CorpusResults, text_report
     from chunkscope.present.html_report import corpus_html_report as html_report
 
+    if args.no_html and args.html:
+        raise CLIError("--html and --no-html: choose one")
+    if args.html:
+        check_output_path(args.html, "--html")  # before the tables, not after them
     res = CorpusResults.load(args.results)
     print(text_report(res))
     if not args.no_html:
         out = Path(args.html) if args.html else Path(args.results) / "report.html"
-        out.write_text(html_report(res), encoding="utf-8")
+        write_text_file(html_report(res), str(out), "--html")
         print(f"\nwrote {out}")
     return 0
