@@ -127,6 +127,48 @@ def _resolve(name_or_path: str | None) -> tuple[str, str]:
         return name_or_path, name_or_path
 
 
+HUB_PROBE_TIMEOUT_S = 5.0  # :func:`locate` asks the hub once, this long at most
+
+
+def _backend_check(name_or_path: str | None, chosen: str) -> None:
+    if chosen != "reference" and not is_bundled(name_or_path):
+        raise EmbedderUnavailable(f"the {chosen} backend runs the bundled model only ({BUNDLED_NAME}); "
+                                  "use --embedding-backend reference for other models")
+
+
+def _probe_hub(name: str, timeout: float) -> None:
+    """One request to the hub for ``name`` (no retries): loading it straight away would retry an
+    unreachable download for minutes."""
+    try:
+        from huggingface_hub import HfApi
+    except ImportError:
+        return
+    try:
+        HfApi().model_info(name, timeout=timeout)
+    except Exception as exc:  # noqa: BLE001 - any failure means the load would fail or hang
+        if type(exc).__name__ in ("RepositoryNotFoundError", "HFValidationError"):
+            raise EmbedderUnavailable(f"no model {name!r} on the Hugging Face hub (and none in the local cache)") from None
+        raise EmbedderUnavailable(
+            f"model {name!r} is not in the local Hugging Face cache and the hub cannot be reached "
+            f"({type(exc).__name__}: {' '.join(str(exc).split())[:120]}): download it first or pass a local directory"
+        ) from None
+
+
+def locate(name_or_path: str | None, backend: str = "auto", hub_timeout: float | None = HUB_PROBE_TIMEOUT_S) -> None:
+    """Check, without loading it, that :meth:`Embedder.load` can find this model: the backend runs it,
+    a local path is a directory, a hub id is in the local cache (or, unless HF_HUB_OFFLINE, the hub
+    answers within ``hub_timeout`` seconds; None: not asked). Raises ``EmbedderUnavailable``."""
+    chosen = resolve_backend(name_or_path, backend)
+    _backend_check(name_or_path, chosen)
+    if is_bundled(name_or_path):
+        bundled_model_path()
+        return
+    _, target = _resolve(name_or_path)  # the path checks and the offline cache, as a load does them
+    assert name_or_path is not None
+    if target == name_or_path and not Path(name_or_path).expanduser().exists() and hub_timeout is not None:
+        _probe_hub(name_or_path, hub_timeout)  # a hub id not cached, the hub allowed
+
+
 def _load_model(target: str, device: str | None):
     key = (target, device)
     with _load_lock:
@@ -248,9 +290,7 @@ class Embedder:
         """
         chosen = resolve_backend(name_or_path, backend)
         if chosen != "reference":
-            if not is_bundled(name_or_path):
-                raise EmbedderUnavailable(f"the {chosen} backend runs the bundled {BUNDLED_NAME} only; "
-                                          "use --embedding-backend reference for other models")
+            _backend_check(name_or_path, chosen)
             bundled_model_path()  # the same clear error when the weights are missing
             name, model = BUNDLED_NAME, _load_onnx(_BACKEND_FACTS[chosen][1], device)
             if cache_dir == "env":

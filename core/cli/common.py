@@ -158,38 +158,6 @@ def check_language(value: str | None, flag: str = "--language") -> str | None:
 
 
 # ---------------------------------------------------------------- --embedder
-HUB_PROBE_TIMEOUT_S = 5.0
-
-
-def _hub_model_missing(name: str) -> str | None:
-    """Why the hub id ``name`` cannot be loaded, asked quickly (None: it can, or it is no hub id).
-
-    In the local Hugging Face cache: fine. Else, with HF_HUB_OFFLINE set, ``Embedder.load`` says so
-    at once. Else one request to the hub with a short timeout and no retries: loading the model
-    straight away would retry unreachable downloads for minutes."""
-    if Path(name).expanduser().exists() or name.startswith((".", "/", "~")) or name.count("/") > 1:
-        return None  # a local path: Embedder.load says what is wrong with it
-    try:
-        from huggingface_hub import HfApi, snapshot_download
-    except ImportError:
-        return None
-    try:
-        snapshot_download(name, local_files_only=True)
-        return None
-    except Exception:  # noqa: BLE001 - not cached (or a name the hub would refuse): ask the hub
-        pass
-    if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
-        return None
-    try:
-        HfApi().model_info(name, timeout=HUB_PROBE_TIMEOUT_S)
-    except Exception as exc:  # noqa: BLE001 - any failure means the load would fail or hang
-        if type(exc).__name__ in ("RepositoryNotFoundError", "HFValidationError"):
-            return f"no model {name!r} on the Hugging Face hub (and none in the local cache)"
-        return (f"model {name!r} is not in the local Hugging Face cache and the hub cannot be reached "
-                f"({type(exc).__name__}: {one_line(exc)[:120]}): download it first or pass a local directory")
-    return None
-
-
 def check_embedder(name: str | None, backend: str | None = "auto", load: bool = True) -> None:
     """Refuse, before any work, an embedding model the user chose (``--embedder``,
     ``--embedding-backend`` or a settings file) that cannot be loaded: one line, in seconds, instead
@@ -198,24 +166,12 @@ def check_embedder(name: str | None, backend: str | None = "auto", load: bool = 
     backend = backend or "auto"
     if name is None and backend == "auto":
         return  # the default (bundled) model: the analysis says when it is missing
-    from chunkscope.embeddings import Embedder, EmbedderUnavailable, is_bundled
+    from chunkscope.embeddings import Embedder, EmbedderUnavailable, locate
 
     what = f"--embedder {name}" if name is not None else f"--embedding-backend {backend}"
-    if not is_bundled(name) and backend not in ("auto", "reference"):
-        raise CLIError(f"{what}: the {backend} embedding backend runs the bundled model only; "
-                       "use --embedding-backend reference for other models")
-    if name is not None and not is_bundled(name):
-        problem = _hub_model_missing(name)
-        if problem:
-            raise CLIError(f"{what}: {problem}")
-        if not load:
-            p = Path(name).expanduser()
-            if (p.exists() and not p.is_dir()) or (not p.exists() and name.startswith((".", "/", "~"))):
-                raise CLIError(f"{what}: embedding model not found: no directory {p}")
-            return
-    if not load:
-        return
     try:
-        Embedder.load(name, backend=backend, cache_dir=None)
+        locate(name, backend)
+        if load:
+            Embedder.load(name, backend=backend, cache_dir=None)
     except EmbedderUnavailable as exc:
         raise CLIError(f"{what}: {one_line(exc)}") from None
