@@ -147,9 +147,9 @@ def mentions_input() -> str | None:
         if held.get("path") != path or held.get("doc") != sha:
             # read it once now, so a bad file is reported here and not as a failed analysis
             try:
-                from chunkscope.coref.precomputed import load_pairs
+                from chunkscope.coref import mentions_pairs
 
-                pairs, warns = load_pairs(path, len(doc.text)) if doc is not None else ([], [])
+                pairs, warns = mentions_pairs(doc, path) if doc is not None else ([], [])
             except Exception as exc:  # CorefError and anything a damaged file raises
                 st.session_state.pop(MENTIONS_KEY, None)
                 msg = " ".join(str(exc).replace(Path(path).name + ": ", "").split())[:240]

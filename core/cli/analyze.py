@@ -334,11 +334,10 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     doc = load_input(args.file, args.max_bytes)
     if settings.mentions and settings.coref in ("precomputed", "heuristic"):
         # an explicit mentions file that cannot be used is a usage error, not a silently missing RC
-        from chunkscope.coref import CorefError
-        from chunkscope.coref.precomputed import load_pairs
+        from chunkscope.coref import CorefError, mentions_pairs
 
         try:
-            load_pairs(settings.mentions, len(doc.text))
+            mentions_pairs(doc, settings.mentions)
         except CorefError as exc:
             raise SettingsError(f"--mentions: {exc}") from None
     parse_s = time.perf_counter() - t0

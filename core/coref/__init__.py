@@ -68,9 +68,7 @@ def get_pairs(
     if backend == "precomputed":
         if mentions is None:
             raise CorefError("precomputed coreference needs a mentions file (reference parquet or JSON of pairs)")
-        from chunkscope.coref.precomputed import load_pairs
-
-        pairs, load_warnings = load_pairs(mentions, len(doc.text), text=doc.text if rc_available(lang) else None)
+        pairs, load_warnings = mentions_pairs(doc, mentions)
         res = CorefResult(pairs, "precomputed", warnings=warnings + load_warnings,
                           info={"language": lang, "source": str(mentions)})
         if not pairs:
@@ -106,4 +104,13 @@ def get_pairs(
     return res
 
 
-__all__ = ["BACKENDS", "CorefError", "CorefResult", "Pair", "cache_dir", "document_language", "get_pairs"]
+def mentions_pairs(doc: Document, mentions: str | Path) -> tuple[list[Pair], list[str]]:
+    """The pairs of a mentions file, checked against ``doc`` (:func:`~chunkscope.coref.precomputed.load_pairs`:
+    every span inside its text and, for a document RC is computed for, pronoun spans that are pronouns there).
+    The one check the analysis, the CLI and the app make. Raises ``CorefError``."""
+    from chunkscope.coref.precomputed import load_pairs
+
+    return load_pairs(mentions, len(doc.text), text=doc.text if rc_available(document_language(doc)) else None)
+
+
+__all__ = ["BACKENDS", "CorefError", "CorefResult", "Pair", "cache_dir", "document_language", "get_pairs", "mentions_pairs"]

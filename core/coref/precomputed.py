@@ -126,7 +126,7 @@ def check_pronouns(pairs: list[Pair], text: str, source: str = "mentions") -> No
     words = [text[p.pronoun.start:p.pronoun.end].strip().lower() for p in pairs]
     hits = sum(w in REFERRING_WORDS for w in words)
     if hits * 2 < len(words):
-        odd = ", ".join(repr(w) for w in dict.fromkeys(w for w in words if w not in REFERRING_WORDS))
+        odd = ", ".join(repr(w) for w in dict.fromkeys(w for w in words if w and w not in REFERRING_WORDS))
         raise CorefError(
             f"{source}: only {hits} of {len(words)} pronoun spans are pronouns in this document"
             f" ({odd if len(odd) <= 80 else odd[:77] + '...'});"
