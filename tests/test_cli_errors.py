@@ -303,6 +303,6 @@ def test_an_empty_list_is_not_the_defaults(flag, value, md, capsys, no_analysis)
 def test_mentions_file_of_another_document_is_refused_up_front(md, tmp_path, capsys, no_analysis):
     """Offsets that fit the text but land on no pronouns: refused before the analysis (it ran without RC)."""
     other = tmp_path / "other.json"
-    other.write_text(json.dumps([[[2, 6], [10, 12]], [[2, 6], [20, 22]]]), encoding="utf-8")
+    other.write_text(json.dumps([[[2, 6], [13, 16]], [[2, 6], [30, 33]]]), encoding="utf-8")  # "Comm", "publ"
     assert main(["analyze", str(md), "--quiet", "--mentions", str(other)]) == 2
     one_error_line(capsys, "is this the mentions file of another document?")
