@@ -115,6 +115,14 @@ def config_path(env: Mapping[str, str] | None = None) -> Path:
     return Path(user_config_dir("chunkscope")) / "share.toml"
 
 
+def settings_file(path: str | os.PathLike, named: str) -> Path:
+    """A settings file named on purpose (``named``: how, for the message): it must be a file, or ShareError."""
+    p = Path(path).expanduser()
+    if not p.is_file():
+        raise ShareError(f"{named}: " + ("not a file" if p.exists() else "no such settings file"))
+    return p
+
+
 def load_policy(env: Mapping[str, str] | None = None, path: str | os.PathLike | None = None) -> Policy:
     """The operator's policy: defaults < TOML file < environment variables. ShareError when invalid.
 
@@ -125,9 +133,7 @@ def load_policy(env: Mapping[str, str] | None = None, path: str | os.PathLike | 
     values: dict[str, Any] = {}
     p = Path(path).expanduser() if path is not None else config_path(e)
     if path is not None or e.get(CONFIG_ENV, "").strip():
-        named = str(path) if path is not None else f"{CONFIG_ENV}={e[CONFIG_ENV]}"
-        if not p.is_file():
-            raise ShareError(f"{named}: " + ("not a file" if p.exists() else "no such settings file"))
+        settings_file(p, str(path) if path is not None else f"{CONFIG_ENV}={e[CONFIG_ENV]}")
     if p.is_file():
         try:
             raw = tomllib.loads(p.read_text(encoding="utf-8"))

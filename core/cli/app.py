@@ -52,18 +52,13 @@ def app_script() -> Path:
 def launch_plan(args: argparse.Namespace, env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
     """(command, environment) that start the app as asked; ShareError (a ValueError) when the
     operator settings are invalid."""
-    from chunkscope.sharing import CONFIG_ENV, SHARED_ENV, load_policy
+    from chunkscope.sharing import CONFIG_ENV, SHARED_ENV, load_policy, settings_file
 
     env = dict(env)
     if args.share:
         env[SHARED_ENV] = "1"
     if args.config:  # a file named on purpose must be there: a typo must not fall back to the defaults
-        cfg = Path(args.config).expanduser()
-        if not cfg.is_file():
-            from chunkscope.cli.common import CLIError
-
-            raise CLIError(f"--config: {args.config}: " + ("not a file" if cfg.exists() else "no such settings file"))
-        env[CONFIG_ENV] = str(cfg)
+        env[CONFIG_ENV] = str(settings_file(args.config, f"--config: {args.config}"))
     if args.bind:
         env["CHUNKSCOPE_BIND"] = args.bind
     if args.port:
