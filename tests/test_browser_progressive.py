@@ -45,3 +45,21 @@ def test_provisional_leaderboard_then_final_winner(tmp_path, monkeypatch):
         assert page.locator(".cs-provisional").count() == 0
         page.screenshot(path=str(shots / "final.png"))
     assert (shots / "provisional.png").stat().st_size > 10_000
+
+
+def test_a_rejected_file_replaces_nothing_in_a_real_browser(tmp_path):
+    """A browser replacing the uploaded file removes the old one first: the document shown must survive
+    that and the rejected file (AppTest cannot see the removal in between)."""
+    sample, shots, cache = browser_test_folders(tmp_path, "policy_kept.md")
+    bad = tmp_path / "notes.docx"
+    bad.write_bytes(b"PK\x03\x04 junk")
+    with streamlit_app(cache) as url, browser() as ctx:
+        page = open_with_upload(ctx, url, sample)
+        page.get_by_text(sample.stem, exact=True).first.wait_for(timeout=60_000)
+        _wait_idle(page)
+        page.locator('[data-testid="stFileUploader"] input[type=file]').first.set_input_files(str(bad))
+        page.get_by_text("unsupported file type", exact=False).first.wait_for(timeout=60_000)
+        _wait_idle(page)
+        assert page.get_by_text(sample.stem, exact=True).count() >= 1  # the document is still the one shown
+        assert page.get_by_text(f"still showing {sample.stem}", exact=False).count() >= 1
+        page.screenshot(path=str(shots / "rejected-upload.png"))

@@ -84,10 +84,9 @@ def _upload_changed() -> None:
     f = st.session_state.get("cs_upload")
     if f is not None:
         st.session_state[SOURCE_KEY] = "upload"
-    elif st.session_state.pop(REJECTED_KEY, False):  # a rejected file removed: back to the document it did not replace
+    else:  # removed: the document shown stays (a browser replacing the file removes the old one first)
+        st.session_state.pop(REJECTED_KEY, None)
         st.session_state[SOURCE_KEY] = st.session_state.get(HELD_FROM_KEY, "sample")
-    else:
-        st.session_state[SOURCE_KEY] = "sample"
 
 
 def accepted_upload() -> Any:
@@ -110,9 +109,9 @@ def document_picker() -> Document | None:
 
     Streamlit forgets a file uploader's file when another page runs, so the loaded Document is
     kept in ``st.session_state[SESSION_KEY]`` and stays the current document after a page switch
-    (or after another page, e.g. Corpus, put one there) until the user removes the upload or
-    picks a sample. A file that cannot be loaded shows its error under the uploader and replaces
-    nothing: the document loaded before stays, and stays after the file is removed.
+    (or after another page, e.g. Corpus, put one there) until the user picks a sample: removing the
+    file keeps it (a browser replacing the file removes the old one first). A file that cannot be
+    loaded shows its error under the uploader and replaces nothing.
     """
     held: Document | None = st.session_state.get(SESSION_KEY)
     source = st.session_state.get(SOURCE_KEY, "sample")
@@ -142,7 +141,7 @@ def document_picker() -> Document | None:
         if keep:
             doc = held
             how = "uploaded" if source == "upload" else "opened from another page"
-            st.caption(f"Current document: **{md_escape(held.name)}** ({how}; it stays until you remove it).")
+            st.caption(f"Current document: **{md_escape(held.name)}** ({how}; it stays until you pick a sample).")
             st.button("Use a bundled sample instead", key="cs_use_sample", on_click=_use_sample)
         samples = sample_paths()
         names = [p.name for p in samples]
