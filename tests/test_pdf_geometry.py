@@ -213,6 +213,14 @@ def test_extraction_fixes():
     from chunkscope.language import detect_language
 
     assert _tidy("Copyright _⃝_ c 2001–2022, c⃝ 2003; cab") == "Copyright © 2001–2022, © 2003; cab"
+    # pymupdf4llm closed a code block after the heading that follows it (R-data.pdf, "7.3 Input from connections")
+    md = _tidy("Text.\n\n```\n   zz <- 1\n   ## a comment\n\n### **7.3 Input**\n\n```\n\nThe basic functions")
+    assert md == "Text.\n\n```\n   zz <- 1\n   ## a comment\n```\n\n### **7.3 Input**\n\nThe basic functions"
+    assert _tidy("```\n## **A**\n\nx <- 1\n```") == "## **A**\n\n```\nx <- 1\n```"
+    assert _tidy("```\nx <- 1\n\n```") == "```\nx <- 1\n\n```"  # nothing to move: unchanged
+    # table-of-contents entries the converter wrote as headings are text
+    toc = _tidy("### 5 Binary files . . . . . . . 24\n\n## 6 Images _. . . . ._ 25\n\n## 2024 results\n")
+    assert toc == "5 Binary files . . . . . . . 24\n\n6 Images _. . . . ._ 25\n\n## 2024 results"
     _, heads = build_blocks("# Setup__guide for my_var\n\nx\n\n## __Bold__ part\n\ny\n", [], markdown=True)
     assert [h.title for h in heads] == ["Setup__guide for my_var", "Bold part"]
     rows = "\n".join(f"| {i} | {i * 3.5} | ok | 2024-01-{i % 28 + 1:02d} | id_{i} |" for i in range(300))
