@@ -3,6 +3,7 @@ the embedding-model limit. Engine-level tests (no Streamlit)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 
@@ -103,6 +104,32 @@ def test_radar_leaves_unknown_metrics_out_and_variants_get_their_own_colour():
     for base in ("recursive-1100+pp", "page+pp", "fixed-512", "sentence-5"):
         for v in ("chunk_size=1000", "chunk_size=900", "chunk_overlap=50"):
             assert figures.chunker_color(f"{base}@{v}") != figures.chunker_color(base)
+
+
+def _lab(hex_color: str) -> tuple[float, float, float]:
+    """CIELAB (D65) of an sRGB colour."""
+    rgb = [int(hex_color.lstrip("#")[i:i + 2], 16) / 255 for i in (0, 2, 4)]
+    r, g, b = [((c + 0.055) / 1.055) ** 2.4 if c > 0.04045 else c / 12.92 for c in rgb]
+    xyz = (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047, 0.2126 * r + 0.7152 * g + 0.0722 * b, \
+        (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883
+    fx, fy, fz = [t ** (1 / 3) if t > 0.008856 else 7.787 * t + 16 / 116 for t in xyz]
+    return 116 * fy - 16, 500 * (fx - fy), 200 * (fy - fz)
+
+
+def test_chunker_colours_can_be_told_apart():
+    """The tour's complaint: recursive-1100+pp and semantic+pp were both orange, page+pp and langchain-1100
+    both blue. Every pair of the known chunkers' colours, and each against the problem markers, differs."""
+    from math import dist
+
+    from chunkscope.present import figures, highlight
+
+    colours = {c: figures.chunker_color(c) for c in figures._KNOWN}
+    assert len(set(colours.values())) == len(colours)
+    for a, b in itertools.combinations(colours, 2):
+        assert dist(_lab(colours[a]), _lab(colours[b])) >= 25, (a, b)
+    for mark in (highlight.BROKEN_COLOR, highlight.SPLIT_COLOR):
+        assert mark in highlight.HIGHLIGHT_CSS
+        assert all(dist(_lab(mark), _lab(c)) >= 20 for c in colours.values()), mark
 
 
 def test_tune_reuses_the_chunkings_the_analysis_scored():

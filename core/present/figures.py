@@ -16,10 +16,13 @@ from chunkscope.corpus_report import ADAPTIVE, CorpusResults, _f, domain_breakdo
 from chunkscope.present.highlight import Problems
 from chunkscope.report import METRICS, ChunkingResult, Report
 
-# One colour per chunker, identical in every view (colour-blind friendly Okabe-Ito first).
+# One colour per chunker, identical in every view, in the order of _KNOWN: the candidates take Okabe-Ito's
+# colour-blind-friendly first four; no two colours are closer than 26 in CIELAB (ΔE*76; the previous palette
+# had orange/orange and blue/blue pairs at 3–10), nor closer than 20 to the colours that mark a broken block or
+# a split pair (highlight.BROKEN_COLOR, SPLIT_COLOR); tests/test_ux.py checks both.
 _PALETTE = [
-    "#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#7F7F7F",
-    "#1F77B4", "#8C564B", "#9467BD", "#17BECF", "#BCBD22", "#2CA02C", "#FF7F0E", "#D62728",
+    "#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#9A6324", "#66A61E", "#490092",
+    "#004949", "#DDCC77", "#661100", "#E7298A", "#7F7F7F", "#B66DFF", "#9467BD", "#F0E442",
 ]
 _KNOWN = [
     "page+pp", "recursive-1100+pp", "recursive-600+pp", "llm-regex+pp", "page", "recursive-1100",

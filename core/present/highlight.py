@@ -60,6 +60,10 @@ class Problems:
         return []
 
 
+BROKEN_COLOR = "#D55E00"  # marks a broken block (outline, cut, tag) in CSS below
+SPLIT_COLOR = "#A0407F"  # marks a cut that splits an entity–pronoun pair
+
+
 def _span(v: Any) -> bool:
     return isinstance(v, (list, tuple)) and len(v) == 2 and all(isinstance(x, int) for x in v) and v[0] <= v[1]
 
