@@ -216,8 +216,8 @@ def language_effect(code: str) -> str:
     from chunkscope.language import language_name, rc_available
 
     if rc_available(code):
-        return (f"{language_name(code)}: References Completeness (RC) is computed with the English coreference "
-                "model.")
+        return (f"{language_name(code)}: References Completeness (RC) is computed, with the coreference backend "
+                "chosen in the sidebar.")
     return (f"{language_name(code)}: References Completeness (RC) is not computed (the coreference models are "
             "English only); the winner is chosen on the other four metrics.")
 
