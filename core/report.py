@@ -28,7 +28,8 @@ METRIC_GUIDE: dict[str, tuple[str, str]] = {
             "Neighbouring chunks follow on from each other like the document does, instead of jumping between "
             "unrelated topics."),
     "BI": ("Block Integrity",
-           "Paragraphs, tables, lists and code blocks are kept whole rather than cut in the middle."),
+           "Paragraphs, tables, lists and code blocks are kept whole rather than cut in the middle "
+           "(short paragraphs in a row count as one block)."),
     "SC": ("Size Compliance",
            "Chunks are neither too short nor too long: the share of chunks between the minimum and maximum "
            "size in tokens."),

@@ -114,7 +114,7 @@ def main() -> None:
             j = x.get("index", 0)
             k = kinds[j] if j < len(kinds) else ""
             what = (f"**{md_escape(cid)}** cuts {highlight.kind_word(k) if k else 'a'} block #{j + 1} "
-                    + ("(a heading and the text under it, " if k == "heading" else "(")
+                    + (f"({highlight.KIND_NOTES[k]}, " if k in highlight.KIND_NOTES else "(")
                     + f"chars {x['block'][0]:,}–{x['block'][1]:,}) at character {x['boundary']:,}")
         elif kind == "split":
             x = problems[cid].split[n]

@@ -78,7 +78,11 @@ def _safe(check, x: dict[str, Any]) -> bool:
 # split pairs cycle through these, so that a pair's two ends share a colour and a P-tag
 # what a block kind is called where a user reads it: a "heading" block is the heading and the text
 # under it (the paper's title-body pair), so cutting it rarely cuts the heading line itself
-KIND_WORDS = {"heading": "section"}
+KIND_WORDS = {"heading": "section", "group": "paragraph group"}
+# what a block of that kind is, where the word alone does not say (chunkscope.blocks)
+KIND_NOTES = {"heading": "a heading and the text under it",
+              "group": "short paragraphs and list items in a row, kept together as one block",
+              "list": "short list items in a row, kept together as one block"}
 
 
 def kind_word(kind: str) -> str:
@@ -157,7 +161,7 @@ def highlight_html(text: str, c: ChunkingResult, start: int = 0, end: int | None
                 j = bb.get("index")
                 kind = block_kinds[j] if block_kinds is not None and j is not None and 0 <= j < len(block_kinds) else "block"
                 title = (f"{kind_word(kind)} block #{(j or 0) + 1} [{bb['block'][0]}, {bb['block'][1]}) broken at "
-                         f"{bb['boundary']}" + (" (the heading and the text under it)" if kind == "heading" else ""))
+                         f"{bb['boundary']}" + (f" ({KIND_NOTES[kind]})" if kind in KIND_NOTES else ""))
                 classes_at.append((a, b, "cs-broken", title, ""))
                 if a == bb["block"][0]:
                     heads.setdefault(a, []).append(
