@@ -161,9 +161,10 @@ class Report:
 
     @property
     def ranked(self) -> list[ChunkingResult]:
-        """OK chunkings by score (best first), ties by fewer chunks then id."""
+        """OK chunkings by score (best first), ties by fewer chunks, then candidates first (a chunking that cannot
+        win is never listed above the winner it ties with: recursive-1100 and recursive-1100+pp), then id."""
         ok = [c for c in self.chunkings if c.ok and c.score is not None]
-        return sorted(ok, key=lambda c: (-(c.score or 0.0), len(c.chunks), c.id))
+        return sorted(ok, key=lambda c: (-(c.score or 0.0), len(c.chunks), not c.candidate, c.id))
 
     @property
     def pending_metrics(self) -> list[str]:

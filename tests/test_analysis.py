@@ -149,6 +149,16 @@ def _report(chunkings, candidates):
                   chunkings=chunkings, winner=None, explanation="", timings={})
 
 
+def test_a_tie_lists_the_candidate_first():
+    """A chunking that cannot win is not listed above the winner it ties with (the tour: recursive-1100 sat above
+    the winner recursive-1100+pp, same chunks, same score, no marker)."""
+    base, pp = _c("recursive-1100", {"SC": 1.0, "BI": 0.9}), _c("recursive-1100+pp", {"SC": 1.0, "BI": 0.9})
+    r = _report([base, pp], ["recursive-1100+pp"])
+    rescore(r)
+    assert base.score == pp.score and r.winner == "recursive-1100+pp"
+    assert [c.id for c in r.ranked] == ["recursive-1100+pp", "recursive-1100"]
+
+
 def test_weights_rerank_without_recomputation():
     a = _c("a", {"SC": 1.0, "BI": 1.0, "ICC": 0.2})
     b = _c("b", {"SC": 0.5, "BI": 0.6, "ICC": 0.9})
