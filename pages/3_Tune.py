@@ -88,8 +88,10 @@ if current is not None:
     for col, m in zip(cols, (*METRICS, "score")):
         v = current.score if m == "score" else current.metrics.get(m)
         b = None if baseline is None else (baseline.score if m == "score" else baseline.metrics.get(m))
+        same = v is not None and b is not None and round(v - b, 3) == 0
         col.metric(m, "–" if v is None else f"{v:.3f}",
-                   delta=None if v is None or b is None else f"{v - b:+.3f}",
+                   delta=None if v is None or b is None else ("±0.000" if same else f"{v - b:+.3f}"),
+                   delta_color="off" if same else "normal", delta_arrow="off" if same else "auto",
                    help=current.metric_reasons.get(m) if v is None else None)
     cols[6].metric("chunks", len(current.chunks),
                    delta=None if baseline is None else len(current.chunks) - len(baseline.chunks),

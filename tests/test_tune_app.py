@@ -40,6 +40,9 @@ def test_change_parameter_updates_metrics(tuned):
     at.selectbox(key="cs_tune_chunker").select("recursive-600")
     _run(at)
     before = [m.value for m in at.metric]
+    # an unchanged metric reads ±0.000, not a green "↑ +0.000"
+    deltas = [m.delta for m in at.metric[:6]]
+    assert "±0.000" in deltas and "+0.000" not in deltas, deltas
     at.number_input(key="cs_tune_p_recursive-600_chunk_size").set_value(200)
     _run(at)
     assert not at.error
