@@ -289,6 +289,23 @@ def test_windows_parse_less_and_give_the_same_pairs():
     assert all(not (p.pronoun.start > it > p.entity.start) for p in resolve(WINDOW_TEXT))
 
 
+def test_a_far_numbered_paragraph_does_not_reach_the_lead_in():
+    """Numbered paragraphs ("(12) ...", a regulation's recitals) look like one long list: an item reads the
+    block introducing its list only within LEAD_CHARS of it, not thousands of characters later."""
+    from chunkscope.coref.heuristic import LEAD_CHARS
+
+    filler = "".join(f"({k}) Members meet in rooms and keep records of meetings.\n\n" for k in range(2, 80))
+    assert len(filler) > LEAD_CHARS
+    text = ("The Board shall adopt the following rules:\n\n(1) It shall publish its reports.\n\n" + filler
+            + "(80) It shall meet twice a year.\n")
+    far = text.index("(80) It") + 5
+    for windows in (True, False):
+        pairs = resolve(text, windows=windows)
+        near = [p for p in pairs if p.pronoun.start == text.index("(1) It") + 4]
+        assert near and text[near[0].entity.start:near[0].entity.end] == "The Board"
+        assert not any(p.pronoun.start == far for p in pairs)
+
+
 def test_shipped_rules_are_a_point_of_the_grid():
     from chunkscope.coref.heuristic import GRID, LEGACY, RULES
 
@@ -448,6 +465,11 @@ def test_reflexive_after_a_noun_phrase_stresses_it():
     text = ("The information explains the purpose, the logic and, where relevant, the use of the system itself; "
             "and the safeguards.")
     assert ("the system", "itself") in resolved(text)
+    # "data" is plural in form, singular in use: the reflexive after it still stresses it (R-data.pdf's tour)
+    text = "A dBase file holds the records. The data itself is stored in fixed-width fields."
+    assert ("The data", "itself") in resolved(text)
+    # ... while a noun of the other number is skipped as before
+    assert ("The providers", "themselves") in resolved("The providers shall inform the authority themselves.")
 
 
 def test_quantifier_nouns_are_not_antecedents():

@@ -67,8 +67,8 @@ when a word just before it is mentioned again after it), its sentence
 and the ``max_sentences_back`` sentences before it within its section (or the section before and the
 parent heading, for a pronoun in a heading; sentence ends found by a
 regular expression), plus the end of the block that introduces a list for a pronoun in a list
-item; the rest is never parsed (GDPR: 62% of the text is). The pipeline is tok2vec, tagger and
-parser only: noun chunks are read from the fine-grained tags (``noun_chunks``, spaCy's English
+item within ``LEAD_CHARS`` of it; the rest is never parsed (GDPR: 62% of the text is). The
+pipeline is tok2vec, tagger and parser only: noun chunks are read from the fine-grained tags (``noun_chunks``, spaCy's English
 rules) so the attribute ruler is not needed. ``resolve(text, windows=False)`` parses every block
 (the same pairs; tests check it). Results are cached on disk by (document sha256, ``VERSION``)
 under ``$CHUNKSCOPE_CACHE_DIR/coref`` when that variable is set.
@@ -84,7 +84,8 @@ from typing import Any
 from chunkscope.coref.base import CorefResult, Pair, cached_pairs
 from chunkscope.document import Document, Span
 
-VERSION = "heuristic-6.1"  # heuristic-6's rules; a markup fragment ("u>") is never a mention
+VERSION = "heuristic-6.2"  # heuristic-6's rules; a markup fragment ("u>") is never a mention (6.1); a list item
+# reaches its list's lead-in only within LEAD_CHARS, "the data itself" (6.2)
 BATCH_SIZE = 64
 EXCLUDE = ("ner", "lemmatizer", "attribute_ruler")  # spaCy components not needed (noun_chunks reads tags)
 MAX_BLOCK_CHARS = 20_000  # longer blocks (no blank lines) are cut at line ends
@@ -120,6 +121,9 @@ PERSON_NOUNS = frozenset(
 # words the tagger may call nouns that refer to no entity a pronoun could take up
 QUANTIFIER_NOUNS = frozenset("""nothing anything something everything nobody anybody somebody everybody no-one
     none anyone someone everyone""".split())
+# plural in form, often singular in use ("the data itself", "the media themselves"): a reflexive right after one
+# stresses it whatever its number
+NUMBER_NEUTRAL = frozenset("data metadata media".split())
 NOUN_TAGS = frozenset({"NN", "NNS", "NNP", "NNPS"})
 PRONOUN_TAGS = frozenset({"PRP", "PRP$", "WP", "WP$"})
 _COPULAS = frozenset("""be is are was were been being 's seem seems seemed appear appears appeared
@@ -173,7 +177,7 @@ GRID: dict[str, tuple[Any, ...]] = {
     "forward": (False, True),
     "heading_back": (False, True),
 }
-RULES = Rules(subject_bonus=40.0, sentence_penalty=30.0, token_penalty=0.2, pronoun_bonus=0.0, nearest_mention=True,
+RULES = Rules(subject_bonus=40.0, sentence_penalty=30.0, token_penalty=0.2, pronoun_bonus=10.0, nearest_mention=False,
               first_person=True, forward=True, heading_back=True)
 CROSS_BLOCK_TOKENS = 40  # token distance counted for a candidate in an earlier block
 _DETERMINERS = re.compile(r"^(the|a|an|this|that|these|those|such|each|every|any)\s+")
@@ -323,6 +327,9 @@ def _relative_worth_parsing(btxt: str, m: re.Match[str]) -> bool:
     return any(next_mention(btxt, m.end(), w) for w in set(before) if len(w) > 2)
 _SENT_BOUND = re.compile(r"[.!?][\"')\]]*\s+")  # a sentence end as a regex sees it (conservative: no ; or :)
 INTRO_CHARS = 600  # of a list's introducing block, at most this much (its end) is parsed for an item's pronouns
+# a list item reads the block introducing its list only when it starts at most this far after that block's end:
+# a document of numbered paragraphs ("(12) ...", recitals) is one long "list" whose far items have no lead-in
+LEAD_CHARS = 2500
 
 
 @dataclass
@@ -393,7 +400,8 @@ def _segments(blocks: list[tuple[int, str, str]], back: int, words: re.Pattern[s
                 left -= len(starts)
                 j -= 1
                 pos = len(blocks[j][1])
-            if kind != "heading" and intro >= 0 and intro != bi and _LIST_ITEM.match(btxt):
+            if kind != "heading" and intro >= 0 and intro != bi and _LIST_ITEM.match(btxt) \
+                    and _off - blocks[intro][0] - len(blocks[intro][1]) <= LEAD_CHARS:
                 itxt = blocks[intro][1]
                 lo = max(0, len(itxt) - INTRO_CHARS)
                 if lo:
@@ -680,6 +688,7 @@ def resolve_parsed(text: str, segs: list[_Segment], docs: Any, rules: Rules = RU
     lead: list[_Cand] = []  # candidates of the sentence introducing the current list
     heads: list[tuple[int, list[_Cand]]] = []  # (level, candidates) of the enclosing headings parsed
     sent_base = 0
+    lead_end = 0  # where the block introducing the current list ends
     for bi, (seg, sdoc) in enumerate(zip(segs, docs)):
         offset, kind = seg.offset, seg.kind
         # in a heading (``Rules.heading_back``): the previous section's last candidates, the parent heading's
@@ -725,18 +734,21 @@ def resolve_parsed(text: str, segs: list[_Segment], docs: Any, rules: Rules = RU
                 continue  # pleonastic "it", or "IT" (information technology) in mixed-case text
             number, pkind = info
             psent = sent_of[tok.i]
-            extra = [c for c in lead if c not in pool] if is_item else []
+            extra = [c for c in lead if c not in pool] if is_item and offset - lead_end <= LEAD_CHARS else []
             if seg.level and rules.heading_back:  # the heading's own words, its parent heading, the section before
                 tiers = [(pool + visible, []), (parent, parent), (before, [])]
             else:
                 tiers = [(before + pool + visible + extra, extra)]
+            best = None
             if low in REFLEXIVE and visible and not text[visible[-1].end:offset + tok.idx].strip():
                 tiers.insert(0, ([visible[-1]], []))  # "the system itself": the noun phrase it stresses
-            best = None
+                if visible[-1].pron is None and text[visible[-1].start:visible[-1].end].split()[-1].lower() \
+                        in NUMBER_NEUTRAL:
+                    best = visible[-1]  # "the data itself"
             for tier, near in tiers:
-                best = _best(tok, low, number, pkind, psent, bi, tier, near, rules)
                 if best is not None:
                     break
+                best = _best(tok, low, number, pkind, psent, bi, tier, near, rules)
             if best is not None:
                 ent = best.ent
                 if rules.forward and best.pron is None and best.block == bi and _in_clause_of(tok, sdoc[best.tok]):
@@ -769,6 +781,7 @@ def resolve_parsed(text: str, segs: list[_Segment], docs: Any, rules: Rules = RU
         visible.extend(cands[ci:])
         visible.sort(key=lambda c: c.start)
         if not is_item:
+            lead_end = offset + len(seg.text)
             lead = [c for c in visible if c.sent == sent_base + n_sents - 1 or c.subject]
         pool.extend(visible)
         sent_base += n_sents
