@@ -1,4 +1,4 @@
-"""What produced a report's numbers: engine version, embedding model/backend/precision, coreference.
+"""What produced a report's numbers: engine version and build, embedding model/backend/precision, coreference.
 
 Every report carries ``provenance(...)``; cache keys and the corpus resume key include
 ``provenance_key(...)`` so results of different engines never mix silently.
@@ -10,7 +10,7 @@ import hashlib
 import json
 from typing import Any
 
-from chunkscope.version import __version__
+from chunkscope.version import __version__, build
 
 
 def provenance(settings: Any, embedder: dict[str, Any] | None = None, coref: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -21,6 +21,7 @@ def provenance(settings: Any, embedder: dict[str, Any] | None = None, coref: dic
     emb = backend_facts(s.get("embedder"), s.get("embedding_backend", "auto")) | dict(embedder or {})
     return {
         "engine": f"chunkscope {__version__}",
+        "build": build(),
         "embedding": {
             "model": emb.get("model") or s.get("embedder") or "all-MiniLM-L6-v2 (bundled)",
             "backend": emb.get("backend", "sentence-transformers"),

@@ -80,6 +80,26 @@ def test_resume_key_includes_provenance(monkeypatch):
     k1 = resume_key("sha", "", {"coref": "none"})
     monkeypatch.setattr(P, "__version__", "999.0")
     assert resume_key("sha", "", {"coref": "none"}) != k1
+    # ... and the build: a results folder made by other code is analysed again, whatever the version says
+    monkeypatch.undo()
+    assert resume_key("sha", "", {"coref": "none"}) == k1
+    monkeypatch.setattr(P, "build", lambda: "other-code")
+    assert resume_key("sha", "", {"coref": "none"}) != k1
+
+
+def test_the_build_digest_follows_the_engine_files(tmp_path):
+    from chunkscope.version import build, digest
+
+    assert build() == build() and len(build()) == 12
+    (tmp_path / "pkg" / "sub").mkdir(parents=True)
+    (tmp_path / "pkg" / "a.py").write_text("x = 1\n")
+    (tmp_path / "pkg" / "sub" / "model.json").write_text("{}")
+    (tmp_path / "pkg" / "notes.txt").write_text("not code")
+    first = digest(tmp_path / "pkg")
+    (tmp_path / "pkg" / "notes.txt").write_text("still not code")
+    assert digest(tmp_path / "pkg") == first
+    (tmp_path / "pkg" / "sub" / "model.json").write_text('{"w": 1}')
+    assert digest(tmp_path / "pkg") != first
 
 
 def test_options_and_stats():
