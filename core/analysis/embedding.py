@@ -30,8 +30,18 @@ def span_embedding(doc: Document, resources: Any, on_units: Callable[[Any], None
         return None, {}, f"embeddings unavailable: {exc}"
 
 
-def embedder_info(resources: Any, se: Any) -> dict[str, Any]:
-    """Facts about the embedding run: model, its input limit, unit/span statistics, warnings."""
+def embed_counters(resources: Any) -> dict[str, Any]:
+    """The loaded embedding model's counters now (model calls, texts, cache hits, seconds: they add up over
+    every analysis in the process); empty when no model is loaded yet."""
+    emb = resources.loaded_embedder()
+    stats = getattr(emb, "stats", None)
+    return stats.to_dict() if stats is not None and hasattr(stats, "to_dict") else {}
+
+
+def embedder_info(resources: Any, se: Any, since: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Facts about the embedding run: model, its input limit, unit/span statistics, warnings. ``since``: the
+    model's counters when the analysis began (``embed_counters``), so the stats are this analysis's alone, the
+    same whichever documents the process analysed before (corpus workers, the app)."""
     info: dict[str, Any] = {}
     emb = resources.embedder()
     for attr in ("name", "max_tokens", "backend", "precision", "device"):
@@ -39,7 +49,10 @@ def embedder_info(resources: Any, se: Any) -> dict[str, Any]:
             info[attr if attr != "name" else "model"] = getattr(emb, attr)
     stats = getattr(se, "stats", None)
     if stats:
-        info["stats"] = stats() if callable(stats) else stats
+        info["stats"] = dict(stats() if callable(stats) else stats)
+        for k, v in (since or {}).items():
+            if isinstance(info["stats"].get(k), (int, float)) and isinstance(v, (int, float)):
+                info["stats"][k] = round(info["stats"][k] - v, 4) if isinstance(v, float) else info["stats"][k] - v
     w = getattr(se, "warnings", None)
     if w:
         info["warnings"] = list(w)

@@ -26,7 +26,7 @@ from typing import Any, Callable
 
 from chunkscope import metrics as M
 from chunkscope.analysis.coreference import Pairs, coref_pairs, reference_metrics
-from chunkscope.analysis.embedding import Embed, embedder_info, embedding_metrics, metric_spans, span_embedding
+from chunkscope.analysis.embedding import Embed, embed_counters, embedder_info, embedding_metrics, metric_spans, span_embedding
 from chunkscope.analysis.resources import Resources
 from chunkscope.analysis.selection import rescore
 from chunkscope.analysis.settings import Settings
@@ -130,6 +130,7 @@ def analyze(doc: Document, settings: Settings | None = None, resources: Resource
                                         backend=settings.embedding_backend)).for_settings(
         settings.embedder, settings.embedding_mode, settings.embedding_backend)
     t_total = time.perf_counter()
+    stats0 = embed_counters(resources)  # the model's counters are per process: this analysis reports its own
     # disjoint stage timings that add up to the total: time inside the embedding model (loading,
     # encoding) is "embed" wherever it happens (the semantic chunker embeds while chunking, exact
     # mode while scoring), so "chunk" and "metrics" exclude it; "other" is the rest (bookkeeping).
@@ -384,7 +385,7 @@ def analyze(doc: Document, settings: Settings | None = None, resources: Resource
         # texts truncated by the model) complete
         try:
             se = resources.span_embedder(doc)
-            emb_info.update(embedder_info(resources, se))
+            emb_info.update(embedder_info(resources, se, since=stats0))
             warnings.extend(w for w in (getattr(se, "warnings", None) or []) if w not in warnings)
         except Exception:  # facts only: never fail an analysis for them
             pass
