@@ -306,3 +306,30 @@ def test_mentions_file_of_another_document_is_refused_up_front(md, tmp_path, cap
     other.write_text(json.dumps([[[2, 6], [13, 16]], [[2, 6], [30, 33]]]), encoding="utf-8")  # "Comm", "publ"
     assert main(["analyze", str(md), "--quiet", "--mentions", str(other)]) == 2
     one_error_line(capsys, "is this the mentions file of another document?")
+
+
+# ------------------------------------------------------------------ abbreviated options
+@pytest.mark.parametrize("argv", [["analyze", "{md}", "--chunker", "page"], ["analyze", "{md}", "--candidate", "page"],
+                                  ["corpus", "{dir}", "--out", "{out}", "--job", "2"]])
+def test_an_abbreviated_option_is_refused_not_guessed(argv, md, tmp_path, capsys, no_analysis):
+    """'analyze --chunker page' (the chunk command's option) quietly ran as --chunkers page."""
+    from chunkscope.cli import main
+
+    args = [a.format(md=md, dir=md.parent, out=tmp_path / "res") for a in argv]
+    with pytest.raises(SystemExit) as e:
+        main(args)
+    assert e.value.code == 2
+    assert f"unrecognized arguments: {args[-2]} {args[-1]}" in capsys.readouterr().err
+    assert not (tmp_path / "res").exists()
+
+
+def test_corpus_help_does_not_list_one_documents_mentions(capsys):
+    from chunkscope.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["corpus", "--help"])
+    out = capsys.readouterr().out
+    assert "--mentions" not in out and "--coref" in out
+    with pytest.raises(SystemExit):
+        main(["analyze", "--help"])
+    assert "--mentions FILE" in capsys.readouterr().out

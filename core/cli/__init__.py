@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import os
 import signal
 import sys
@@ -39,9 +40,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="chunkscope",
         description="Inspect RAG chunk quality: load a document, run chunkers, score them.",
+        allow_abbrev=False,
     )
     parser.add_argument("--version", action="version", version=f"chunkscope {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    # no abbreviated options: "analyze --chunker page" (the chunk command's option) must not run as --chunkers
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND",
+                                parser_class=functools.partial(argparse.ArgumentParser, allow_abbrev=False))
     for add in SUBCOMMANDS:
         add(sub)
     return parser

@@ -196,18 +196,21 @@ def check_chunkings(settings: Settings, explicit_params: dict[str, dict[str, str
                                 "(add it to --chunkers or --candidates)")
 
 
-def add_analysis_options(p: argparse.ArgumentParser) -> None:
-    """Options shared by ``analyze`` and ``corpus``."""
+def add_analysis_options(p: argparse.ArgumentParser, one_document: bool = True) -> None:
+    """Options shared by ``analyze``, ``sweep`` and ``corpus`` (``one_document`` False: ``--mentions``, one document's
+    file, is not listed; given anyway, the command says where corpus mentions go)."""
     p.add_argument("--config", metavar="FILE", help="settings file (JSON or TOML) saved from the app or by hand")
     p.add_argument("--chunkers", metavar="ID,...", help="chunkings to run (default: all default chunkers)")
     p.add_argument("--candidates", metavar="ID,...",
                    help="chunkings allowed to win (default: page+pp,recursive-1100+pp,recursive-600+pp,llm-regex+pp)")
     p.add_argument("--param", action="append", metavar="ID.NAME=VALUE",
                    help="override a chunker parameter, e.g. recursive-600.chunk_size=800 (repeatable)")
-    p.add_argument("--mentions", metavar="FILE", help="precomputed coreference mentions (parquet or JSON of pairs)")
+    p.add_argument("--mentions", metavar="FILE", help="precomputed coreference mentions (parquet or JSON of pairs)"
+                   if one_document else argparse.SUPPRESS)
     p.add_argument("--coref", choices=list(COREF_BACKENDS), default=None,
                    help="coreference backend for RC (default heuristic: spaCy rules; learned: a pair scorer "
-                        "distilled from Maverick's pairs; precomputed when --mentions is given)")
+                        "distilled from Maverick's pairs; precomputed when " + ("--mentions is given)" if one_document
+                                                                              else "mentions lie beside a document)"))
     p.add_argument("--embedder", metavar="NAME_OR_PATH", help="sentence-transformers model (default: bundled all-MiniLM-L6-v2)")
     p.add_argument("--embedding-mode", dest="embedding_mode", choices=EMBEDDING_MODES, default=None)
     p.add_argument("--embedding-backend", dest="embedding_backend", choices=EMBEDDING_BACKENDS,

@@ -102,7 +102,7 @@ def add_corpus(sub) -> None:
                    help="analyze again the documents that failed in an earlier run (default: a rerun skips them)")
     p.add_argument("--max-bytes", type=int, default=None, metavar="N", help="refuse files larger than N bytes")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    add_analysis_options(p)
+    add_analysis_options(p, one_document=False)
     p.set_defaults(func=cmd_corpus)
 
 
