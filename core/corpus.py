@@ -74,6 +74,7 @@ from typing import Any, Callable, Iterable, Iterator
 from chunkscope.caching import BoundedCache
 from chunkscope.corpus_store import ResultStore
 from chunkscope.report import METRICS
+from chunkscope.report import dumps as report_dumps
 
 SCHEMA = "chunkscope.corpus/1"
 DOC_EXTENSIONS = (".pdf", ".md", ".markdown", ".txt", ".json")
@@ -544,7 +545,7 @@ def write_result(store: ResultStore, base: str, res: dict[str, Any]) -> dict[str
     rep = res["report"]
     store.write_text(f"{base}.winners.jsonl",
                      "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in res.get("winners", [])))
-    store.write_text(f"{base}.json", json.dumps(rep, ensure_ascii=False, indent=1))
+    store.write_text(f"{base}.json", report_dumps(rep))
     upd.update(status="ok", reason="", report=f"{base}.json", winners=f"{base}.winners.jsonl",
                name=rep["document"].get("name", ""), tokens=rep["document"].get("tokens", 0),
                winner=rep.get("winner"), language=rep["document"].get("language", ""),

@@ -10,11 +10,22 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
 SCHEMA = "chunkscope.report/1"
+
+_SCALAR = r"(?:-?\d[\d.eE+-]*|true|false|null)"
+_FLAT_ARRAY = re.compile(r"\[\n\s*(" + _SCALAR + r"(?:,\n\s*" + _SCALAR + r")*)\n\s*\]")
+
+
+def dumps(obj: Any) -> str:
+    """JSON as ChunkScope writes reports and tables: indented, but an array of numbers stays on one line (a
+    chunk's span, a page box): one number per line made a 2,415-page PDF's report 162 MB instead of 93."""
+    text = json.dumps(obj, ensure_ascii=False, indent=1)
+    return _FLAT_ARRAY.sub(lambda m: "[" + re.sub(r",\n\s*", ", ", m.group(1)) + "]", text)
 METRICS = ("RC", "ICC", "DCC", "BI", "SC")
 # What each metric means, for readers of the app and the reports: (full name, one plain sentence).
 METRIC_GUIDE: dict[str, tuple[str, str]] = {
@@ -202,8 +213,8 @@ class Report:
             out["retrieval"] = _jsonable(self.retrieval)
         return out
 
-    def to_json(self, indent: int | None = 1) -> str:
-        return json.dumps(self.to_dict(), ensure_ascii=False, indent=indent)
+    def to_json(self) -> str:
+        return dumps(self.to_dict())
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Report":

@@ -26,7 +26,14 @@ from typing import Any, Callable
 
 from chunkscope import metrics as M
 from chunkscope.analysis.coreference import Pairs, coref_pairs, reference_metrics
-from chunkscope.analysis.embedding import Embed, embed_counters, embedder_info, embedding_metrics, metric_spans, span_embedding
+from chunkscope.analysis.embedding import (
+    Embed,
+    embed_counters,
+    embedder_info,
+    embedding_metrics,
+    metric_spans,
+    span_embedding,
+)
 from chunkscope.analysis.resources import Resources
 from chunkscope.analysis.selection import rescore
 from chunkscope.analysis.settings import Settings

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import sys
@@ -116,7 +115,9 @@ def write_text_file(text: str, out: str, flag: str = "--json") -> None:
 
 def write_json(obj, out: str, flag: str = "--json") -> None:
     """Write JSON to a path, or to stdout when ``out`` is ``-``."""
-    text = json.dumps(obj, ensure_ascii=False, indent=1)
+    from chunkscope.report import dumps
+
+    text = dumps(obj)
     if out == "-":
         sys.stdout.write(text + "\n")
         return
