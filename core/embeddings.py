@@ -392,12 +392,17 @@ class Embedder:
         self.stats.memory_hits += len(keys)
         return np.stack([got[k] for k in keys]) if keys else np.zeros((0, self.dim), dtype=np.float32)
 
-    def help_encode(self) -> int:
+    def help_encode(self, limit: int | None = None) -> int:
         """Run texts of another thread's ``encode`` call in progress (the int8 ONNX model runs one
-        text per call, so which thread runs a text changes nothing); 0 when there is nothing to
-        take or the model cannot share. Returns how many texts this thread ran."""
+        text per call, so which thread runs a text changes nothing), at most ``limit``; 0 when there is
+        nothing to take or the model cannot share. Returns how many texts this thread ran."""
         helper = getattr(self.model, "help", None)
-        return int(helper()) if helper is not None else 0
+        return int(helper(limit)) if helper is not None else 0
+
+    def encode_progress(self) -> tuple[int, int] | None:
+        """(texts taken, texts) of the encode calls in progress, when the model can tell (ONNX)."""
+        pending = getattr(self.model, "pending", None)
+        return pending() if pending is not None else None
 
     @property
     def supports_tokens(self) -> bool:

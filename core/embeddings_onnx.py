@@ -218,17 +218,26 @@ class OnnxSentenceModel:
                 self._jobs.remove(job)
         return out
 
-    def help(self) -> int:
-        """Run texts of the encode calls in progress (other threads') until none is left to take;
-        returns how many this thread ran."""
+    def help(self, limit: int | None = None) -> int:
+        """Run texts of the encode calls in progress (other threads') until none is left to take, or
+        ``limit`` texts are run; returns how many this thread ran."""
         done = 0
-        while True:
+        while limit is None or done < limit:
             with self._jobs_lock:
                 jobs = list(self._jobs)
-            took = sum(job.work(self._run_one) for job in jobs)
+            took = 0
+            for job in jobs:
+                took += job.work(self._run_one, None if limit is None else limit - done - took)
             if not took:
                 return done
             done += took
+        return done
+
+    def pending(self) -> tuple[int, int]:
+        """(texts taken, texts) over the encode calls in progress (how far a long pass is)."""
+        with self._jobs_lock:
+            jobs = list(self._jobs)
+        return sum(min(j.next, len(j.order)) for j in jobs), sum(len(j.order) for j in jobs)
 
     def encode(self, texts: Sequence[str], batch_size: int = MAX_BATCH, normalize_embeddings: bool = True,
                convert_to_numpy: bool = True, show_progress_bar: bool = False) -> np.ndarray:
@@ -280,10 +289,10 @@ class _SharedRun:
         self.error: BaseException | None = None
         self.cond = threading.Condition()
 
-    def work(self, run: Any) -> int:
-        """Run texts until none is left to take; returns how many this thread ran."""
+    def work(self, run: Any, limit: int | None = None) -> int:
+        """Run texts until none is left to take (or ``limit`` are run); returns how many this thread ran."""
         n = 0
-        while True:
+        while limit is None or n < limit:
             with self.cond:
                 if self.next >= len(self.order) or self.error is not None:
                     return n
@@ -302,6 +311,7 @@ class _SharedRun:
                     self.running -= 1
                     self.cond.notify_all()
             n += 1
+        return n
 
     def wait(self) -> None:
         """Until every text taken (by any thread) is done; re-raise a helper's error."""

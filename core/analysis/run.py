@@ -46,6 +46,7 @@ from chunkscope.provenance import provenance
 from chunkscope.report import METRICS, ChunkingResult, Report, attach_boxes
 
 STAGES = ("structure", "coreference", "embeddings", "llm", "selection")
+HELP_TEXTS = 64  # texts of the unit pass this thread runs between two looks at the clock (progress, cancel)
 # Report.timings keys: disjoint stages that add up to "total" (the CLI and corpus mode add "parse"
 # to both). Kept for the JSON schema: chunk, coref, embed, metrics, total; added: other.
 TIMING_KEYS = ("chunk", "coref", "embed", "metrics", "other", "total")
@@ -351,10 +352,17 @@ def analyze(doc: Document, settings: Settings | None = None, resources: Resource
         # so the vectors are the same whichever thread runs a text)
         emb = resources.loaded_embedder()
         helper = getattr(emb, "help_encode", None)
+        told = time.perf_counter()
         while worker.is_alive():
-            if helper is None or not helper():
+            if helper is None or not helper(HELP_TEXTS):
                 worker.join(0.05)
             check("embeddings")
+            if time.perf_counter() - told >= 1.0:  # a long document's pass takes minutes: say how far it is
+                told = time.perf_counter()
+                got = emb.encode_progress() if hasattr(emb, "encode_progress") else None
+                if got and got[1]:
+                    progress("embeddings", 0.9 * got[0] / got[1], f"embedding the document's units: {got[0]:,} of "
+                             f"{got[1]:,} texts")
         waited = time.perf_counter() - t_wait - prefetch_s
         if "result" not in unit_pass:  # the unit pass failed (or was interrupted): its error, never a KeyError
             raise unit_pass.get("error") or RuntimeError("the embedding pass ended without a result")

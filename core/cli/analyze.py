@@ -235,18 +235,31 @@ class StderrProgress:
         self.tty = hasattr(stream, "isatty") and stream.isatty()
         self.t0 = time.perf_counter()
         self._last = ""
+        self._printed = self.t0  # not a terminal: when the last line was written
 
     def __call__(self, stage: str, fraction: float, message: str) -> None:
         if self.quiet:
             return
-        line = f"[{time.perf_counter() - self.t0:6.1f}s] {stage:<12} {fraction * 100:5.1f}%  {message}"
+        now = time.perf_counter()
+        line = f"[{now - self.t0:6.1f}s] {stage:<12} {fraction * 100:5.1f}%  {message}"
         if self.tty:
             self.stream.write("\r" + line[:110].ljust(110))
             if stage == "selection":
                 self.stream.write("\n")
-        elif fraction in (0.0, 1.0) or stage == "structure":
-            self.stream.write(line + "\n")
+        elif fraction in (0.0, 1.0) or stage == "structure" or now - self._printed >= self.QUIET_SECONDS:
+            self.stream.write(line + "\n")  # a log gets each stage's start and end, and a line in a long stage
+            self._printed = now
         self.stream.flush()
+
+    QUIET_SECONDS = 10.0
+
+
+def _size(path: str) -> str:
+    try:
+        n = Path(path).expanduser().stat().st_size
+    except OSError:
+        return "size unknown"
+    return f"{n / 1e6:.1f} MB" if n >= 1e5 else f"{n:,} bytes"
 
 
 def _fmt(v: float | None, digits: int = 3) -> str:
@@ -333,8 +346,11 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
     check_json_target(args.json)  # cheap: before settings_from_args loads an embedding model asked for
     settings = settings_from_args(args)
+    progress = StderrProgress(quiet=args.quiet)
     t0 = time.perf_counter()
+    progress("reading", 0.0, f"{Path(args.file).name} ({_size(args.file)})")  # a long PDF takes minutes
     doc = load_input(args.file, args.max_bytes)
+    progress("reading", 1.0, (f"{len(doc.pages):,} pages, " if doc.pages else "") + f"{len(doc.text):,} characters")
     if settings.mentions and settings.coref in ("precomputed", "heuristic"):
         # an explicit mentions file that cannot be used is a usage error, not a silently missing RC
         from chunkscope.coref import CorefError, mentions_pairs
@@ -346,7 +362,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     parse_s = time.perf_counter() - t0
     on_partial = partial_printer() if getattr(args, "progress", False) else None
     request = _retrieval_request(args, doc, settings)
-    report = analyze(doc, settings, progress=StderrProgress(quiet=args.quiet), on_partial=on_partial,
+    report = analyze(doc, settings, progress=progress, on_partial=on_partial,
                      retrieval=request)
     rc = report.coref
     if args.coref and rc.get("error"):  # the backend asked for could not run after all (e.g. its model)
