@@ -170,6 +170,18 @@ def test_weights_rerank_without_recomputation():
     assert "ICC 0.900 vs 0.200" in r.explanation
 
 
+def test_a_small_lead_is_written_with_the_decimals_that_show_it():
+    """refman.pdf's explanation said "leads on ... SC 0.996 vs 0.996"."""
+    from chunkscope.analysis.selection import apart
+
+    a = _c("a", {"SC": 0.9962, "BI": 1.0, "ICC": 0.5})
+    b = _c("b", {"SC": 0.9956, "BI": 0.9, "ICC": 0.5})
+    r = _report([a, b], ["a", "b"])
+    rescore(r)
+    assert r.winner == "a" and "SC 0.9962 vs 0.9956" in r.explanation and "BI 1.000 vs 0.900" in r.explanation
+    assert apart(0.5, 0.25) == ("0.500", "0.250", "+0.250") and apart(0.99621, 0.99619)[0] == "0.99621"
+
+
 def test_ties_break_by_fewer_chunks_then_id():
     r = _report([_c("zeta", {"SC": 1.0}, n_chunks=2), _c("alpha", {"SC": 1.0}, n_chunks=5),
                  _c("beta", {"SC": 1.0}, n_chunks=2)], ["zeta", "alpha", "beta"])

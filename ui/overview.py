@@ -38,12 +38,14 @@ def swatch(cid: str) -> str:
 def _chips(items: list[dict], sign: str) -> str:
     if not items:
         return '<span style="opacity:.7">none</span>'
+    from chunkscope.analysis.selection import apart
+
     color = "#009E73" if sign == "+" else "#D55E00"
     return " ".join(
         f'<span style="display:inline-block;border:1px solid {color};border-radius:10px;padding:0 8px;margin:2px;'
-        f'font-size:.85rem"><b>{html.escape(x["metric"])}</b> {x["winner"]:.3f} vs {x["runner"]:.3f} '
-        f'<span style="color:{color}">({x["delta"]:+.3f})</span></span>'
-        for x in items)
+        f'font-size:.85rem"><b>{html.escape(x["metric"])}</b> {a} vs {b} '
+        f'<span style="color:{color}">({d})</span></span>'
+        for x in items for a, b, d in [apart(x["winner"], x["runner"])])
 
 
 def verdict_badge(v: dict | None, score_interval: list[float] | None) -> str:
