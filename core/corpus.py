@@ -159,7 +159,8 @@ def discover(inputs: str | os.PathLike | Iterable[str | os.PathLike],
     """Documents under each input (a directory, searched recursively; a glob; or a file).
 
     Returns (items sorted by path, ignored) where ignored lists files that are not documents
-    (mentions files, JSON that is neither a reference nor a ChunkScope document) with why.
+    (mentions files, other file types, JSON that is neither a reference nor a ChunkScope document) with why;
+    hidden files are passed over in silence.
     Raises ``ValueError`` when an input matches nothing at all.
     """
     if isinstance(inputs, (str, os.PathLike)):
@@ -185,10 +186,14 @@ def discover(inputs: str | os.PathLike | Iterable[str | os.PathLike],
             rf = f.resolve()
             if any(rf == e or e in rf.parents for e in excluded):
                 continue
-            if _is_hidden(f, root) or f.suffix.lower() not in DOC_EXTENSIONS:
+            if _is_hidden(f, root):
                 continue
             if _is_mentions_file(f, root):
                 ignored.append({"path": str(f), "reason": "coreference mentions file"})
+                continue
+            if f.suffix.lower() not in DOC_EXTENSIONS:  # said, so that a user looking for a file finds why
+                ignored.append({"path": str(f), "reason": f"not a document type ({f.suffix.lower() or 'no extension'};"
+                                                          f" read: {', '.join(DOC_EXTENSIONS)})"})
                 continue
             if f.suffix.lower() == ".json":
                 kind = _json_kind(f)

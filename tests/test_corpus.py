@@ -68,6 +68,7 @@ def corpus(tmp_path_factory) -> Path:
     (root / "ref" / "parsed" / f"{stem}.json").write_text(json.dumps(ref), encoding="utf-8")
     (root / "ref" / "mentions" / f"{stem}.json").write_text(json.dumps(pairs), encoding="utf-8")
     (root / "ref" / "expected.json").write_text("{}", encoding="utf-8")  # a JSON that is not a document
+    (root / "cover.png").write_bytes(b"\x89PNG\r\n\x1a\n")  # not a document type: listed, not analysed
     return root
 
 
@@ -90,6 +91,7 @@ def test_discovery_mentions_and_domains(corpus):
     assert names == ["Ada (technique)_Standards.json", "broken.pdf", "pipeline.txt", "policy.md", "reglement.md"]
     reasons = {Path(i["path"]).name: i["reason"] for i in ignored}
     assert "expected.json" in reasons and "Ada (technique)_Standards.json" in reasons  # the mentions file
+    assert reasons["cover.png"].startswith("not a document type (.png; read: .pdf, .md")
     ref = next(it for it in items if it.path.suffix == ".json")
     assert ref.mentions == corpus / "ref" / "mentions" / "Ada (technique)_Standards.json"
     assert ref.domain == "technical"
