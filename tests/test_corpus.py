@@ -152,7 +152,7 @@ def test_end_to_end_outputs(results, corpus):
     assert json.loads((out / "summary.json").read_text())["settings"]["chunkers"] == list(CHUNKERS)
 
 
-def test_tables_match_reports(results):
+def test_tables_match_reports(results, monkeypatch):
     from chunkscope import corpus_report as CR
     from chunkscope.present import html_report
 
@@ -194,6 +194,12 @@ def test_tables_match_reports(results):
     page = html_report.corpus_html_report(res)
     assert page.count("<script") >= 1 and page.count("plotly.js v") <= 2 and "Table 3" in page
     assert "<script>alert" not in page
+    after = page.split("Adaptive choice vs the global best", 1)[1].split("<h2>", 1)[0]
+    assert ("<table" in after) == bool(CR.adaptive_gaps(res))
+    # when the adaptive policy picked the global best everywhere: a sentence, not an empty table
+    monkeypatch.setattr(html_report, "adaptive_gaps", lambda *a, **k: [])
+    after = html_report.corpus_html_report(res).split("Adaptive choice vs the global best", 1)[1].split("<h2>", 1)[0]
+    assert "<table" not in after and "for every document: no gap" in after
 
 
 def _check_table3(res, reports: dict[str, dict]) -> None:

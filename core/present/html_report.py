@@ -280,7 +280,9 @@ def corpus_html_report(res: CorpusResults) -> str:
                         for cid in dict.fromkeys(r["chunker"] for r in wil)])
     gaph = _html_table(["document", "domain", "winner", "winner score", f"{best} score", "gap"],
                        [[g["document"], g["domain"], g["winner"], _f(g["winner_score"] * 100, 2),
-                         _f(g["global_best_score"] * 100, 2), _f(g["gap"] * 100, 2)] for g in gaps])
+                         _f(g["global_best_score"] * 100, 2), _f(g["gap"] * 100, 2)] for g in gaps]) if gaps else (
+        f"<p>The adaptive policy picked the global best ({html.escape(str(best))}) for every document: no gap "
+        "to show.</p>")
     doch = _html_table(["document", "domain", "language", "tokens", "status", "winner", "reason"],
                        [[e.get("name", ""), e.get("domain", ""), e.get("language", ""), e.get("tokens", ""),
                          e.get("status", ""), e.get("winner") or "", e.get("reason", "")]
