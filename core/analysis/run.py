@@ -359,10 +359,10 @@ def analyze(doc: Document, settings: Settings | None = None, resources: Resource
             check("embeddings")
             if time.perf_counter() - told >= 1.0:  # a long document's pass takes minutes: say how far it is
                 told = time.perf_counter()
-                got = emb.encode_progress() if hasattr(emb, "encode_progress") else None
-                if got and got[1]:
-                    progress("embeddings", 0.9 * got[0] / got[1], f"embedding the document's units: {got[0]:,} of "
-                             f"{got[1]:,} texts")
+                far = emb.encode_progress() if hasattr(emb, "encode_progress") else None
+                if far and far[1]:
+                    progress("embeddings", 0.8 * far[0] / far[1], f"embedding the document's units: {far[0]:,} of "
+                             f"{far[1]:,} texts")
         waited = time.perf_counter() - t_wait - prefetch_s
         if "result" not in unit_pass:  # the unit pass failed (or was interrupted): its error, never a KeyError
             raise unit_pass.get("error") or RuntimeError("the embedding pass ended without a result")
@@ -371,7 +371,9 @@ def analyze(doc: Document, settings: Settings | None = None, resources: Resource
         if emb_error:
             warnings.append(emb_error)
     model_s0 = resources.embedding_seconds()  # the model time from here on is this thread's
-    semantic = run_chunkings("embeddings", by_stage["embedder"])
+    # the unit pass took the stage's first 80% (when it ran): the chunkings that embed come after it
+    n_sem = len(by_stage["embedder"])
+    semantic = run_chunkings("embeddings", by_stage["embedder"], *((4 * n_sem, 5 * n_sem) if worker else (0, None)))
     emb_reasons = {"ICC": emb_error, "DCC": emb_error}
     every_reason = {"RC": rc_reason, **emb_reasons}
     score("embeddings", structural, lambda r: embedding_metrics(doc, r, settings, embed), emb_reasons)
