@@ -173,12 +173,15 @@ GRID: dict[str, tuple[Any, ...]] = {
     "sentence_penalty": (15.0, 30.0),
     "token_penalty": (0.2, 0.4),
     "pronoun_bonus": (0.0, 10.0),
-    "nearest_mention": (False, True),
+    # not tuned since heuristic-6.2: a chain's pronoun takes the nearest repeat of its entity's name, as Maverick's
+    # pairs are defined (the closest mention of the cluster) and as a reader looks for it; left to the grid,
+    # RC agreement preferred the chain's first mention, up to thousands of characters back
+    "nearest_mention": (True,),
     "first_person": (False, True),
     "forward": (False, True),
     "heading_back": (False, True),
 }
-RULES = Rules(subject_bonus=40.0, sentence_penalty=30.0, token_penalty=0.2, pronoun_bonus=10.0, nearest_mention=False,
+RULES = Rules(subject_bonus=40.0, sentence_penalty=30.0, token_penalty=0.2, pronoun_bonus=10.0, nearest_mention=True,
               first_person=True, forward=True, heading_back=True)
 CROSS_BLOCK_TOKENS = 40  # token distance counted for a candidate in an earlier block
 _DETERMINERS = re.compile(r"^(the|a|an|this|that|these|those|such|each|every|any)\s+")
