@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import functools
 import os
 import signal
 import sys
-from typing import Callable
+from typing import Any, Callable
 
 from chunkscope.cli.analyze import add_analyze
 from chunkscope.cli.app import add_app
@@ -36,16 +35,22 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
 ]
 
 
+class _Parser(argparse.ArgumentParser):
+    """No abbreviated options, in the command and every subcommand: "analyze --chunker page" (the chunk
+    command's option) must not run as --chunkers."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["allow_abbrev"] = False
+        super().__init__(*args, **kwargs)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="chunkscope",
         description="Inspect RAG chunk quality: load a document, run chunkers, score them.",
-        allow_abbrev=False,
     )
     parser.add_argument("--version", action="version", version=f"chunkscope {__version__}")
-    # no abbreviated options: "analyze --chunker page" (the chunk command's option) must not run as --chunkers
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND",
-                                parser_class=functools.partial(argparse.ArgumentParser, allow_abbrev=False))
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for add in SUBCOMMANDS:
         add(sub)
     return parser
