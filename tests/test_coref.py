@@ -304,6 +304,14 @@ def test_a_far_numbered_paragraph_does_not_reach_the_lead_in():
         near = [p for p in pairs if p.pronoun.start == text.index("(1) It") + 4]
         assert near and text[near[0].entity.start:near[0].entity.end] == "The Board"
         assert not any(p.pronoun.start == far for p in pairs)
+    # measured between blocks, not from where the parsed window starts: an item that starts within reach keeps
+    # the lead-in for a pronoun late in it, with the windows as with a full parse (the review's case)
+    filler = "".join(f"({k}) Members meet in rooms and keep records of meetings.\n\n" for k in range(2, 40))
+    long_item = "(40) " + "Members keep the minutes in the archive rooms. " * 14 + "It shall meet twice a year.\n"
+    text = "The Board shall adopt the following rules:\n\n" + filler + long_item
+    item_start, it = text.index("(40)"), text.index("It shall meet twice")
+    assert item_start - len("The Board shall adopt the following rules:") <= LEAD_CHARS < it - 44
+    assert resolve(text, windows=True) == resolve(text, windows=False)
 
 
 def test_shipped_rules_are_a_point_of_the_grid():
@@ -469,8 +477,10 @@ def test_reflexive_after_a_noun_phrase_stresses_it():
     # "data" is plural in form, singular in use: the reflexive after it still stresses it (R-data.pdf's tour)
     text = "A dBase file holds the records. The data itself is stored in fixed-width fields."
     assert ("The data", "itself") in resolved(text)
-    # ... while a noun of the other number is skipped as before
+    # ... while a noun of the other number is skipped as before, and "data" does not take other reflexives
     assert ("The providers", "themselves") in resolved("The providers shall inform the authority themselves.")
+    assert ("The engineers", "themselves") in resolved("The engineers reviewed the metadata themselves.")
+    assert not any(p == "ourselves" for _, p in resolved("We checked the data ourselves."))
 
 
 def test_quantifier_nouns_are_not_antecedents():

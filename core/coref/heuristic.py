@@ -348,6 +348,7 @@ class _Segment:
     reset: bool
     item: bool  # the block is a list item
     level: int = 0  # a heading's level (the number of leading "#"), 0 for other blocks
+    block: tuple[int, int] = (0, 0)  # the whole block's span (LEAD_CHARS is measured between blocks)
 
 
 def _level(block: str) -> int:
@@ -432,7 +433,7 @@ def _segments(blocks: list[tuple[int, str, str]], back: int, words: re.Pattern[s
             gap |= bool(btxt[:a].strip()) if k == 0 else True
             head = kind == "heading" and k == 0
             out.append(_Segment(_off + a, btxt[a:b], kind if k == 0 else "text", gap and bool(out), reset,
-                                bool(_LIST_ITEM.match(btxt)), _level(btxt) if head else 0))
+                                bool(_LIST_ITEM.match(btxt)), _level(btxt) if head else 0, (_off, _off + len(btxt))))
             gap = reset = False
         gap = bool(btxt[merged[-1][1]:].strip())
     return out
@@ -680,8 +681,8 @@ def resolve(text: str, nlp: Any = None, windows: bool = True, rules: Rules = RUL
 
         nlp = english(EXCLUDE)
     segs = parse_windows(text, rules) if windows else \
-        [_Segment(o, t, k, False, False, bool(_LIST_ITEM.match(t)), _level(t) if k == "heading" else 0)
-         for o, t, k in _read_blocks(text)]
+        [_Segment(o, t, k, False, False, bool(_LIST_ITEM.match(t)), _level(t) if k == "heading" else 0,
+                  (o, o + len(t))) for o, t, k in _read_blocks(text)]
     return resolve_parsed(text, segs, nlp.pipe((sg.text for sg in segs), batch_size=BATCH_SIZE), rules)
 
 
@@ -738,7 +739,7 @@ def resolve_parsed(text: str, segs: list[_Segment], docs: Any, rules: Rules = RU
                 continue  # pleonastic "it", or "IT" (information technology) in mixed-case text
             number, pkind = info
             psent = sent_of[tok.i]
-            extra = [c for c in lead if c not in pool] if is_item and offset - lead_end <= LEAD_CHARS else []
+            extra = [c for c in lead if c not in pool] if is_item and seg.block[0] - lead_end <= LEAD_CHARS else []
             if seg.level and rules.heading_back:  # the heading's own words, its parent heading, the section before
                 tiers = [(pool + visible, []), (parent, parent), (before, [])]
             else:
@@ -746,9 +747,9 @@ def resolve_parsed(text: str, segs: list[_Segment], docs: Any, rules: Rules = RU
             best = None
             if low in REFLEXIVE and visible and not text[visible[-1].end:offset + tok.idx].strip():
                 tiers.insert(0, ([visible[-1]], []))  # "the system itself": the noun phrase it stresses
-                if visible[-1].pron is None and text[visible[-1].start:visible[-1].end].split()[-1].lower() \
-                        in NUMBER_NEUTRAL:
-                    best = visible[-1]  # "the data itself"
+                if low == "itself" and visible[-1].pron is None \
+                        and text[visible[-1].start:visible[-1].end].split()[-1].lower() in NUMBER_NEUTRAL:
+                    best = visible[-1]  # "the data itself" (the tagger may call "data" plural)
             for tier, near in tiers:
                 if best is not None:
                     break
@@ -785,7 +786,7 @@ def resolve_parsed(text: str, segs: list[_Segment], docs: Any, rules: Rules = RU
         visible.extend(cands[ci:])
         visible.sort(key=lambda c: c.start)
         if not is_item:
-            lead_end = offset + len(seg.text)
+            lead_end = seg.block[1]
             lead = [c for c in visible if c.sent == sent_base + n_sents - 1 or c.subject]
         pool.extend(visible)
         sent_base += n_sents
