@@ -221,6 +221,9 @@ def test_extraction_fixes():
     # table-of-contents entries the converter wrote as headings are text
     toc = _tidy("### 5 Binary files . . . . . . . 24\n\n## 6 Images _. . . . ._ 25\n\n## 2024 results\n")
     assert toc == "5 Binary files . . . . . . . 24\n\n6 Images _. . . . ._ 25\n\n## 2024 results"
+    # ... but not an ellipsis in a heading, nor a comment inside code
+    assert _tidy("## And then... 2") == "## And then... 2"
+    assert "# sum over 1, 2, . . . 10" in _tidy("```\n# sum over 1, 2, . . . 10\nx = 1\n```")
     _, heads = build_blocks("# Setup__guide for my_var\n\nx\n\n## __Bold__ part\n\ny\n", [], markdown=True)
     assert [h.title for h in heads] == ["Setup__guide for my_var", "Bold part"]
     rows = "\n".join(f"| {i} | {i * 3.5} | ok | 2024-01-{i % 28 + 1:02d} | id_{i} |" for i in range(300))

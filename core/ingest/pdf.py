@@ -34,20 +34,22 @@ _COPYRIGHT = re.compile(r"[_*]*\u20dd[_*]*\s?c(?![a-z])|c\u20dd")
 
 # a heading the converter wrote (bold, at the start of its line), not code that starts with "#"
 _BOLD_HEADING = re.compile(r"#{1,6} \*\*\S.*\*\*")
-# a table-of-contents entry the converter took for a heading: "### 5 Binary files . . . . . 24"
-_TOC_HEADING = re.compile(r"^#{1,6} (?=.*(?:\. ?){3,}[_*]*\s*\d+\s*$)", re.M)
+# a table-of-contents entry the converter took for a heading: "### 5 Binary files . . . . . 24" (dot leaders, not an
+# ellipsis: "## And then... 2" stays a heading)
+_TOC_HEADING = re.compile(r"#{1,6} (?=.*(?:(?:\. ){2,}\.|\.{4,})[_*]*\s*\d+\s*$)")
 
 
 def _unfence_headings(md: str) -> str:
     """Move the converter's headings out of the code block they were put in: pymupdf4llm can close a
     code block after the heading that follows it ("```" code / "### **7.3 Input**" / "```"), or open
-    it before the heading that precedes it."""
+    it before the heading that precedes it. Outside code, a table-of-contents entry it wrote as a
+    heading becomes text."""
     lines = md.split("\n")
     out: list[str] = []
     i = 0
     while i < len(lines):
         if not lines[i].startswith("```"):
-            out.append(lines[i])
+            out.append(_TOC_HEADING.sub("", lines[i], count=1) if _TOC_HEADING.match(lines[i]) else lines[i])
             i += 1
             continue
         j = next((k for k in range(i + 1, len(lines)) if lines[k].startswith("```")), None)
@@ -60,7 +62,7 @@ def _unfence_headings(md: str) -> str:
             lo += 1
         while hi > lo and (not body[hi - 1].strip() or _BOLD_HEADING.fullmatch(body[hi - 1].strip())):
             hi -= 1
-        head, code, tail = body[:lo], body[lo:hi], body[hi:]
+        head, code, tail = body[:lo], body[lo:hi], body[hi:]  # (headings moved out are not ToC entries)
         if not any(x.strip() for x in head + tail):
             out.extend(lines[i:j + 1])  # nothing to move: the block as it was
             i = j + 1
@@ -77,7 +79,7 @@ def _tidy(md: str) -> str:
     md = _COPYRIGHT.sub("©", md)
     md = md.replace("\r\n", "\n").replace("\r", "\n").replace("\f", "\n").replace("\x00", "")
     md = re.sub(r"[ \t]+\n", "\n", md)
-    md = _TOC_HEADING.sub("", _unfence_headings(md)) if "#" in md else md
+    md = _unfence_headings(md) if "#" in md else md
     md = re.sub(r"(?<=[^\n])\n(?=#{1,6} )", "\n\n", md)  # a blank line before each heading
     md = re.sub(r"\n{3,}", "\n\n", md)
     return md.strip()
