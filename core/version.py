@@ -10,9 +10,10 @@ __version__ = "0.2.0"
 
 
 def digest(root: Path) -> str:
-    """A digest of the code and data files below ``root`` (``.py``, ``.json``, ``.toml``; names and bytes)."""
+    """A digest of the files below ``root`` (names and bytes: code, the coreference model, the LLM prompts),
+    compiled bytecode left out."""
     h = hashlib.sha256()
-    for f in sorted(p for p in root.rglob("*") if p.suffix in (".py", ".json", ".toml") and p.is_file()
+    for f in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix not in (".pyc", ".pyo")
                     and "__pycache__" not in p.parts):
         h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
     return h.hexdigest()[:12]

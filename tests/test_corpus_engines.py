@@ -94,12 +94,17 @@ def test_the_build_digest_follows_the_engine_files(tmp_path):
     (tmp_path / "pkg" / "sub").mkdir(parents=True)
     (tmp_path / "pkg" / "a.py").write_text("x = 1\n")
     (tmp_path / "pkg" / "sub" / "model.json").write_text("{}")
-    (tmp_path / "pkg" / "notes.txt").write_text("not code")
+    (tmp_path / "pkg" / "prompt.txt").write_text("Write a regex")
+    (tmp_path / "pkg" / "__pycache__").mkdir()
+    (tmp_path / "pkg" / "__pycache__" / "a.cpython-311.pyc").write_bytes(b"1")
     first = digest(tmp_path / "pkg")
-    (tmp_path / "pkg" / "notes.txt").write_text("still not code")
+    (tmp_path / "pkg" / "__pycache__" / "a.cpython-311.pyc").write_bytes(b"2")  # bytecode: not the engine
     assert digest(tmp_path / "pkg") == first
-    (tmp_path / "pkg" / "sub" / "model.json").write_text('{"w": 1}')
+    (tmp_path / "pkg" / "prompt.txt").write_text("Write a regular expression")  # an LLM prompt is
     assert digest(tmp_path / "pkg") != first
+    second = digest(tmp_path / "pkg")
+    (tmp_path / "pkg" / "sub" / "model.json").write_text('{"w": 1}')
+    assert digest(tmp_path / "pkg") != second
 
 
 def test_options_and_stats():
