@@ -306,12 +306,14 @@ def test_exact_mode_truncation_warning_reaches_the_report(doc):
 def test_a_report_counts_its_own_embedding_work(resources):
     """The model's counters add up over a process; a report gives its analysis's share (a corpus worker's reports
     claimed the embedding time of every document it had analysed before)."""
-    d = load_bytes(("## Ledger\n\nThe ledger lists every cheque written in the quarter. " * 12).encode(), "ledger.md")
+    d = load_bytes(("## Ledger\n\n" + "The ledger lists every cheque written in the quarter. It is kept by the clerk.\n\n"
+                    * 60).encode(), "ledger.md")
     s = Settings(chunkers=("recursive-600", "whole"), candidates=("whole",), coref="none")
     first = analyze(d, s, resources).embedder["stats"]
     again = analyze(d, s, resources).embedder["stats"]
     assert first["texts_embedded"] > 0 and first["seconds"] > 0
     assert again["texts_embedded"] == 0 and again["model_calls"] == 0  # all from the caches, nothing added up
+    assert again["spans"] == first["spans"] > 0 and again["units"] == first["units"] > 0  # its own spans, once
 
 
 def test_no_winner_says_which_weighted_metrics_are_missing():

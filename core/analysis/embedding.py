@@ -30,11 +30,15 @@ def span_embedding(doc: Document, resources: Any, on_units: Callable[[Any], None
         return None, {}, f"embeddings unavailable: {exc}"
 
 
-def embed_counters(resources: Any) -> dict[str, Any]:
-    """The loaded embedding model's counters now (model calls, texts, cache hits, seconds: they add up over
-    every analysis in the process); empty when no model is loaded yet."""
-    emb = resources.loaded_embedder()
-    stats = getattr(emb, "stats", None)
+def embed_counters(resources: Any, doc: Document) -> dict[str, Any]:
+    """The embedding counters now: the loaded model's (model calls, texts, cache hits, seconds: they add up over
+    every analysis in the process) and those of ``doc``'s span embedder when an earlier analysis of it left one
+    (spans, fragments, ...); empty when nothing is loaded yet."""
+    found = getattr(resources, "cached_span_embedder", lambda d: None)(doc)
+    if found is not None:
+        return {k: v for k, v in found.stats.items()  # "units": how many the document has, not a count of work
+                if isinstance(v, (int, float)) and not isinstance(v, bool) and k != "units"}
+    stats = getattr(resources.loaded_embedder(), "stats", None)
     return stats.to_dict() if stats is not None and hasattr(stats, "to_dict") else {}
 
 
@@ -52,7 +56,10 @@ def embedder_info(resources: Any, se: Any, since: dict[str, Any] | None = None) 
         info["stats"] = dict(stats() if callable(stats) else stats)
         for k, v in (since or {}).items():
             if isinstance(info["stats"].get(k), (int, float)) and isinstance(v, (int, float)):
-                info["stats"][k] = round(info["stats"][k] - v, 4) if isinstance(v, float) else info["stats"][k] - v
+                info["stats"][k] -= v
+        for k, v in info["stats"].items():
+            if isinstance(v, float):
+                info["stats"][k] = round(v, 4)
     w = getattr(se, "warnings", None)
     if w:
         info["warnings"] = list(w)

@@ -88,6 +88,10 @@ class Resources:
         """Drop the span embedders of every document (the model and its vector cache stay)."""
         self._span_embedders.clear()
 
+    def cached_span_embedder(self, doc: Document):
+        """The document's span embedder when an earlier analysis made one, else None (never makes one)."""
+        return self._span_embedders.get((doc.fingerprint, self.mode))
+
     def span_embedder(self, doc: Document):
         key = (doc.fingerprint, self.mode)
         se = self._span_embedders.get(key)

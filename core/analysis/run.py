@@ -138,7 +138,7 @@ def analyze(doc: Document, settings: Settings | None = None, resources: Resource
                                         backend=settings.embedding_backend)).for_settings(
         settings.embedder, settings.embedding_mode, settings.embedding_backend)
     t_total = time.perf_counter()
-    stats0 = embed_counters(resources)  # the model's counters are per process: this analysis reports its own
+    stats0 = embed_counters(resources, doc)  # counters add up over the process: this analysis reports its own
     # disjoint stage timings that add up to the total: time inside the embedding model (loading,
     # encoding) is "embed" wherever it happens (the semantic chunker embeds while chunking, exact
     # mode while scoring), so "chunk" and "metrics" exclude it; "other" is the rest (bookkeeping).
