@@ -78,6 +78,7 @@ from chunkscope.report import dumps as report_dumps
 
 SCHEMA = "chunkscope.corpus/1"
 DOC_EXTENSIONS = (".pdf", ".md", ".markdown", ".txt", ".json")
+MAX_IGNORED_LISTED = 1000  # files named under summary.json's "ignored"; beyond, a count
 # what a run (and ``corpus-report``) writes at the top of a results directory, besides the reports and
 # winners its summary lists: a download holds these and nothing else (chunkscope.sharing.run_outputs)
 MENTIONS_DIR = "mentions"
@@ -202,6 +203,10 @@ def discover(inputs: str | os.PathLike | Iterable[str | os.PathLike],
                     continue
             if rf not in items:
                 items[rf] = CorpusItem(path=f, root=root, mentions=find_mentions(f), domain=domain_of(f, root))
+    ignored = list({i["path"]: i for i in ignored}.values())  # overlapping inputs: each file once
+    if len(ignored) > MAX_IGNORED_LISTED:  # a folder of 20,000 images: the first ones and a count
+        more = len(ignored) - MAX_IGNORED_LISTED
+        ignored = ignored[:MAX_IGNORED_LISTED] + [{"path": "…", "reason": f"and {more:,} more files not listed"}]
     return sorted(items.values(), key=lambda it: str(it.path)), ignored
 
 

@@ -200,6 +200,9 @@ def test_tables_match_reports(results, monkeypatch):
     monkeypatch.setattr(html_report, "adaptive_gaps", lambda *a, **k: [])
     after = html_report.corpus_html_report(res).split("Adaptive choice vs the global best", 1)[1].split("<h2>", 1)[0]
     assert "<table" not in after and "for every document: no gap" in after
+    monkeypatch.setattr(html_report, "global_best", lambda *a, **k: None)  # no candidate scored anywhere
+    page = html_report.corpus_html_report(res)
+    assert "global best (None)" not in page and "No candidate scored" in page
 
 
 def _check_table3(res, reports: dict[str, dict]) -> None:
@@ -425,3 +428,17 @@ def test_resume_key_changes_with_the_llm_api_key(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "right-key")
     k2 = resume_key("sha", "", {"coref": "none"}, _llm_identity())
     assert k1 != k2 and "right-key" not in json.dumps(_llm_identity())
+
+
+def test_ignored_files_are_listed_once_and_a_flood_is_counted(tmp_path, monkeypatch):
+    import chunkscope.corpus as C
+
+    (tmp_path / "a.md").write_text("# A\n\nText.\n", encoding="utf-8")
+    for k in range(5):
+        (tmp_path / f"img{k}.png").write_bytes(b"\x89PNG")
+    items, ignored = C.discover([tmp_path, tmp_path / "img0.png", str(tmp_path / "*.png")])
+    assert [it.path.name for it in items] == ["a.md"]
+    assert sorted(Path(i["path"]).name for i in ignored) == [f"img{k}.png" for k in range(5)]  # once each
+    monkeypatch.setattr(C, "MAX_IGNORED_LISTED", 2)
+    _, ignored = C.discover(tmp_path)
+    assert len(ignored) == 3 and ignored[-1]["reason"] == "and 3 more files not listed"

@@ -281,6 +281,7 @@ def corpus_html_report(res: CorpusResults) -> str:
     gaph = _html_table(["document", "domain", "winner", "winner score", f"{best} score", "gap"],
                        [[g["document"], g["domain"], g["winner"], _f(g["winner_score"] * 100, 2),
                          _f(g["global_best_score"] * 100, 2), _f(g["gap"] * 100, 2)] for g in gaps]) if gaps else (
+        "<p>No candidate scored, so there is no global best to compare with.</p>" if best is None else
         f"<p>The adaptive policy picked the global best ({html.escape(str(best))}) for every document: no gap "
         "to show.</p>")
     doch = _html_table(["document", "domain", "language", "tokens", "status", "winner", "reason"],
@@ -309,7 +310,7 @@ def corpus_html_report(res: CorpusResults) -> str:
         + "<h2>Figure 1: metric correlations</h2>" + fig_html[0]
         + "<h2>Selection and scores</h2>" + "".join(fig_html[1:3])
         + "<h2>Per domain</h2>" + domh + ("".join(fig_html[3:]))
-        + f"<h2>Adaptive choice vs the global best ({html.escape(str(best))})</h2>" + gaph
+        + "<h2>Adaptive choice vs the global best" + (f" ({html.escape(str(best))})" if best else "") + "</h2>" + gaph
         + "<h2>Documents</h2>" + doch
         + "</body></html>"
     )
