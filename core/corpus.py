@@ -273,6 +273,22 @@ def _llm_identity() -> dict[str, Any]:
     return cache_identity_of(LLMSettings.from_env)
 
 
+def not_run(report: dict[str, Any]) -> dict[str, str]:
+    """The chunkings of a report that gave no result, with why ("skipped: no LLM endpoint configured")."""
+    return {c["id"]: f"{c.get('status', '')}: {c.get('reason', '')}" for c in report.get("chunkings", [])
+            if c.get("status") != "ok"}
+
+
+def not_run_lines(entries: list[dict[str, Any]]) -> list[str]:
+    """One line per chunking that gave no result on some documents of a run: how many, and why."""
+    seen: dict[str, dict[str, int]] = {}
+    for e in entries:
+        for cid, why in (e.get("not_run") or {}).items():
+            seen.setdefault(cid, {}).setdefault(why, 0)
+            seen[cid][why] += 1
+    return [f"not run: {cid} on {n} document(s) ({why})" for cid, whys in seen.items() for why, n in whys.items()]
+
+
 def resume_key(file_sha: str, mentions_sha: str, settings_dict: dict[str, Any], llm: dict[str, Any] | None = None,
                suffix: str = "") -> str:
     """What decides whether a document must be analyzed again: its bytes *and* format (``suffix``: x.md
@@ -559,6 +575,7 @@ def write_result(store: ResultStore, base: str, res: dict[str, Any]) -> dict[str
     upd.update(status="ok", reason="", report=f"{base}.json", winners=f"{base}.winners.jsonl",
                name=rep["document"].get("name", ""), tokens=rep["document"].get("tokens", 0),
                winner=rep.get("winner"), language=rep["document"].get("language", ""),
+               not_run=not_run(rep),
                failed_chunkers={c["id"]: c.get("reason", "") for c in rep.get("chunkings", [])
                                 if c.get("status") == "failed"})
     return upd
@@ -744,7 +761,8 @@ def plan_corpus(inputs, store: ResultStore, s_dict: dict[str, Any], max_bytes: i
                 e.update(status="skipped", reason="already analyzed with the same settings", resumed=True,
                          report=f"{base}.json", winners=f"{base}.winners.jsonl",
                          name=rep["document"].get("name", e["name"]), tokens=rep["document"].get("tokens", 0),
-                         winner=rep.get("winner"), seconds=0.0, language=rep["document"].get("language", ""))
+                         winner=rep.get("winner"), seconds=0.0, language=rep["document"].get("language", ""),
+                         not_run=not_run(rep))
                 continue
             except (OSError, json.JSONDecodeError, KeyError):
                 pass  # a damaged report: analyze again

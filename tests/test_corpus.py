@@ -316,6 +316,7 @@ def test_cli_end_to_end(corpus, tmp_path, capsys):
     cap = capsys.readouterr()
     assert rc == 0
     assert "2 analyzed, 0 skipped, 1 failed" in cap.out
+    assert "not run: page+pp on 2 document(s) (skipped: the document has no pages" in cap.out  # Markdown has none
     assert "FAILED  broken.pdf" in cap.err and "ok      " in cap.err and "[" in cap.err
     rc = main(["corpus-report", str(out), "--html", str(tmp_path / "r.html")])
     cap = capsys.readouterr()

@@ -130,6 +130,10 @@ def cmd_corpus(args: argparse.Namespace) -> int:
     for e in summary["documents"]:
         if e.get("status") == "failed":
             print(f"failed: {e.get('rel')}: {e.get('reason')}")
+    from chunkscope.corpus import not_run_lines
+
+    for line in not_run_lines(summary["documents"]):  # said here, not only by corpus-report
+        print(line)
     print(f"wrote {args.out.rstrip('/')}/summary.json, metrics.parquet, metrics.csv, winners.jsonl, reports/")
     print(f"next: chunkscope corpus-report {args.out}")
     return 0 if c["with_report"] > 0 or c["documents"] == 0 else 1
