@@ -67,6 +67,7 @@ import sys
 import threading
 import time
 import traceback
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
@@ -281,12 +282,8 @@ def not_run(report: dict[str, Any]) -> dict[str, str]:
 
 def not_run_lines(entries: list[dict[str, Any]]) -> list[str]:
     """One line per chunking that gave no result on some documents of a run: how many, and why."""
-    seen: dict[str, dict[str, int]] = {}
-    for e in entries:
-        for cid, why in (e.get("not_run") or {}).items():
-            seen.setdefault(cid, {}).setdefault(why, 0)
-            seen[cid][why] += 1
-    return [f"not run: {cid} on {n} document(s) ({why})" for cid, whys in seen.items() for why, n in whys.items()]
+    counts = Counter(item for e in entries for item in (e.get("not_run") or {}).items())
+    return [f"not run: {cid} on {n} document(s) ({why})" for (cid, why), n in counts.items()]
 
 
 def resume_key(file_sha: str, mentions_sha: str, settings_dict: dict[str, Any], llm: dict[str, Any] | None = None,

@@ -26,6 +26,8 @@ def dumps(obj: Any) -> str:
     chunk's span, a page box): one number per line made a 2,415-page PDF's report 162 MB instead of 93."""
     text = json.dumps(obj, ensure_ascii=False, indent=1)
     return _FLAT_ARRAY.sub(lambda m: "[" + re.sub(r",\n\s*", ", ", m.group(1)) + "]", text)
+
+
 METRICS = ("RC", "ICC", "DCC", "BI", "SC")
 # What each metric means, for readers of the app and the reports: (full name, one plain sentence).
 METRIC_GUIDE: dict[str, tuple[str, str]] = {

@@ -58,8 +58,7 @@ Rules:
   chosen from a small grid (``GRID``) by mean |ΔRC| against Maverick's pairs on the 12 English
   corpus documents (the three switches above too); chosen leaving each document out, they give
   mean |ΔRC| 0.0170 (``heuristic-6.2``; 0.0165 for ``heuristic-6``) on the held-out documents against
-  0.0227 for the first version's hand-set
-  numbers (``LEGACY``), 0.0201 for ``heuristic-3`` (the same numbers without the switches),
+  0.0227 for the first version's hand-set numbers (``LEGACY``), 0.0201 for ``heuristic-3`` (the same numbers without the switches),
   0.0199 for ``heuristic-4`` (without ``heading_back``) and 0.0182 for ``heuristic-5`` (without
   the parent heading), ``docs/coreference.md``.
 
@@ -69,8 +68,8 @@ and the ``max_sentences_back`` sentences before it within its section (or the se
 parent heading, for a pronoun in a heading; sentence ends found by a
 regular expression), plus the end of the block that introduces a list for a pronoun in a list
 item within ``LEAD_CHARS`` of it; the rest is never parsed (GDPR: 62% of the text is). The
-pipeline is tok2vec, tagger and parser only: noun chunks are read from the fine-grained tags (``noun_chunks``, spaCy's English
-rules) so the attribute ruler is not needed. ``resolve(text, windows=False)`` parses every block
+pipeline is tok2vec, tagger and parser only: noun chunks are read from the fine-grained tags
+(``noun_chunks``, spaCy's English rules) so the attribute ruler is not needed. ``resolve(text, windows=False)`` parses every block
 (the same pairs; tests check it). Results are cached on disk by (document sha256, ``VERSION``)
 under ``$CHUNKSCOPE_CACHE_DIR/coref`` when that variable is set.
 """

@@ -49,7 +49,8 @@ def _unfence_headings(md: str) -> str:
     i = 0
     while i < len(lines):
         if not lines[i].startswith("```"):
-            out.append(_TOC_HEADING.sub("", lines[i], count=1) if _TOC_HEADING.match(lines[i]) else lines[i])
+            toc = _TOC_HEADING.match(lines[i])
+            out.append(lines[i][toc.end():] if toc else lines[i])
             i += 1
             continue
         j = next((k for k in range(i + 1, len(lines)) if lines[k].startswith("```")), None)

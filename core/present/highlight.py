@@ -75,7 +75,6 @@ def _safe(check, x: dict[str, Any]) -> bool:
         return False
 
 
-# split pairs cycle through these, so that a pair's two ends share a colour and a P-tag
 # what a block kind is called where a user reads it: a "heading" block is the heading and the text
 # under it (the paper's title-body pair), so cutting it rarely cuts the heading line itself
 KIND_WORDS = {"heading": "section", "group": "paragraph group"}
@@ -90,6 +89,7 @@ def kind_word(kind: str) -> str:
     return KIND_WORDS.get(kind, kind)
 
 
+# split pairs cycle through these, so that a pair's two ends share a colour and a P-tag
 PAIR_COLORS = ["#CC79A7", "#9467BD", "#E377C2", "#8C564B", "#17BECF", "#BCBD22"]
 
 HIGHLIGHT_CSS = """
