@@ -230,7 +230,8 @@ def add_analysis_options(p: argparse.ArgumentParser, one_document: bool = True) 
 class StderrProgress:
     """Stage and per-chunker progress on stderr (a single rewritten line on a terminal)."""
 
-    def __init__(self, stream=sys.stderr, quiet: bool = False):
+    def __init__(self, stream=None, quiet: bool = False):
+        stream = sys.stderr if stream is None else stream  # the stderr of now, not of when this module was imported
         self.stream, self.quiet = stream, quiet
         self.tty = hasattr(stream, "isatty") and stream.isatty()
         self.t0 = time.perf_counter()
