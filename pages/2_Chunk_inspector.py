@@ -204,7 +204,7 @@ def main() -> None:
             broken_at = {x["index"] for x in problems.broken if x["boundary"] in (ch.start, ch.end)}
             st.write(f"{counted(len(inside), 'whole block')} inside; {counted(len(cut), 'block')} cut at this "
                      f"chunk's edges ({len(broken_at)} beyond the BI tolerance).")
-            rows = [{"block": f"#{j + 1}", "kind": bl.kind, "chars": f"{bl.start:,}–{bl.end:,}",
+            rows = [{"block": f"#{j + 1}", "kind": highlight.kind_word(bl.kind), "chars": f"{bl.start:,}–{bl.end:,}",
                      "here": "cut" if (j, bl) in cut else "inside",
                      "broken (BI)": j in broken_at} for j, bl in cut + inside]
             if rows:

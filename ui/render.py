@@ -8,6 +8,7 @@ from __future__ import annotations
 import html
 
 from chunkscope.document import Block, Document
+from chunkscope.present.highlight import kind_word
 from chunkscope.present.paging import View, document_views
 
 KIND_COLORS = {
@@ -50,7 +51,7 @@ def block_html(doc: Document, index: int, block: Block, tokens: int | None = Non
         more = f'<div class="cs-more">... {len(text) - MAX_BLOCK_CHARS:,} more characters in this block</div>'
         text = text[:MAX_BLOCK_CHARS]
     color = KIND_COLORS.get(block.kind, "#444")
-    tag = f"#{index + 1} {html.escape(block.kind)} · chars {block.start:,}–{block.end:,}"
+    tag = f"#{index + 1} {html.escape(kind_word(block.kind))} · chars {block.start:,}–{block.end:,}"
     if tokens is not None:
         tag += f" · {tokens:,} tokens"
     return (
@@ -71,7 +72,7 @@ def blocks_html(doc: Document, view: View, with_tokens: bool = True) -> str:
 
 def legend_html(kinds: dict[str, int]) -> str:
     items = [
-        f'<span class="cs-tag" style="--cs-c: {KIND_COLORS.get(k, "#444")}">{html.escape(k)} {n}</span>'
+        f'<span class="cs-tag" style="--cs-c: {KIND_COLORS.get(k, "#444")}">{html.escape(kind_word(k))} {n}</span>'
         for k, n in kinds.items()
     ]
     return CSS + " ".join(items)
