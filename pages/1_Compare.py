@@ -127,7 +127,7 @@ def main() -> None:
         else:
             i = sorted(problems[cid].out_of_size)[n]
             o = problems[cid].out_of_size[i]
-            what = (f"**{md_escape(cid)}** chunk #{i} has {chunkings[cid].chunks[i].tokens:,} tokens "
+            what = (f"**{md_escape(cid)}** chunk #{i + 1} has {chunkings[cid].chunks[i].tokens:,} tokens "
                     f"({o.get('kind', 'out of')}-size)")
         st.info(f"Problem {pi + 1} of {len(items)} ({where}chars {current[0]:,}–{current[1]:,}): {what}.", icon="🎯")
     else:
@@ -165,7 +165,7 @@ def over_limit_line(doc, c) -> None:
     chk = limits.check(doc, c)
     if chk is None:
         return
-    where = ", ".join(f"#{i}" for i in chk.over[:12]) + (" …" if len(chk.over) > 12 else "")
+    where = ", ".join(f"#{i + 1}" for i in chk.over[:12]) + (" …" if len(chk.over) > 12 else "")
     (st.warning if chk.over else st.caption)(
         f"⛔ **{len(chk.over)}** chunks over the {chk.model.max_tokens:,}-token limit of {md_escape(chk.model.name)}"
         + (f" ({where})" if chk.over else "") + f" · counted in {md_escape(chk.tokenizer)}"

@@ -59,7 +59,7 @@ def chunk_table(key: str, _doc, _c, lo: int, hi: int) -> pd.DataFrame:
         if ns:
             flags.append(f"⛓ {ns} pair split")
         rows.append({
-            "#": i, "tokens": ch.tokens, "pages": "–" if not pages else "–".join(map(str, dict.fromkeys(pages))),
+            "#": i + 1, "tokens": ch.tokens, "pages": "–" if not pages else "–".join(map(str, dict.fromkeys(pages))),
             "heading": path[-1].title[:60] if path else "", "cohesion": icc.get(i), "flags": " ".join(flags),
             "starts with": " ".join(_doc.text[ch.start:ch.start + 90].split())[:80],
             "start": ch.start, "end": ch.end,
@@ -71,11 +71,11 @@ def _picked(table_key: str) -> None:
     sel = st.session_state.get(table_key)
     rows = getattr(getattr(sel, "selection", None), "rows", None) or (sel or {}).get("selection", {}).get("rows", [])
     if rows:
-        st.session_state["cs_insp_idx"] = int(rows[0])
+        st.session_state["cs_insp_no"] = int(rows[0]) + 1
 
 
 def _step(n: int, delta: int) -> None:
-    st.session_state["cs_insp_idx"] = max(0, min(n - 1, int(st.session_state.get("cs_insp_idx", 0)) + delta))
+    st.session_state["cs_insp_no"] = max(1, min(n, int(st.session_state.get("cs_insp_no", 1)) + delta))
 
 
 def _index_at(c, pos: int) -> int:
@@ -84,7 +84,7 @@ def _index_at(c, pos: int) -> int:
 
 
 def _jump(c) -> None:
-    st.session_state["cs_insp_idx"] = _index_at(c, int(st.session_state.get("cs_insp_offset") or 0))
+    st.session_state["cs_insp_no"] = _index_at(c, int(st.session_state.get("cs_insp_offset") or 0)) + 1
 
 
 def _chunking_changed(report) -> None:
@@ -93,7 +93,7 @@ def _chunking_changed(report) -> None:
     c = report.get(st.session_state.get("cs_insp_chunking"))
     pos = st.session_state.get("cs_insp_pos")
     if c is not None and c.chunks and pos is not None:
-        st.session_state["cs_insp_idx"] = _index_at(c, int(pos))
+        st.session_state["cs_insp_no"] = _index_at(c, int(pos)) + 1
 
 
 def main() -> None:
@@ -112,13 +112,13 @@ def main() -> None:
     c = report.get(cid)
     n = len(c.chunks)
     lo, hi = report.settings.get("min_tokens", 100), report.settings.get("max_tokens", 1100)
-    st.session_state["cs_insp_idx"] = max(0, min(int(st.session_state.get("cs_insp_idx", 0)), n - 1))
+    st.session_state["cs_insp_no"] = max(1, min(int(st.session_state.get("cs_insp_no", 1)), n))
     c3.number_input("…or the chunk holding character", 0, max(0, len(doc.text) - 1), 0, key="cs_insp_offset",
                     on_change=_jump, args=(c,))
     with c2:
         b1, b2, b3 = st.columns([1, 2, 1], vertical_alignment="bottom")
         b1.button("◀", key="cs_insp_prev", on_click=_step, args=(n, -1), disabled=n < 2, help="previous chunk")
-        idx = b2.number_input(f"Chunk (0–{n - 1})", 0, max(0, n - 1), key="cs_insp_idx")
+        idx = b2.number_input(f"Chunk (1–{n})", 1, max(1, n), key="cs_insp_no") - 1
         b3.button("▶", key="cs_insp_next", on_click=_step, args=(n, 1), disabled=n < 2, help="next chunk")
 
     with guard("The chunk table"):
@@ -154,7 +154,7 @@ def main() -> None:
     with guard("The chunk facts"):
         pages = sorted({p for p in (doc.page_of(ch.start), doc.page_of(max(ch.start, ch.end - 1))) if p})
         path = doc.heading_path(ch.start)
-        st.html(f'<div style="font-size:1.15rem;font-weight:700">{swatch(cid)} · chunk #{idx} of {n}</div>')
+        st.html(f'<div style="font-size:1.15rem;font-weight:700">{swatch(cid)} · chunk #{idx + 1} of {n}</div>')
         m1, m2, m3, m4 = st.columns(4)
         m1.metric("tokens", ch.tokens, help=f"size bounds {lo}–{hi} (o200k tokens)")
         m2.metric("characters", f"{ch.end - ch.start:,}")
@@ -224,7 +224,7 @@ def main() -> None:
             if not wins:
                 st.caption("In no DCC window (one chunk only, windows too small, or embeddings off).")
             else:
-                st.dataframe(pd.DataFrame([{"window": f"chunks {w['first']}–{w['last']}", "tokens": w.get("tokens"),
+                st.dataframe(pd.DataFrame([{"window": f"chunks {w['first'] + 1}–{w['last'] + 1}", "tokens": w.get("tokens"),
                                             "window coherence": round(w["coherence"], 3),
                                             "this chunk's cosine": round(w["chunk_cosines"][idx - w["first"]], 3)}
                                            for w in wins[:200]]), hide_index=True, width="stretch",

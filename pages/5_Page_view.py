@@ -44,9 +44,10 @@ def _step(n: int, delta: int) -> None:
 
 def _jump(doc, c, cid: str) -> None:
     """Go to the page of a chunk's first box and select it."""
-    idx = st.session_state.get("cs_pv_jump")
-    if idx is None or not 0 <= int(idx) < len(c.chunks):
+    no = st.session_state.get("cs_pv_jump")  # shown 1-based, as in the other pages
+    if no is None or not 1 <= int(no) <= len(c.chunks):
         return
+    idx = int(no) - 1
     ch = c.chunks[int(idx)]
     target = pdfpages.first_page_of(doc, ch.start, ch.end)
     if target:
@@ -96,7 +97,7 @@ def _flags(doc, c, idx: int, p: highlight.Problems) -> list[str]:
 def details(doc, c, cid: str, idx: int, p: highlight.Problems) -> None:
     ch = c.chunks[idx]
     pages = sorted({x for x in (doc.page_of(ch.start), doc.page_of(max(ch.start, ch.end - 1))) if x})
-    st.html(f'<div style="font-weight:700">{swatch(cid)} · chunk #{idx} · {ch.tokens} tokens · '
+    st.html(f'<div style="font-weight:700">{swatch(cid)} · chunk #{idx + 1} · {ch.tokens} tokens · '
             f'pages {html.escape("–".join(map(str, dict.fromkeys(pages))) or "–")}</div>')
     for f in _flags(doc, c, idx, p):
         st.caption(md_escape(f))
@@ -116,7 +117,7 @@ def panel(doc, report, cid: str, page: int, height: int, single: bool = False) -
     layers = pdfpages.page_layers(doc, c, page, p)
     sel = (st.session_state.get(PV_SEL) or {}).get(cid)
     on_page = [s.index for s in layers.chunks]
-    texts = [f"chunk {i} · {x.tokens} tokens · " + " ".join(doc.text[x.start:x.start + 80].split())[:60]
+    texts = [f"chunk {i + 1} · {x.tokens} tokens · " + " ".join(doc.text[x.start:x.start + 80].split())[:60]
              for i, x in enumerate(c.chunks)]
     image = pdfpages.render_page(doc, page)
     fig = pdfpages.page_figure(layers, image, focus=sel if sel in on_page else None, texts=texts, height_px=height)
@@ -178,7 +179,7 @@ def main() -> None:
         b3.button("▶", key="cs_pv_next", on_click=_step, args=(n, 1), disabled=n < 2, help="next page")
     if chosen and report is not None:
         c = report.get(chosen[0])
-        c3.number_input(f"Jump to chunk of {chosen[0]}", 0, max(0, len(c.chunks) - 1), value=None,
+        c3.number_input(f"Jump to chunk of {chosen[0]} (1–{len(c.chunks)})", 1, max(1, len(c.chunks)), value=None,
                         key="cs_pv_jump", placeholder="chunk #", on_change=_jump, args=(doc, c, chosen[0]))
     hp = (doc.meta.get("health") or {}).get("pages", [])
     pwarn = hp[page - 1].get("warnings") if page - 1 < len(hp) else None

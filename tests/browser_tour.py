@@ -315,18 +315,18 @@ def run_tour(url: str, sample: Path, shots: Path | None = None, dark: bool = Fal
         page.get_by_role("combobox", name="Chunking").first.click()
         page.get_by_role("option", name=LOSER, exact=True).first.click()
         _wait_idle(page)
-        box = page.get_by_label("Chunk (0–", exact=False).first
+        box = page.get_by_label("Chunk (1–", exact=False).first
         seen["timings"]["select_chunk_s"] = _timed(
-            page, lambda: (box.fill("1"), box.press("Enter")),
-            "() => document.body.innerText.includes('chunk #1 of')")
+            page, lambda: (box.fill("2"), box.press("Enter")),  # chunk #1 is shown first
+            "() => document.body.innerText.includes('chunk #2 of')")
         seen["inspector_text"] = page.locator(".cs-hl").first.inner_text()[:2000]
         # ...or click a row of the chunk table (glide grid: the row marker column on the left)
         grid = page.locator('[data-testid="stDataFrame"]').first.bounding_box()
         seen["timings"]["click_row_s"] = _timed(
             page, lambda: page.mouse.click(grid["x"] + 15, grid["y"] + 36 + 35 * 2 + 17),
-            "() => document.body.innerText.includes('chunk #2 of')")
-        page.get_by_label("Chunk (0–", exact=False).first.fill("1")
-        page.get_by_label("Chunk (0–", exact=False).first.press("Enter")
+            "() => document.body.innerText.includes('chunk #3 of')")  # the third row
+        page.get_by_label("Chunk (1–", exact=False).first.fill("1")
+        page.get_by_label("Chunk (1–", exact=False).first.press("Enter")
         page.wait_for_function("() => document.body.innerText.includes('chunk #1 of')")
         _wait_idle(page)
         if shots:

@@ -163,19 +163,19 @@ def test_inspector_selection(at):
     at.selectbox(key="cs_insp_chunking").set_value("sentence-5").run()
     no_trouble(at)
     table = at.dataframe[0].value
-    assert list(table["#"]) == list(range(len(table))) and len(table) == 16
+    assert list(table["#"]) == list(range(1, len(table) + 1)) and len(table) == 16  # shown 1-based, as blocks are
     assert table["flags"].str.contains("✂").any() and table["flags"].str.contains("⛓").any()
-    at.number_input(key="cs_insp_idx").set_value(3).run()
+    at.number_input(key="cs_insp_no").set_value(4).run()  # the table's row 3
     no_trouble(at)
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["tokens"] == str(table["tokens"][3]) and metrics["span"].startswith(f"{table['start'][3]:,}")
     assert "Heading path:" in html_text(at)
     at.button(key="cs_insp_next").click().run()
-    assert at.number_input(key="cs_insp_idx").value == 4
+    assert at.number_input(key="cs_insp_no").value == 5
     # jump to the chunk holding a character offset
     at.number_input(key="cs_insp_offset").set_value(int(table["start"][7]) + 1).run()
     no_trouble(at)
-    assert at.number_input(key="cs_insp_idx").value == 7
+    assert at.number_input(key="cs_insp_no").value == 8
     assert_escaped(html_text(at))
 
 
@@ -264,7 +264,8 @@ def test_highlight_escapes_and_marks_problems():
                                     "SC": {"out_of_size": [{"chunk": 1, "kind": "over"}]}})
     out = highlight.highlight_html(text, c, block_kinds=["table"], focus=(2, 40), color="#E69F00")
     assert "<script>" not in out and "<img" not in out and "&lt;script&gt;" in out
-    assert "✂ broken table" in out and 'class="cs-cut"' in out and "#1 ✂ ⛓ ⚠" in out
+    assert "✂ broken table" in out and 'class="cs-cut"' in out and "#2 ✂ ⛓ ⚠" in out
+    assert "chunk 1: 5 tokens" in out and "chunk 2: 900 tokens" in out  # numbered from 1, as blocks and pairs are
     assert out.count(">P1</span>") == 2 and 'id="cs-here"' in out
     # a "heading" block is the heading and the text under it: the tag says section, not heading
     as_heading = highlight.highlight_html(text, c, block_kinds=["heading"])

@@ -78,15 +78,15 @@ def test_page_view_draws_chunks_steps_and_selects(pdf_doc_report):
     c = report.get("sentence-5")
     idx = next(i for i, ch in enumerate(c.chunks) if doc.page_of(ch.start) == 4 and doc.boxes(ch.start, ch.end))
     at.multiselect(key="cs_pv_chunkings").set_value(["sentence-5"]).run()
-    at.number_input(key="cs_pv_jump").set_value(idx).run()
+    at.number_input(key="cs_pv_jump").set_value(idx + 1).run()  # shown 1-based
     _ok(at)
     assert at.number_input(key="cs_pv_page").value == doc.page_of(c.chunks[idx].start)
     body = "".join(h.proto.body for h in at.get("html"))
-    assert f"chunk #{idx}" in body
+    assert f"chunk #{idx + 1} ·" in body
     # another page: the chunk chosen on page 4 is not shown as this page's (it was, stale)
     at.number_input(key="cs_pv_page").set_value(1).run()
     _ok(at)
-    assert f"chunk #{idx}" not in "".join(h.proto.body for h in at.get("html"))
+    assert f"chunk #{idx + 1} ·" not in "".join(h.proto.body for h in at.get("html"))
     assert at.selectbox(key="cs_pv_pick_sentence-5_1").value is None
 
 

@@ -159,13 +159,13 @@ def test_inspector_keeps_the_place_in_the_document(at):
     at.selectbox(key="cs_insp_chunking").set_value("sentence-5").run()
     table = at.dataframe[0].value
     k = len(table) // 2
-    at.number_input(key="cs_insp_idx").set_value(k).run()
+    at.number_input(key="cs_insp_no").set_value(k + 1).run()
     no_trouble(at)
     pos = int(table["start"][k])
     at.selectbox(key="cs_insp_chunking").set_value("recursive-1100+pp").run()
     no_trouble(at)
     other = at.dataframe[0].value
-    idx = at.number_input(key="cs_insp_idx").value
+    idx = at.number_input(key="cs_insp_no").value - 1
     assert other["start"][idx] <= pos < other["end"][idx]  # the chunk holding the same text, not chunk #k
     assert idx != k
     # chunks over the user's model limit: counted in its tokens and flagged

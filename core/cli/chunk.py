@@ -115,7 +115,7 @@ def cmd_chunk(args: argparse.Namespace) -> int:
         words = " ".join(doc.text[s.start:min(s.end, s.start + 300)].split()[:10])
         if len(words) > 70:
             words = words[:69] + "…"
-        print(f"{i:>4}  {s.start:>{w}}  {s.end:>{w}}  {n:>6}  {words}")
+        print(f"{i + 1:>4}  {s.start:>{w}}  {s.end:>{w}}  {n:>6}  {words}")
     print(f"audit: {a.summary}")
     if args.json:
         write_json(payload, args.json)

@@ -147,11 +147,11 @@ def highlight_html(text: str, c: ChunkingResult, start: int = 0, end: int | None
             continue
         a, b = max(ch.start, start), min(ch.end, end)
         if a < b:
-            classes_at.append((a, b, f"cs-c{i % 2}", f"chunk {i}: {ch.tokens} tokens", ""))
+            classes_at.append((a, b, f"cs-c{i % 2}", f"chunk {i + 1}: {ch.tokens} tokens", ""))
         if i and c.chunks[i - 1].end > ch.start:  # overlap with the previous chunk
             oa, ob = max(ch.start, start), min(c.chunks[i - 1].end, end)
             if oa < ob:
-                classes_at.append((oa, ob, "cs-ov", f"overlap of chunks {i - 1} and {i}", ""))
+                classes_at.append((oa, ob, "cs-ov", f"overlap of chunks {i} and {i + 1}", ""))
     tags: dict[int, list[str]] = {}
     heads: dict[int, list[str]] = {}
     if "broken" in show:
@@ -195,7 +195,7 @@ def highlight_html(text: str, c: ChunkingResult, start: int = 0, end: int | None
             bad = ch.start in cuts
             splits = ch.start in pair_cuts
             cls = "cs-cut" if bad else ("cs-cut cs-pcut" if splits else "cs-b")
-            title = f"chunk {i} starts: {ch.tokens} tokens"
+            title = f"chunk {i + 1} starts: {ch.tokens} tokens"
             if oos:
                 title += f" ({oos['kind']}-size)"
             if bad:
@@ -205,7 +205,7 @@ def highlight_html(text: str, c: ChunkingResult, start: int = 0, end: int | None
             lbl_cls = "cs-lbl cs-bad" if (bad or oos) else ("cs-lbl cs-pbad" if splits else "cs-lbl")
             marks[ch.start] = (f'<span class="{cls}"{bar if not (bad or splits) else ""} '
                                f'title="{html.escape(title)}"></span>'
-                               f'<span class="{lbl_cls}" title="{html.escape(title)}">#{i}'
+                               f'<span class="{lbl_cls}" title="{html.escape(title)}">#{i + 1}'
                                f'{" ✂" if bad else ""}{" ⛓" if splits else ""}{" ⚠" if oos else ""}</span>')
     # with overlapping chunks a chunk's end is a boundary of its own (BI / RC count it): mark it
     ends: dict[int, str] = {}
@@ -214,9 +214,9 @@ def highlight_html(text: str, c: ChunkingResult, start: int = 0, end: int | None
         if nxt is not None and nxt != ch.end and start < ch.end <= end:
             bad, splits = ch.end in cuts, ch.end in pair_cuts
             lbl_cls = "cs-lbl cs-bad" if bad else ("cs-lbl cs-pbad" if splits else "cs-lbl")
-            title = f"chunk {i} ends (the chunks overlap)" + (" — this boundary breaks a block" if bad else "") + (
+            title = f"chunk {i + 1} ends (the chunks overlap)" + (" — this boundary breaks a block" if bad else "") + (
                 " — this boundary splits an entity–pronoun pair" if splits else "")
-            ends[ch.end] = (f'<span class="{lbl_cls}" title="{html.escape(title)}">#{i}⟧'
+            ends[ch.end] = (f'<span class="{lbl_cls}" title="{html.escape(title)}">#{i + 1}⟧'
                             f'{" ✂" if bad else ""}{" ⛓" if splits else ""}</span>')
     edges = {start, end, *marks, *tags, *heads, *ends}
     for a, b, *_ in classes_at:

@@ -280,7 +280,7 @@ def page_svg(layers: Layers, image: tuple[bytes, int, int] | None = None, focus:
                            f'stroke="{FOCUS_COLOR}" stroke-width="2.5"/>')
         if s.label_at:
             x, y = s.label_at
-            tag = f"{s.index}" + ("…" if s.continues else "")
+            tag = f"{s.index + 1}" + ("…" if s.continues else "")
             wlab = 6 + 5.2 * len(tag)
             out.append(f'<g class="cs-label" data-chunk="{s.index}"><rect x="{_f(x - wlab - 1)}" y="{_f(y)}" '
                        f'width="{_f(wlab)}" height="10" rx="2" fill="{s.color}"/>'
@@ -329,14 +329,14 @@ def page_figure(layers: Layers, image: tuple[bytes, int, int] | None = None, foc
         fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", fill="toself", fillcolor=_rgba(s.color, 0.42 if foc else 0.22),
                                  line=dict(color=FOCUS_COLOR if foc else s.color, width=3 if foc else 0.8),
                                  hoverinfo="skip", showlegend=False))
-        hover = html.escape(texts[s.index]) if texts is not None and s.index < len(texts) else f"chunk {s.index}"
+        hover = html.escape(texts[s.index]) if texts is not None and s.index < len(texts) else f"chunk {s.index + 1}"
         cx = [(b[0] + b[2]) / 2 for b in s.boxes]
         cy = [(b[1] + b[3]) / 2 for b in s.boxes]
         fig.add_trace(go.Scatter(x=cx, y=cy, mode="markers", marker=dict(size=14, color=s.color, opacity=0.02),
                                  customdata=[s.index] * len(cx), hovertext=[hover] * len(cx), hoverinfo="text",
-                                 showlegend=False, name=f"chunk {s.index}"))
+                                 showlegend=False, name=f"chunk {s.index + 1}"))
         if s.label_at:
-            fig.add_annotation(x=s.label_at[0], y=s.label_at[1], text=f"<b>{s.index}</b>", showarrow=False,
+            fig.add_annotation(x=s.label_at[0], y=s.label_at[1], text=f"<b>{s.index + 1}</b>", showarrow=False,
                                xanchor="right", yanchor="top", font=dict(size=12, color="#fff"), bgcolor=s.color,
                                borderpad=1)
     for b in layers.broken:
