@@ -16,7 +16,7 @@ from chunkscope.ingest.health import extraction_artefact
 from chunkscope.present import figures, highlight, paging
 from ui import limits
 from ui.analysis import keep_state
-from ui.common import counted, guard, md_escape
+from ui.common import counted, guard, md_escape, scroll_to_here
 from ui.overview import radar_ids, swatch
 from ui.page import require_report
 
@@ -149,6 +149,8 @@ def main() -> None:
         with col, guard(f"The {cid} column"):
             column(doc, report, cid, chunkings[cid], problems[cid], kinds, a, b, show=(kind, "size"),
                    focus=(current[0], current[1]) if current is not None and current[2] == cid else None)
+    if current is not None:
+        scroll_to_here(current[0], (a, b))  # the whole page can be long: bring the current problem into view
     st.caption("Chunks alternate two tints; a bar in the chunker's colour and `#n` mark where chunk n starts "
                "(red with ✂ when that boundary breaks a block, purple with ⛓ when it splits a pair, ⚠ when the "
                "chunk is out of size). A broken block is outlined and hatched in red and tagged “✂ broken <kind>”. "

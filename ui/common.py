@@ -9,6 +9,7 @@ Loading is cached with ``st.cache_data`` keyed by the file's sha256 (and name).
 from __future__ import annotations
 
 import hashlib
+import json
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -313,3 +314,23 @@ def guard(what: str):
         yield
     except Exception as exc:  # st.stop / st.rerun are BaseExceptions and pass through
         st.error(f"{what} failed: {md_escape(short_error(exc))}")
+
+
+def scroll_to_here(at: int, shown: tuple[int, int]) -> None:
+    """Scroll the box that holds the "▶ here" marker of the problem at character ``at`` (the
+    highlighted text's ``#cs-here``) so the marker shows a third of the way down, once per problem
+    and stretch of text ``shown``: a later rerun (another widget) does not pull the reader back.
+    The script is fixed text; only integers are put in it."""
+    st.html(f"""<script>(function () {{
+  var at = {json.dumps(str(int(at)))}, once = {json.dumps(f"{int(at)}@{int(shown[0])}-{int(shown[1])}")}, tries = 0;
+  if (window.__csHere === once) return;
+  (function go() {{
+    var el = document.querySelector('#cs-here[data-at="' + at + '"]');
+    if (!el) {{ if (++tries < 50) setTimeout(go, 100); return; }}
+    var box = el.parentElement;
+    while (box && !(box.scrollHeight > box.clientHeight + 4 && /(auto|scroll)/.test(getComputedStyle(box).overflowY))) box = box.parentElement;
+    window.__csHere = once;
+    if (!box) return;
+    box.scrollTop += el.getBoundingClientRect().top - box.getBoundingClientRect().top - box.clientHeight / 3;
+  }})();
+}})();</script>""", unsafe_allow_javascript=True)

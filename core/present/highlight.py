@@ -181,7 +181,7 @@ def highlight_html(text: str, c: ChunkingResult, start: int = 0, end: int | None
         a, b = max(focus[0], start), min(focus[1], end)
         if a < b:
             classes_at.append((a, b, "cs-focus", "the current problem", ""))
-            heads.setdefault(a, []).insert(0, '<span class="cs-here" id="cs-here">▶ here</span>')
+            heads.setdefault(a, []).insert(0, f'<span class="cs-here" id="cs-here" data-at="{focus[0]}">▶ here</span>')
     if dim_outside is not None:
         for a, b in ((start, dim_outside[0]), (dim_outside[1], end)):
             a, b = max(a, start), min(b, end)
