@@ -183,7 +183,7 @@ def test_html_report_without_pdf_bytes_draws_blank_pages_and_non_pdf_has_no_sect
 
     doc, report = pdf_doc_report
     with pdfpages._lock:
-        saved = pdfpages._PDFS.pop(doc.sha256)
+        saved = pdfpages._PDFS.pop(doc.meta[pdfpages.PDF_KEY])
     try:
         page = html_report(report, doc)
     finally:
@@ -195,3 +195,48 @@ def test_html_report_without_pdf_bytes_draws_blank_pages_and_non_pdf_has_no_sect
     for p in (html_report(r, md), html_report(r)):
         assert "On the page" not in p and "differ most" not in p and "cs-chunk" not in p
         assert "blank pages" not in p and "page boxes" not in p
+
+
+def _form_pdf(signed: bool, size: float = 595) -> bytes:
+    import pymupdf
+
+    pdf = pymupdf.open()
+    page = pdf.new_page(width=size, height=size)
+    page.insert_text((72, 72), "Employee review form. Please sign below.", fontsize=12)
+    if signed:  # a drawn signature: no text, so both files give the same document text
+        page.draw_rect(pymupdf.Rect(72, 100, 300, 160), color=(1, 0, 0), fill=(1, 0, 0))
+    data = pdf.tobytes()
+    pdf.close()
+    return data
+
+
+def test_page_images_are_those_of_the_file_loaded_not_of_another_with_the_same_text():
+    """Two users load PDFs with the same text (one copy signed): each sees its own pages. The
+    bytes were kept by the document's sha256 (its text's), so the last one loaded was drawn for both."""
+    import pymupdf
+
+    from chunkscope.ingest import load_bytes
+    from chunkscope.present import pdfpages
+
+    signed, blank = _form_pdf(True), _form_pdf(False)
+    a, b = load_bytes(signed, "alice.pdf"), load_bytes(blank, "bob.pdf")
+    assert a.sha256 == b.sha256 and signed != blank
+    pdfpages.remember(b, blank)
+    pdfpages.remember(a, signed)
+    assert pdfpages.pdf_bytes(b) == blank and pdfpages.pdf_bytes(a) == signed
+    red = (255, 0, 0)
+    at = (int(150 * pdfpages.DEFAULT_ZOOM), int(130 * pdfpages.DEFAULT_ZOOM))
+    assert pymupdf.Pixmap(pdfpages.render_page(b, 1)[0]).pixel(*at) != red
+    assert pymupdf.Pixmap(pdfpages.render_page(a, 1)[0]).pixel(*at) == red
+
+
+def test_a_poster_sized_page_is_drawn_within_the_pixel_cap():
+    """A 1 KB PDF with a 12,000-point page took 2 GB to draw at the default zoom."""
+    from chunkscope.ingest import load_bytes
+    from chunkscope.present import pdfpages
+
+    data = _form_pdf(True, size=12_000)
+    doc = load_bytes(data, "poster.pdf")
+    pdfpages.remember(doc, data)
+    _, w, h = pdfpages.render_page(doc, 1)
+    assert w * h <= pdfpages.MAX_PIXELS and w >= 1900  # still a usable image, about 2,000 px square

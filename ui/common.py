@@ -56,10 +56,12 @@ def load_document_bytes(data: bytes, filename: str) -> tuple[Document | None, st
             check_document(policy(), doc)
         except ShareError as exc:
             return None, str(exc)
-    if doc is not None and doc.source_format == "pdf":  # kept (bounded LRU) for the page view
-        from chunkscope.present.pdfpages import remember
+    if doc is not None:
+        from chunkscope.present.pdfpages import PDF_KEY, remember
 
-        remember(doc, data)
+        doc.meta.pop(PDF_KEY, None)  # only the bytes loaded here count
+        if doc.source_format == "pdf" and Path(filename).suffix.lower() == ".pdf":  # kept (bounded LRU) for the page view
+            remember(doc, data)
     return doc, error
 
 

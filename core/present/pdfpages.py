@@ -1,9 +1,12 @@
 """Chunks drawn on the PDF page: rendered pages, overlay layers, SVG and Plotly renderings.
 
 - ``remember(doc, data)`` / ``pdf_bytes(doc)``: the PDF bytes of loaded documents, kept in a small
-  LRU (``MAX_PDFS`` documents, ``MAX_BYTES`` in all) keyed by the document's sha256, so pages can
-  be rendered after the upload widget forgot the file; nothing is copied into the Document.
-- ``render_page(data, page, zoom)``: PNG of one page (PyMuPDF pixmap, cached per page and zoom).
+  LRU (``MAX_PDFS`` documents, ``MAX_BYTES`` in all) keyed by the sha256 of the *file* (noted in
+  ``doc.meta["pdf_sha256"]``), so pages can be rendered after the upload widget forgot the file.
+  Not by the document's sha256, which is its text's: two PDFs with the same text (a form, one copy
+  signed) would show each other's pages.
+- ``render_page(data, page, zoom)``: PNG of one page (PyMuPDF pixmap, cached per page and zoom; at
+  most ``MAX_PIXELS``, so a tiny PDF with a poster-sized page cannot take gigabytes to draw).
 - ``page_layers(doc, chunking, page)``: what to draw on one page for one chunking, in rendered page
   coordinates: every chunk's boxes (one colour per chunk, its number at its first box), broken
   blocks with their cut, split pairs' mentions.
@@ -16,6 +19,7 @@
 from __future__ import annotations
 
 import base64
+import hashlib
 import html
 import threading
 from collections import OrderedDict
@@ -30,6 +34,8 @@ from chunkscope.report import ChunkingResult
 MAX_PDFS = 6
 MAX_BYTES = 200 * 1024 * 1024
 DEFAULT_ZOOM = 1.5  # 108 dpi: body text reads well, a page PNG is ~100-300 KB
+MAX_PIXELS = 4_000_000  # a rendered page at most (A4 at DEFAULT_ZOOM is 1.1 million): larger pages get a lower zoom
+PDF_KEY = "pdf_sha256"  # doc.meta: the sha256 of the PDF file whose bytes ``remember`` kept
 CUT_COLOR = "#D55E00"
 FOCUS_COLOR = "#F0E442"
 # one colour per chunk, cycling (adjacent chunks always differ); the cut and focus colours excluded
@@ -43,16 +49,20 @@ def remember(doc: Any, data: bytes) -> None:
     """Keep a PDF document's bytes for rendering (LRU, bounded by ``MAX_PDFS`` and ``MAX_BYTES``)."""
     if getattr(doc, "source_format", "") != "pdf" or not data:
         return
+    key = hashlib.sha256(data).hexdigest()
+    doc.meta[PDF_KEY] = key
     with _lock:
-        _PDFS[doc.sha256] = data
-        _PDFS.move_to_end(doc.sha256)
+        _PDFS[key] = data
+        _PDFS.move_to_end(key)
         while len(_PDFS) > MAX_PDFS or (len(_PDFS) > 1 and sum(map(len, _PDFS.values())) > MAX_BYTES):
             _PDFS.popitem(last=False)
 
 
 def pdf_bytes(doc: Any) -> bytes | None:
+    """The bytes of the PDF file ``doc`` was loaded from, when ``remember`` still holds them."""
+    key = (getattr(doc, "meta", None) or {}).get(PDF_KEY)
     with _lock:
-        return _PDFS.get(getattr(doc, "sha256", ""))
+        return _PDFS.get(key) if isinstance(key, str) else None
 
 
 def unavailable_reason(doc: Any) -> str | None:
@@ -75,7 +85,10 @@ def _render(key: str, page: int, zoom: float, data: bytes, fmt: str = "png", qua
     import pymupdf
 
     with pymupdf.open(stream=data, filetype="pdf") as pdf:
-        pix = pdf[page - 1].get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), alpha=False)
+        pg = pdf[page - 1]
+        area = max(1.0, pg.rect.width * pg.rect.height)
+        zoom = min(zoom, (MAX_PIXELS / area) ** 0.5)  # the overlays are in page points: any zoom fits them
+        pix = pg.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), alpha=False)
         return pix.tobytes(fmt, jpg_quality=quality), pix.width, pix.height
 
 
@@ -87,7 +100,7 @@ def render_page(doc: Any, page: int, zoom: float = DEFAULT_ZOOM, fmt: str = "png
     if data is None:
         return None
     try:
-        return _render(doc.sha256, int(page), float(zoom), data, fmt, int(quality))
+        return _render(doc.meta[PDF_KEY], int(page), float(zoom), data, fmt, int(quality))
     except Exception:
         return None
 
