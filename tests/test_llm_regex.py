@@ -193,6 +193,23 @@ def test_success_end_to_end_and_cache_hit(server):
     assert len(server.chat_requests) == 2 and res3.info["cached"] is False
 
 
+def test_cached_answer_is_reused_only_for_the_same_endpoint_and_key(server):
+    """On a shared server the cache folder is common: another endpoint (a user's own) or another key
+    must not be served the first one's regex, which the cache key used to ignore."""
+    server.push(reply(GOOD))
+    first, _ = run(server)
+    assert first.status == "ok" and not first.info["cached"]
+    with ScriptedLLMServer() as other:
+        other.push(reply("<regex>\\n(?=### )</regex>"))
+        res, _ = run(other)  # same document and model, another endpoint: asked there
+        assert len(other.chat_requests) == 1 and not res.info["cached"] and res.info["regex"] != first.info["regex"]
+    server.push(reply(GOOD))
+    res, _ = run(server, api_key="sk-another-user-key-0000")  # same endpoint, another key: asked again
+    assert len(server.chat_requests) == 2 and not res.info["cached"]
+    again, _ = run(server)  # the first endpoint and key: its own answer, from the cache
+    assert again.info["cached"] and again.info["regex"] == first.info["regex"] and len(server.chat_requests) == 2
+
+
 def test_cache_can_be_disabled(server):
     server.push(reply(GOOD))
     run(server, params={"use_cache": False})

@@ -163,8 +163,11 @@ def split_spans(text: str, pattern: str, *, timeout: float = 5.0, max_chunks: in
 
 # --- cache ----------------------------------------------------------------------------
 
-def cache_key(doc_sha256: str, model: str, max_context_tokens: int) -> str:
-    raw = f"{doc_sha256}|{model}|{PROMPT_VERSION}|{max_context_tokens}"
+def cache_key(doc_sha256: str, model: str, max_context_tokens: int, endpoint: str) -> str:
+    """``endpoint``: who answered (the URL and a fingerprint of the key, ``LLMSettings.cache_identity``):
+    an answer from one endpoint is never served as another's, nor to a user with another key (on a
+    shared server, one user's endpoint could otherwise plant the regex every other user gets)."""
+    raw = f"{doc_sha256}|{model}|{PROMPT_VERSION}|{max_context_tokens}|{endpoint}"
     return hashlib.sha256(raw.encode("utf-8")).hexdigest()
 
 
@@ -241,7 +244,8 @@ def chunk_llm_regex(doc: Document, params: dict[str, Any], ctx: RunContext | Non
         "endpoint": client.settings.public_dict()["base_url"],
     }
 
-    key = cache_key(doc.sha256, model, max_ctx)
+    who = client.settings.cache_identity()
+    key = cache_key(doc.sha256, model, max_ctx, f"{client.settings.effective_url}|{who['credentials']}")
     if use_cache:
         entry = _cache_load(key)
         if entry is not None:
