@@ -69,6 +69,7 @@ class Policy:
     max_pages: int = 500
     max_tokens: int = 1_000_000
     max_concurrent: int = 2  # analyses running at once; the others wait for a slot
+    max_workers: int = 2  # worker processes one corpus run from the app may start (each loads the model)
     max_reports: int = 8  # reports kept per session
     session_ttl_s: int = 3600  # an unused workspace is deleted after this long
 
@@ -82,7 +83,8 @@ class Policy:
                 "llm_endpoints": list(self.llm_endpoints), "llm_user_hosts": list(self.llm_user_hosts),
                 "embedders": list(self.embedders), "max_upload_mb": self.max_upload_mb,
                 "max_pages": self.max_pages, "max_tokens": self.max_tokens,
-                "max_concurrent": self.max_concurrent, "max_reports": self.max_reports,
+                "max_concurrent": self.max_concurrent, "max_workers": self.max_workers,
+                "max_reports": self.max_reports,
                 "session_ttl_s": self.session_ttl_s}
 
 
@@ -100,6 +102,7 @@ _ENV: dict[str, tuple[str, Callable[[str], Any]]] = {
     "CHUNKSCOPE_MAX_PAGES": ("max_pages", int),
     "CHUNKSCOPE_MAX_TOKENS": ("max_tokens", int),
     "CHUNKSCOPE_MAX_CONCURRENT": ("max_concurrent", int),
+    "CHUNKSCOPE_MAX_WORKERS": ("max_workers", int),
     "CHUNKSCOPE_MAX_REPORTS": ("max_reports", int),
     "CHUNKSCOPE_SESSION_TTL": ("session_ttl_s", int),
 }
@@ -166,7 +169,8 @@ def load_policy(env: Mapping[str, str] | None = None, path: str | os.PathLike | 
     pol = Policy(**values)
     if pol.shared and "bind" not in values:
         pol = replace(pol, bind="0.0.0.0")
-    for f in ("max_upload_mb", "max_pages", "max_tokens", "max_concurrent", "max_reports", "session_ttl_s"):
+    for f in ("max_upload_mb", "max_pages", "max_tokens", "max_concurrent", "max_workers", "max_reports",
+              "session_ttl_s"):
         if getattr(pol, f) < 1:
             raise ShareError(f"{f} must be at least 1 (got {getattr(pol, f)})")
     if not pol.embedders:

@@ -15,6 +15,7 @@ from ui.corpus import (
     default_results_dir,
     in_slot,
     load_view,
+    max_jobs,
     open_in_inspector,
     ray_address,
     ray_available,
@@ -85,7 +86,9 @@ if source:
                       help="Ray: a local Ray instance, or the cluster the operator configured (CHUNKSCOPE_RAY_ADDRESS). "
                            "Each worker loads the model once; a worker that dies has its document retried elsewhere."
                            + ("" if ray_available() else " (Ray is not installed: pip install 'chunkscope[ray]')"))
-    jobs = int(e2.number_input("Workers", min_value=1, max_value=64, value=1, step=1, key="cs_corpus_jobs"))
+    jobs = int(e2.number_input("Workers", min_value=1, max_value=max_jobs(), value=1, step=1, key="cs_corpus_jobs",
+                               help="Worker processes; each loads the embedding model (about 400 MB)."
+                                    + (f" This shared server allows {max_jobs()}." if pol.shared else "")))
     if engine == "Ray":
         st.caption(f"Ray: {'cluster `' + ray_address() + '`' if ray_address() else 'a local Ray instance'} "
                    "· results must be in a folder every node can reach (see docs/corpus.md).")

@@ -307,3 +307,25 @@ def test_corpus_page_in_shared_mode_refuses_server_paths(tmp_path, monkeypatch):
     assert not any(b.key == "cs_corpus_run" for b in at.button)  # nothing to run on
     # no results-folder box to type a server path into
     assert not [t for t in at.text_input if (t.key or "").startswith("cs_corpus_out_")]
+    # a valid folder: the run's worker processes are capped by the operator (each loads the model)
+    (root / "docs" / "a.md").write_text("# A\n\nText.\n")
+    at.text_input(key="cs_corpus_folder").input("docs").run()
+    assert not at.exception, at.exception
+    assert at.number_input(key="cs_corpus_jobs").max == 2 and any(b.key == "cs_corpus_run" for b in at.button)
+
+
+def test_corpus_workers_are_capped_on_a_shared_server(tmp_path):
+    from ui.corpus import MAX_JOBS, run_options
+
+    assert run_options("local", 64).jobs == MAX_JOBS  # a machine of one's own
+    sharing.set_policy(_shared(tmp_path, max_workers=3))
+    assert run_options("local", 64).jobs == 3 and run_options("local", 2).jobs == 2
+    assert sharing.load_policy({"CHUNKSCOPE_MAX_WORKERS": "4"}, path=_empty_toml(tmp_path)).max_workers == 4
+    with pytest.raises(ShareError, match="max_workers must be at least 1"):
+        sharing.load_policy({"CHUNKSCOPE_MAX_WORKERS": "0"}, path=_empty_toml(tmp_path))
+
+
+def _empty_toml(tmp_path: Path) -> Path:
+    p = tmp_path / "empty.toml"
+    p.write_text("")
+    return p

@@ -100,9 +100,22 @@ def ray_address() -> str | None:
     return os.environ.get(RAY_ADDRESS_ENV) or None
 
 
+MAX_JOBS = 64  # workers a run from the page may ask for on a machine of one's own
+
+
+def max_jobs() -> int:
+    """The most workers a corpus run from the page may start: the operator's ``max_workers`` on a
+    shared server (each worker loads the embedding model, ~400 MB), else ``MAX_JOBS``."""
+    from chunkscope.sharing import policy
+
+    pol = policy()
+    return pol.max_workers if pol.shared else MAX_JOBS
+
+
 def run_options(engine: str, jobs: int):
     from chunkscope.corpus import RunOptions
 
+    jobs = max(1, min(int(jobs), max_jobs()))  # enforced here too, not only by the widget's bounds
     if engine == "ray":
         return RunOptions(engine="ray", jobs=jobs, address=ray_address())
     return RunOptions(engine="local", jobs=jobs)
