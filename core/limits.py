@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from chunkscope.caching import BoundedCache
+
 BUNDLED_TOKENIZER = "bundled-minilm"  # the word-piece tokenizer of the bundled all-MiniLM-L6-v2
 O200K = "o200k"
 
@@ -87,14 +89,21 @@ class LimitCheck:
 
 
 _lock = threading.Lock()
-_tokenizers: dict[str, Any] = {}
+_tokenizers: BoundedCache[str, Any] = BoundedCache(8)
+MAX_TOKENIZER_BYTES = 100 * 1024 * 1024  # a tokenizer.json is a few MB (the largest multilingual ones ~20 MB)
 
 
 def _hf_tokenizer(path: Path) -> Any:
     from tokenizers import Tokenizer
 
     file = path / "tokenizer.json" if path.is_dir() else path
-    tok = Tokenizer.from_file(str(file))
+    # a regular file of a sane size, read by us: never a device (/dev/zero grew without end) or a huge file
+    if not file.is_file():
+        raise ValueError(f"{file.name or file}: not a tokenizer.json file")
+    size = file.stat().st_size
+    if size > MAX_TOKENIZER_BYTES:
+        raise ValueError(f"{file.name}: {size / 2**20:.0f} MB, more than a tokenizer file ({MAX_TOKENIZER_BYTES // 2**20} MB)")
+    tok = Tokenizer.from_str(file.read_text(encoding="utf-8"))
     tok.no_truncation()
     tok.no_padding()
     return tok
@@ -118,7 +127,7 @@ def counter(model: TargetModel) -> tuple[Callable[[Sequence[str]], list[int]], s
                         tok = _hf_tokenizer(bundled_model_path())
                     else:
                         tok = _hf_tokenizer(Path(key).expanduser())
-                    _tokenizers[key] = tok
+                    _tokenizers.put(key, tok)
             what = "word pieces" if key == BUNDLED_TOKENIZER else f"the tokenizer of {Path(key).name}"
 
             def count(texts: Sequence[str]) -> list[int]:

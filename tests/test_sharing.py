@@ -329,3 +329,23 @@ def _empty_toml(tmp_path: Path) -> Path:
     p = tmp_path / "empty.toml"
     p.write_text("")
     return p
+
+
+def test_no_tokenizer_path_is_typed_on_a_shared_server(tmp_path, monkeypatch):
+    """The sidebar's "another model" box read any server path as a tokenizer (probing which files
+    exist; /dev/zero exhausted the memory): on a shared server the box is not offered."""
+    pytest.importorskip("streamlit")
+    from streamlit.testing.v1 import AppTest
+
+    from ui.limits import CUSTOM
+
+    for shared_mode in (False, True):
+        monkeypatch.setenv("CHUNKSCOPE_SHARED", "1" if shared_mode else "0")
+        monkeypatch.setenv("CHUNKSCOPE_WORKSPACE_ROOT", str(tmp_path / "ws"))
+        sharing.set_policy(None)
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+        at.run()
+        at.selectbox(key="cs_target_model").set_value(CUSTOM).run()
+        assert not at.exception, at.exception
+        boxes = [t for t in at.text_input if t.key == "cs_target_tokenizer"]
+        assert len(boxes) == (0 if shared_mode else 1), shared_mode

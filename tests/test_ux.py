@@ -212,6 +212,23 @@ def test_chunks_are_checked_against_the_users_embedding_model():
         limits.target_model("unknown-model")
 
 
+def test_a_tokenizer_path_must_be_a_tokenizer_file_of_sane_size(tmp_path, monkeypatch):
+    """/dev/zero as the tokenizer grew the process until memory ran out: only a regular file of at
+    most MAX_TOKENIZER_BYTES is read; anything else counts in o200k, with the reason."""
+    from chunkscope import limits
+    from chunkscope.report import ChunkRow
+
+    spans = [ChunkRow(0, 5, 0)]
+    for path in ("/dev/zero", str(tmp_path)):  # a device; a folder without tokenizer.json
+        r = limits.check("Hello", spans, limits.target_model("m", max_tokens=10, tokenizer=path))
+        assert not r.exact and "not a tokenizer.json file" in r.note, r.note
+    big = tmp_path / "tokenizer.json"
+    big.write_text("{" + " " * 2000 + "}")
+    monkeypatch.setattr(limits, "MAX_TOKENIZER_BYTES", 1000)
+    r = limits.check("Hello", spans, limits.target_model("m", max_tokens=10, tokenizer=str(big)))
+    assert not r.exact and "more than a tokenizer file" in r.note, r.note
+
+
 def _readme() -> str:
     from pathlib import Path
 

@@ -13,6 +13,7 @@ import streamlit as st
 from chunkscope import limits
 from chunkscope.document import Document
 from chunkscope.report import ChunkingResult
+from ui.share import shared
 
 NONE = "(none: don't check)"
 CUSTOM = "another model (give its limit)"
@@ -36,8 +37,13 @@ def target_sidebar() -> limits.TargetModel | None:
         try:
             if name == CUSTOM:
                 limit = st.number_input("Input limit (tokens)", 1, 1_000_000, 512, 64, key="cs_target_limit")
-                tok = st.text_input("Tokenizer (a local folder with tokenizer.json; blank = count in o200k)",
-                                    key="cs_target_tokenizer").strip()
+                if shared():  # no server path is typed on a shared server: counted in o200k
+                    tok = ""
+                    st.caption("Counted in o200k tokens (an estimate): a tokenizer on the server is not "
+                               "chosen from a shared app.")
+                else:
+                    tok = st.text_input("Tokenizer (a local folder with tokenizer.json; blank = count in o200k)",
+                                        key="cs_target_tokenizer").strip()
                 model = limits.target_model("custom model", int(limit), tok or None)
             elif name != NONE:
                 model = limits.target_model(name)
