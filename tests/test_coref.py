@@ -139,6 +139,24 @@ def test_precomputed_errors(tmp_path):
         load_pairs(wrong, 10)
 
 
+def test_mentions_parquet_is_checked_before_it_is_decoded(tmp_path, monkeypatch):
+    """An 889 KB parquet decoded to 3.5 GB before the column check: the metadata (rows, column,
+    number of values) is checked first, and only the mentions column is read."""
+    from chunkscope.coref import precomputed
+
+    pairs = [[[0, 13], [38, 39]], [[0, 13], [60, 61]]]
+    good = tmp_path / "good.parquet"
+    pd.DataFrame({"doc_name": ["d"], "entity_pron_mentions": [pairs]}).to_parquet(good)
+    assert load_pairs(good, 100)[0] == load_pairs(good, 100)[0] and len(load_pairs(good, 100)[0]) == 2
+    rows = tmp_path / "rows.parquet"
+    pd.DataFrame({"entity_pron_mentions": [pairs] * 3}).to_parquet(rows)
+    with pytest.raises(CorefError, match="expected one row.*found 3"):
+        load_pairs(rows, 100)
+    monkeypatch.setattr(precomputed, "MAX_MENTION_VALUES", 7)  # two pairs are 8 numbers
+    with pytest.raises(CorefError, match="8 numbers in 'entity_pron_mentions', more than a mentions file holds"):
+        load_pairs(good, 100)
+
+
 def test_mentions_file_of_another_document_is_refused(tmp_path):
     """Offsets that fit inside the text but land on words that are no pronouns: another document's file."""
     doc = en(FIXTURE_TEXT)

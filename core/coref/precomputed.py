@@ -80,20 +80,36 @@ def pairs_from_raw(raw_pairs: Iterable[Any], text_length: int, end_inclusive: bo
     return pairs, warnings
 
 
-def _read_parquet(path: Path) -> list[Any]:
-    try:
-        import pandas as pd
+MAX_MENTION_VALUES = 8_000_000  # numbers in a mentions file (4 per pair): 2 million pairs, far beyond any document
 
-        df = pd.read_parquet(path)
+
+def _read_parquet(path: Path) -> list[Any]:
+    """The pairs of a reference mentions parquet: one row, column ``entity_pron_mentions``. The file's
+    metadata is checked before anything is decoded (row count, column, number of values): a small
+    file can hold a column that decodes to gigabytes."""
+    col = "entity_pron_mentions"
+    try:
+        import pyarrow.parquet as pq
+
+        pf = pq.ParquetFile(path)
+        meta = pf.metadata
+        names = pf.schema_arrow.names
+        if col not in names:
+            raise CorefError(f"{path.name}: no '{col}' column (found: {', '.join(map(str, names[:20]))})")
+        if meta.num_rows > 1:
+            raise CorefError(f"{path.name}: expected one row (one document), found {meta.num_rows:,}")
+        values = sum(rg.column(j).num_values for rg in (meta.row_group(i) for i in range(meta.num_row_groups))
+                     for j in range(rg.num_columns) if rg.column(j).path_in_schema.split(".")[0] == col)
+        if values > MAX_MENTION_VALUES:
+            raise CorefError(f"{path.name}: {values:,} numbers in '{col}', more than a mentions file holds "
+                             f"(at most {MAX_MENTION_VALUES:,})")
+        if meta.num_rows == 0:
+            return []
+        value = pf.read(columns=[col]).column(col).to_pylist()[0]
+    except CorefError:
+        raise
     except Exception as exc:  # pyarrow raises several types for bad files
         raise CorefError(f"{path.name}: cannot read parquet ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})") from None
-    if "entity_pron_mentions" not in df.columns:
-        raise CorefError(f"{path.name}: no 'entity_pron_mentions' column (found: {', '.join(map(str, df.columns))})")
-    if len(df) == 0:
-        return []
-    if len(df) > 1:
-        raise CorefError(f"{path.name}: expected one row (one document), found {len(df)}")
-    value = df["entity_pron_mentions"].iloc[0]
     return [] if value is None else [[list(e), list(p)] for e, p in value]
 
 
