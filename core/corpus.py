@@ -157,17 +157,20 @@ def _glob_root(pattern: str) -> Path:
 
 
 def discover(inputs: str | os.PathLike | Iterable[str | os.PathLike],
-             exclude: Iterable[str | os.PathLike] = ()) -> tuple[list["CorpusItem"], list[dict[str, str]]]:
+             exclude: Iterable[str | os.PathLike] = (), confine: str | os.PathLike | None = None,
+             ) -> tuple[list["CorpusItem"], list[dict[str, str]]]:
     """Documents under each input (a directory, searched recursively; a glob; or a file).
 
     Returns (items sorted by path, ignored) where ignored lists files that are not documents
     (mentions files, other file types, JSON that is neither a reference nor a ChunkScope document) with why;
     hidden files are passed over in silence.
-    Raises ``ValueError`` when an input matches nothing at all.
+    Raises ``ValueError`` when an input matches nothing at all. ``confine``: files (and mentions
+    files) that resolve outside this folder, through a symlink, are ignored and listed.
     """
     if isinstance(inputs, (str, os.PathLike)):
         inputs = [inputs]
     excluded = [Path(e).resolve() for e in exclude]
+    inside = _inside(confine)
     items: dict[Path, CorpusItem] = {}
     ignored: list[dict[str, str]] = []
     for inp in inputs:
@@ -188,6 +191,9 @@ def discover(inputs: str | os.PathLike | Iterable[str | os.PathLike],
             rf = f.resolve()
             if any(rf == e or e in rf.parents for e in excluded):
                 continue
+            if not inside(rf):
+                ignored.append({"path": str(f), "reason": "a link to a file outside the shared folder"})
+                continue
             if _is_hidden(f, root):
                 continue
             if _is_mentions_file(f, root):
@@ -203,7 +209,7 @@ def discover(inputs: str | os.PathLike | Iterable[str | os.PathLike],
                     ignored.append({"path": str(f), "reason": "JSON that is not a document (no full_text/split_points or text/blocks)"})
                     continue
             if rf not in items:
-                items[rf] = CorpusItem(path=f, root=root, mentions=find_mentions(f), domain=domain_of(f, root))
+                items[rf] = CorpusItem(path=f, root=root, mentions=find_mentions(f, confine), domain=domain_of(f, root))
     ignored = list({i["path"]: i for i in ignored}.values())  # overlapping inputs: each file once
     if len(ignored) > MAX_IGNORED_LISTED:  # a folder of 20,000 images: the first ones and a count
         more = len(ignored) - MAX_IGNORED_LISTED
@@ -211,18 +217,28 @@ def discover(inputs: str | os.PathLike | Iterable[str | os.PathLike],
     return sorted(items.values(), key=lambda it: str(it.path)), ignored
 
 
-def find_mentions(path: str | os.PathLike) -> Path | None:
-    """Precomputed mentions for a document file, or None (see module doc for the places looked at)."""
+def _inside(confine: str | os.PathLike | None) -> Callable[[Path], bool]:
+    """``inside(resolved_path)``: whether it lies in the folder ``confine`` (always, without one)."""
+    if confine is None:
+        return lambda _p: True
+    top = Path(confine).resolve()
+    return lambda p: p == top or top in p.parents
+
+
+def find_mentions(path: str | os.PathLike, confine: str | os.PathLike | None = None) -> Path | None:
+    """Precomputed mentions for a document file, or None (see module doc for the places looked at).
+    ``confine``: only a file that resolves inside this folder (see :func:`discover`)."""
     p = Path(path)
     stem = p.stem
+    inside = _inside(confine)
     for ext in (".parquet", ".json"):
         beside = p.with_name(f"{stem}.mentions{ext}")
-        if beside.is_file():
+        if beside.is_file() and inside(beside.resolve()):
             return beside
     for folder in (p.parent.parent / MENTIONS_DIR, p.parent / MENTIONS_DIR):
         for ext in (".parquet", ".json"):
             cand = folder / f"{stem}{ext}"
-            if cand.is_file() and cand.resolve() != p.resolve():
+            if cand.is_file() and cand.resolve() != p.resolve() and inside(cand.resolve()):
                 return cand
     return None
 
@@ -661,7 +677,9 @@ class RunOptions:
     threads per worker (default: this machine's cores / jobs); Ray only: ``address`` (None: start a
     local Ray instance; "auto" or "ray://HOST:PORT": join that cluster), ``gpus_per_worker``,
     ``max_retries`` (tries after a worker died mid-document). ``retry_failed``: analyze again the documents
-    that failed on their own in an earlier run (by default a rerun skips them, keeping their reason)."""
+    that failed on their own in an earlier run (by default a rerun skips them, keeping their reason).
+    ``confine``: a folder no file read may lie outside of, links resolved (a shared server's
+    ``corpus_root``: a symlink planted there must not serve a server file)."""
 
     engine: str = "local"
     jobs: int = 1
@@ -670,6 +688,7 @@ class RunOptions:
     gpus_per_worker: float = 0.0
     max_retries: int = 2
     retry_failed: bool = False
+    confine: str | None = None  # every file read (documents, mentions) must resolve inside this folder
 
     def validate(self) -> None:
         if self.engine not in ENGINES:
@@ -719,12 +738,13 @@ def format_stats(st: dict[str, Any]) -> str:
 
 
 def plan_corpus(inputs, store: ResultStore, s_dict: dict[str, Any], max_bytes: int | None = None,
-                retry_failed: bool = False) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, str]]]:
+                retry_failed: bool = False, confine: str | os.PathLike | None = None,
+                ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, str]]]:
     """Discovery and resume, with no model loaded: (entries, tasks, ignored). Entries of documents done
     before (same bytes, settings, LLM and provenance) are complete -- analyzed, or failed on their own
     (unless ``retry_failed``); each task is one document to analyze."""
     out_local = store.local_dir
-    items, ignored = discover(inputs, exclude=[out_local] if out_local else [])
+    items, ignored = discover(inputs, exclude=[out_local] if out_local else [], confine=confine)
     if not items:
         shown = inputs if isinstance(inputs, (str, os.PathLike)) else ", ".join(map(str, inputs))
         raise ValueError(f"{shown}: no documents found (looked for {', '.join(sorted(DOC_EXTENSIONS))}"
@@ -869,7 +889,7 @@ def run_corpus(inputs, out_dir: str | os.PathLike, settings=None, jobs: int = 1,
         settings = Settings()
     s_dict = settings.to_dict() if hasattr(settings, "to_dict") else Settings.from_dict(settings).to_dict()
     store = ResultStore(out_dir)
-    entries, tasks, ignored = plan_corpus(inputs, store, s_dict, max_bytes, opts.retry_failed)
+    entries, tasks, ignored = plan_corpus(inputs, store, s_dict, max_bytes, opts.retry_failed, opts.confine)
     store.makedirs("reports")
     store.makedirs("failed")
 

@@ -111,6 +111,30 @@ def test_discovery_mentions_and_domains(corpus):
     assert sorted(it.path.name for it in items) == ["policy.md", "reglement.md"]
 
 
+def test_links_out_of_a_confined_folder_are_not_read(tmp_path):
+    """A shared server's corpus_root: a symlink planted there must not serve a file from outside
+    (rglob follows file links); the same for a mentions file beside a document."""
+    root, outside = tmp_path / "team", tmp_path / "server"
+    (root / "docs").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "secret.txt").write_text("TOP SECRET server file", encoding="utf-8")
+    (outside / "m.json").write_text("[]", encoding="utf-8")
+    (root / "docs" / "notes.txt").symlink_to(outside / "secret.txt")
+    (root / "docs" / "plan.md").write_text("# Plan\n\nText.\n", encoding="utf-8")
+    (root / "docs" / "plan.mentions.json").symlink_to(outside / "m.json")
+    inside = root / "docs" / "inside.txt"
+    inside.write_text("Inside.", encoding="utf-8")
+    (root / "docs" / "alias.txt").symlink_to(inside)  # a link that stays inside is fine
+    items, ignored = discover(root / "docs", confine=root)
+    assert sorted(it.path.name for it in items) == ["alias.txt", "plan.md"]  # inside.txt: the same file, once
+    assert {Path(i["path"]).name: i["reason"] for i in ignored}["notes.txt"] == "a link to a file outside the shared folder"
+    assert next(it for it in items if it.path.name == "plan.md").mentions is None
+    # without confinement (the CLI on one's own machine), links are followed as before
+    items, _ = discover(root / "docs")
+    assert "notes.txt" in {it.path.name for it in items}
+    assert find_mentions(root / "docs" / "plan.md") == root / "docs" / "plan.mentions.json"
+
+
 def test_end_to_end_outputs(results, corpus):
     out, summary = results
     assert summary["counts"] == {"ok": 4, "skipped": 0, "failed": 1, "documents": 5, "with_report": 4}

@@ -325,6 +325,31 @@ def test_corpus_workers_are_capped_on_a_shared_server(tmp_path):
         sharing.load_policy({"CHUNKSCOPE_MAX_WORKERS": "0"}, path=_empty_toml(tmp_path))
 
 
+def test_a_corpus_run_on_a_shared_server_reads_nothing_through_links_out(tmp_path, monkeypatch):
+    """The page's run is confined: to corpus_root for a folder under it, else to the uploads' folder."""
+    import chunkscope.corpus as corpus_mod
+    from chunkscope.analysis import Settings
+    from ui.corpus import run_with_progress
+
+    seen = []
+
+    def fake_run(inputs, out_dir, settings, progress=None, options=None):
+        seen.append(options)
+        return {"counts": {"ok": 0, "skipped": 0, "failed": 0}, "timings": {"total": 0.0}}
+
+    monkeypatch.setattr(corpus_mod, "run_corpus", fake_run)
+    root, uploads = tmp_path / "team", tmp_path / "ws" / "uploads"
+    (root / "docs").mkdir(parents=True)
+    uploads.mkdir(parents=True)
+    sharing.set_policy(_shared(tmp_path, corpus_root=root))
+    run_with_progress(str(root / "docs"), str(tmp_path / "out"), Settings())
+    run_with_progress(str(uploads), str(tmp_path / "out2"), Settings())
+    assert [o.confine for o in seen] == [str(root.resolve()), str(uploads.resolve())]
+    sharing.set_policy(Policy())  # one's own machine: links are followed
+    run_with_progress(str(root / "docs"), str(tmp_path / "out3"), Settings())
+    assert seen[-1] is None
+
+
 def _empty_toml(tmp_path: Path) -> Path:
     p = tmp_path / "empty.toml"
     p.write_text("")

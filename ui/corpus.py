@@ -11,6 +11,7 @@ import io
 import os
 import tempfile
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ import streamlit as st
 
 from chunkscope.analysis import Settings
 from chunkscope.report import METRICS, Report
+from ui.common import md_escape
 
 RESULTS_KEY = "cs_corpus_results"  # the results directory shown on the page
 UPLOAD_TYPES = ["pdf", "md", "markdown", "txt", "json", "parquet"]
@@ -155,10 +157,16 @@ def run_with_progress(inputs: str, out_dir: str, settings: Settings, options=Non
         extra = (f"winner {e.get('winner')}, {e.get('seconds', 0):.1f}s" if status == "ok" else e.get("reason", ""))
         if status == "retry":
             extra += " — sent to the next free worker"
-        lines.append(f"{icon} {e.get('rel') or e.get('name')} — {extra}")
+        lines.append(f"{icon} {md_escape(str(e.get('rel') or e.get('name')))} — {md_escape(str(extra))}")
         bar.progress(frac, text=stats[:160])
         log.markdown("\n".join(f"- {ln}" for ln in lines[-30:]))
 
+    pol = policy()
+    if pol.shared:  # no file read through a link out of the operator's folder (or the session's uploads)
+        top = pol.corpus_root.resolve() if pol.corpus_root else None
+        src = Path(inputs).resolve()
+        confine = top if top is not None and (src == top or top in src.parents) else src
+        options = replace(options or run_options("local", 1), confine=str(confine))
     try:
         with analysis_slot(box):  # a shared server runs a bounded number of analyses at once
             summary = run_corpus(inputs, out_dir, settings, progress=progress, options=options)
