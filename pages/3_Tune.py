@@ -235,7 +235,7 @@ else:
                        file_name=f"{stem}.chunkscope.json", mime="application/json", key="cs_tune_save_json")
     with st.expander("Configuration file"):
         st.code(toml_text, language="toml")
-        st.caption(f"Reproduce: `chunkscope analyze {doc.name} --config {stem}.chunkscope.toml` gives the same "
+        st.caption(f"Reproduce: `chunkscope analyze {doc.name.replace('`', '')} --config {stem}.chunkscope.toml` gives the same "
                    "chunks and numbers (the tuned chunker under its id, promoted candidates under their names).")
 st.file_uploader("Load configuration (TOML or JSON)", type=["toml", "json"], key="cs_tune_load",
                  on_change=T.apply_config)

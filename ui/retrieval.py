@@ -257,7 +257,7 @@ def per_question(doc: Document, report: Report, ids: list[str]) -> None:
     proxy = " (self-test proxy: salient terms of the evidence)" if q.get("source") == "self-test" else ""
     st.markdown(f"**Q{qi + 1}{proxy}:** {md_escape(q['question'])}")
     with st.container(border=True):
-        st.caption("Evidence — " + " · ".join(where))
+        st.caption("Evidence — " + md_escape(" · ".join(where)))  # heading titles are document text
         for s, e in ev:
             st.html(f'<div style="font-size:.9rem;border-left:3px solid #009E73;padding-left:.5em;margin:.2em 0">'
                     f'{html.escape(doc.text[s:e])}</div>')
