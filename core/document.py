@@ -115,6 +115,27 @@ class Document:
             path.append(h)
         return path
 
+    def content_start(self, start: int, end: int) -> int:
+        """Where the content of ``[start, end)`` begins: past the layout blocks (page headers and
+        footers, page breaks) and the whitespace it opens with; ``start`` when there is none."""
+        import bisect
+
+        pos = start
+        if self.blocks:
+            i = max(0, bisect.bisect_right([b.start for b in self.blocks], start) - 1)
+            while i < len(self.blocks) and self.blocks[i].kind == "layout" and self.blocks[i].end < end:
+                pos = self.blocks[i].end
+                i += 1
+        while pos < end and self.text[pos].isspace():
+            pos += 1
+        return pos if pos < end else start
+
+    def chunk_heading_path(self, start: int, end: int) -> list[Heading]:
+        """The section a chunk ``[start, end)`` belongs to: the heading path where its content
+        begins (a chunk that opens with a page header and then a new heading is in that heading's
+        section, not the one the page header follows)."""
+        return self.heading_path(self.content_start(start, end))
+
     def page_of(self, pos: int) -> int | None:
         """1-based page number holding character ``pos``, or None without pages."""
         for i, p in enumerate(self.pages):

@@ -264,7 +264,7 @@ def chunk_records(report: Report, text: str, chunking_id: str | None = None,
                   heading_path=None, page_of=None, boxes=None) -> Iterable[dict[str, Any]]:
     """The chunks of one chunking (default: the winner) as export records (JSONL rows).
 
-    ``heading_path(pos)``, ``page_of(pos)`` and ``boxes(start, end)`` (PDF sources:
+    ``heading_path(start, end)`` (a chunk's section: ``Document.chunk_heading_path``), ``page_of(pos)`` and ``boxes(start, end)`` (PDF sources:
     ``[[page, x0, y0, x1, y1], ...]``) come from the Document when available; without
     ``boxes``, boxes already in the report are used.
     """
@@ -290,7 +290,7 @@ def chunk_records(report: Report, text: str, chunking_id: str | None = None,
             first, last = page_of(c.start), page_of(max(c.start, c.end - 1))
             rec["pages"] = [] if first is None else list(range(first, (last or first) + 1))
         if heading_path is not None:
-            rec["heading_path"] = [h.title for h in heading_path(c.start)]
+            rec["heading_path"] = [h.title for h in heading_path(c.start, c.end)]
         bx = boxes(c.start, c.end) if boxes is not None else c.boxes
         if bx is not None:
             rec["boxes"] = bx

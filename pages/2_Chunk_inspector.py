@@ -47,7 +47,7 @@ def chunk_table(key: str, _doc, _c, lo: int, hi: int) -> pd.DataFrame:
     rows = []
     for i, ch in enumerate(_c.chunks):
         pages = sorted({q for q in (_doc.page_of(ch.start), _doc.page_of(max(ch.start, ch.end - 1))) if q})
-        path = _doc.heading_path(ch.start)
+        path = _doc.chunk_heading_path(ch.start, ch.end)
         flags = []
         if ch.tokens < lo or ch.tokens > hi:
             flags.append("⚠ under" if ch.tokens < lo else "⚠ over")
@@ -153,7 +153,7 @@ def main() -> None:
     problems = highlight.Problems.of(c)
     with guard("The chunk facts"):
         pages = sorted({p for p in (doc.page_of(ch.start), doc.page_of(max(ch.start, ch.end - 1))) if p})
-        path = doc.heading_path(ch.start)
+        path = doc.chunk_heading_path(ch.start, ch.end)
         st.html(f'<div style="font-size:1.15rem;font-weight:700">{swatch(cid)} · chunk #{idx + 1} of {n}</div>')
         m1, m2, m3, m4 = st.columns(4)
         m1.metric("tokens", ch.tokens, help=f"size bounds {lo}–{hi} (o200k tokens)")

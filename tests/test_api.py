@@ -51,6 +51,22 @@ def test_chunk_records_pages_and_heading_paths_of_a_pdf():
     assert crossing.pages == tuple(range(1, len(doc.pages) + 1))
 
 
+def test_a_chunk_opening_with_a_page_header_is_in_the_section_that_follows_it():
+    """A page chunk starts with the page's header comment, then a new heading: its heading path
+    (API, JSONL export, inspector) named the previous page's section."""
+    md = ("# Guide\n\n## 5.3 Testing\n\nRun the tests before you upload.\n\n<!-- PageBreak -->\n\n"
+          "<!-- PageHeader: Developer's Reference 12 -->\n\n## 5.4 Layout\n\nThe source package holds the code.\n")
+    doc = chunkscope.load(md.encode(), name="guide.md")
+    start = md.index("<!-- PageBreak")
+    assert [h.title for h in doc.heading_path(start)] == ["Guide", "5.3 Testing"]  # where the chunk starts...
+    assert [h.title for h in doc.chunk_heading_path(start, len(md))] == ["Guide", "5.4 Layout"]  # ...its content
+    assert doc.content_start(start, len(md)) == md.index("## 5.4")
+    assert doc.chunk_heading_path(0, 10) == doc.heading_path(0)
+    # the API's chunks and the JSONL export use it
+    cut = [c for c in chunkscope.chunk(doc, "structure") if c.start <= start < c.end or c.start >= start]
+    assert cut and all(c.heading_path == tuple(h.title for h in doc.chunk_heading_path(c.start, c.end)) for c in cut)
+
+
 def test_chunk_refuses_bad_chunker_and_parameter():
     doc = chunkscope.load(POLICY)
     with pytest.raises(ValueError, match="unknown chunker"):
