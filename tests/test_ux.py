@@ -52,6 +52,31 @@ def test_html_and_json_reports_carry_the_narrow_win_and_the_same_runner_up():
     assert "Embeddings: all-MiniLM-L6-v2 (onnxruntime, int8, cpu; inputs up to 256 tokens)" in foot
 
 
+def test_a_clear_but_narrow_win_says_both_without_contradiction():
+    """The card showed "✅ Clear winner" above "Narrow win ... a small settings change can flip": the
+    two measure different things (resamples of the document; the score margin), and now say so."""
+    import sys
+    from pathlib import Path
+
+    from chunkscope.analysis.selection import explain
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from ui.overview import verdict_badge
+
+    r = narrow_report()
+    r.verdict = {"kind": "clear", "winner": "a", "top": "a", "resamples": 1000, "clear_share": 0.95,
+                 "rivals": [{"id": "b", "ahead": 0.97, "tied": False, "first": 0.03}],
+                 "text": "a is ahead of every other candidate in 97% of 1000 resamples."}
+    ex = explain(r)
+    assert {"clear-winner", "narrow-win"} <= set(ex.flags)
+    warn = next(w for w in ex.warnings if w.startswith("Narrow win"))
+    assert "ahead on nearly every resample of this document, but by so little" in warn
+    assert "Clear winner, by a narrow margin" in verdict_badge(r.verdict, None, narrow=True)
+    assert "Clear winner</b>" in verdict_badge(r.verdict, None)
+    r.verdict = None  # without the resampling verdict, the plain narrow-win warning
+    assert any(w.startswith("Narrow win: 0.004 ahead of b, within what") for w in explain(r).warnings)
+
+
 def test_stage_timings_are_disjoint_and_add_up_to_the_total():
     """The embedding model's time (semantic chunking, exact-mode scoring) is counted once, as
     "embed"; chunk, coref, embed, metrics and other add up to the total (the JSON keys stay)."""

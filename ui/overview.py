@@ -48,8 +48,10 @@ def _chips(items: list[dict], sign: str) -> str:
         for x in items for a, b, d in [apart(x["winner"], x["runner"])])
 
 
-def verdict_badge(v: dict | None, score_interval: list[float] | None) -> str:
-    """The verdict as one HTML line: clear winner (green) or tie with the tie-break (amber)."""
+def verdict_badge(v: dict | None, score_interval: list[float] | None, narrow: bool = False) -> str:
+    """The verdict as one HTML line: clear winner (green) or tie with the tie-break (amber).
+    ``narrow``: the score margin is small (``narrow-win``): a clear winner is then said to be
+    consistently but narrowly ahead, as the narrow-win warning below it says."""
     if not v:
         return ""
     ci = (f' · score 95% interval <b>{score_interval[0]:.3f}–{score_interval[1]:.3f}</b>'
@@ -57,7 +59,7 @@ def verdict_badge(v: dict | None, score_interval: list[float] | None) -> str:
     n = v["resamples"]
     if v["kind"] == "clear":
         worst = min(v["rivals"], key=lambda r: r["ahead"])
-        color, head = "#009E73", "✅ Clear winner"
+        color, head = "#009E73", "✅ Clear winner, by a narrow margin" if narrow else "✅ Clear winner"
         body = (f"ahead of every other candidate in ≥ {v['clear_share']:.0%} of {n} resamples of the document "
                 f"(closest: {html.escape(worst['id'])}, {worst['ahead']:.0%}){ci}")
     else:
@@ -84,7 +86,7 @@ def winner_card(report: Report, key: str | None = "cs_winner_card") -> None:
             st.html('<div class="cs-provisional" style="font-weight:600;color:#b26b00">⏳ '
                     f'{html.escape(selection.provisional_note(report))}</div>')
         if ws.get("verdict"):
-            st.html(verdict_badge(ws["verdict"], best.score_interval))
+            st.html(verdict_badge(ws["verdict"], best.score_interval, "narrow-win" in (ws.get("flags") or [])))
         c1, c2, c3, c4 = st.columns([1.9, 1.7, 0.7, 0.8])  # "0.890 ± 0.010" needs the room
         c1.html(f'<div style="font-size:1.6rem;font-weight:700">🏆 {swatch(best.id)}</div>'
                 f'<div style="opacity:.75;font-size:.9rem">{html.escape(best.label)}</div>')
