@@ -91,13 +91,19 @@ def main() -> None:
     mode = c2.radio("Show", ["around the current problem", "a whole page / part"], key="cs_cmp_mode",
                     horizontal=True, disabled=not items)
     current = items[pi] if items and pi >= 0 else None
+    # where the "▶ here" tag goes: a broken block's cut (its start is often a screen above), else the start
+    here = current[0] if current is not None else None
+    if current is not None and kind == "broken":
+        here = int(problems[current[2]].broken[current[3]].get("boundary", current[0]))
 
     with guard("The boundary strip"):
         a_view = None
         if current is not None and mode.startswith("around"):
             a_view = _focus_range(doc.text, current[0], current[1])
+            if here is not None and not a_view[0] <= here < a_view[1]:  # a huge block cut far from its start
+                a_view = _focus_range(doc.text, here, here + 1)
         st.plotly_chart(figures.boundary_strip_figure(report, sel, len(doc.text), view=a_view,
-                                                  focus=current[0] if current else None),
+                                                  focus=here),
                         width="stretch", key="cs_strip")
         st.caption("Ticks: chunk boundaries (one row per chunking, in its colour) · ✕ a boundary that breaks a block "
                    "· ◆ a boundary that splits an entity–pronoun pair · yellow line: the current problem. "
@@ -148,9 +154,9 @@ def main() -> None:
     for col, cid in zip(cols, sel):
         with col, guard(f"The {cid} column"):
             column(doc, report, cid, chunkings[cid], problems[cid], kinds, a, b, show=(kind, "size"),
-                   focus=(current[0], current[1]) if current is not None and current[2] == cid else None)
+                   focus=(current[0], current[1]) if current is not None and current[2] == cid else None, here=here)
     if current is not None:
-        scroll_to_here(current[0], (a, b))  # the whole page can be long: bring the current problem into view
+        scroll_to_here(here, (a, b))  # the whole page can be long: bring the current problem into view
     st.caption("Chunks alternate two tints; a bar in the chunker's colour and `#n` mark where chunk n starts "
                "(red with ✂ when that boundary breaks a block, purple with ⛓ when it splits a pair, ⚠ when the "
                "chunk is out of size). A broken block is outlined and hatched in red and tagged “✂ broken <kind>”. "
@@ -174,7 +180,7 @@ def over_limit_line(doc, c) -> None:
         + ("" if chk.exact else " (estimate)"))
 
 
-def column(doc, report, cid, c, p: highlight.Problems, kinds, a: int, b: int, show, focus) -> None:
+def column(doc, report, cid, c, p: highlight.Problems, kinds, a: int, b: int, show, focus, here=None) -> None:
     score = f" · score {c.score:.3f}" if c.score is not None else ""
     win = " 🏆" if cid == report.winner else ""
     st.html(f'<div style="font-weight:700;font-size:1.05rem">{swatch(cid)}{win}'
@@ -187,7 +193,7 @@ def column(doc, report, cid, c, p: highlight.Problems, kinds, a: int, b: int, sh
         (st.caption if c.audit.get("ok", True) else st.warning)(f"Coverage: {cov}")
     with st.container(height=600):
         st.html(highlight.highlight_html(doc.text, c, a, b, p, show=show, block_kinds=kinds, focus=focus,
-                                   color=figures.chunker_color(cid)))
+                                         color=figures.chunker_color(cid), here=here))
     here_b = [(n, x) for n, x in enumerate(p.broken) if x["block"][0] < b and x["block"][1] > a]
     here_s = [(n, x) for n, x in enumerate(p.split)
               if a <= min(x["entity"][0], x["pronoun"][0]) < b or a <= max(x["entity"][0], x["pronoun"][0]) < b]

@@ -133,6 +133,9 @@ def test_compare_select_and_next_problem(at):
     assert info.startswith("Problem 1 of 2") and "fixed\\-512" in info and "table block" in info
     body = html_text(at)
     assert "cs-broken" in body and "✂ broken table" in body and 'id="cs-here"' in body
+    # the "▶ here" tag (and the scroll) goes to the cut, not to the block's start a screen above
+    cut = int(re.search(r"at character ([\d,]+)", info).group(1).replace(",", ""))
+    assert f'data-at="{cut}"' in body and f'id="cs-here" data-at="{cut}">▶ here</span>' in body
     assert_escaped(body)
     coverage = [c.value for c in at.caption if c.value.startswith("Coverage:")]
     assert len(coverage) == 2 and all("all text covered" in c for c in coverage)
@@ -269,7 +272,9 @@ def test_highlight_escapes_and_marks_problems():
     assert "<script>" not in out and "<img" not in out and "&lt;script&gt;" in out
     assert "✂ broken table" in out and 'class="cs-cut"' in out and "#2 ✂ ⛓ ⚠" in out
     assert "chunk 1: 5 tokens" in out and "chunk 2: 900 tokens" in out  # numbered from 1, as blocks and pairs are
-    assert out.count(">P1</span>") == 2 and 'id="cs-here"' in out
+    assert out.count(">P1</span>") == 2 and 'id="cs-here" data-at="2"' in out  # the focus starts at 2
+    cut = highlight.highlight_html(text, c, block_kinds=["table"], focus=(2, 40), here=20)
+    assert 'data-at="20">▶ here</span>' in cut and cut.index("▶ here") > cut.index("x()")
     # a "heading" block is the heading and the text under it: the tag says section, not heading
     as_heading = highlight.highlight_html(text, c, block_kinds=["heading"])
     assert "✂ broken section" in as_heading and "a heading and the text under it" in as_heading

@@ -126,14 +126,16 @@ HIGHLIGHT_CSS = """
 def highlight_html(text: str, c: ChunkingResult, start: int = 0, end: int | None = None,
                    problems: Problems | None = None, show: Sequence[str] = ("broken", "split", "size"),
                    block_kinds: Sequence[str] | None = None, focus: tuple[int, int] | None = None,
-                   color: str | None = None, dim_outside: tuple[int, int] | None = None) -> str:
+                   color: str | None = None, dim_outside: tuple[int, int] | None = None,
+                   here: int | None = None) -> str:
     """Escaped HTML of ``text[start:end]`` with chunk colours, boundaries and problems marked.
 
     Chunks alternate two tints; each boundary is a bar with the chunk number (in ``color``, the
     chunker's colour; red and taller when it breaks a block; tooltip with tokens). A broken block
     is outlined and hatched in red, tagged ``✂ <kind>`` where it starts. The entity and pronoun of
     each split pair share a colour and a ``P<n>`` tag (n = the pair's number in ``problems.split``).
-    ``focus`` (start, end) is ringed in yellow and tagged "here"; text outside ``dim_outside`` is
+    ``focus`` (start, end) is ringed in yellow and tagged "▶ here" at ``here`` (default: where it
+    starts; a broken block's tag goes where it is cut); text outside ``dim_outside`` is
     dimmed (context around one chunk). Nothing from ``text`` reaches the HTML unescaped.
     """
     end = len(text) if end is None else min(end, len(text))
@@ -181,7 +183,8 @@ def highlight_html(text: str, c: ChunkingResult, start: int = 0, end: int | None
         a, b = max(focus[0], start), min(focus[1], end)
         if a < b:
             classes_at.append((a, b, "cs-focus", "the current problem", ""))
-            heads.setdefault(a, []).insert(0, f'<span class="cs-here" id="cs-here" data-at="{focus[0]}">▶ here</span>')
+            at = here if here is not None and a <= here < b else a
+            heads.setdefault(at, []).insert(0, f'<span class="cs-here" id="cs-here" data-at="{int(at)}">▶ here</span>')
     if dim_outside is not None:
         for a, b in ((start, dim_outside[0]), (dim_outside[1], end)):
             a, b = max(a, start), min(b, end)
