@@ -92,6 +92,28 @@ def test_running_header_that_changes_with_the_chapter_is_marked():
     assert out[8].startswith("(a) the controller")  # list items at the page top stay text
 
 
+def test_bold_footer_with_page_number_and_chapter_is_marked_but_a_bullet_is_not():
+    """A Sphinx manual's footers, in bold: "**6** **Chapter 2.** **Applying ...**" (even pages) and
+    "**2.3.** **Registering ...** **7**" (odd ones). The leading "**" was read as a list bullet, so 89
+    of 114 footers stayed in the text; a real bullet ("* item 9") at the page bottom stays text."""
+    from chunkscope.ingest.pdf import find_running_lines
+
+    pages = []
+    for k in range(8):
+        n = k + 3
+        title = ["Scope", "Applying to Become a Member", "Debian Developer's Duties", "Resources", "Packages",
+                 "Best Packaging Practices", "Beyond Packaging", "Internationalization"][k]  # one per page
+        foot = (f"**{n}** **Chapter {k + 1}.** **{title}**" if n % 2 == 0
+                else f"**{k + 1}.{k % 3 + 1}.** **{title}** **{n}**")
+        pages.append(f"Body text of page {n} goes on here.\n\n{foot}")
+    _, found = find_running_lines(pages)
+    foots = {k: why for k, items in found.found.items() for _, edge, why in items if edge == "footer"}
+    assert foots == {k: "chapter + page number" for k in range(8)}
+    words = ["apples", "pears", "plums", "figs", "dates", "limes", "kiwis", "grapes"]
+    bullets = [f"The {w} come first.\n\n* {w} in crate {k + 3}" for k, w in enumerate(words)]
+    assert not find_running_lines(bullets)[1].found
+
+
 def test_pdf_without_any_text_is_refused():
     with pytest.raises(IngestError, match="no extractable text"):
         load_bytes(make_pdf(pages=2, blank_pages=(1, 2)), "scan.pdf")

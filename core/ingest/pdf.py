@@ -118,6 +118,7 @@ def _alnum(s: str) -> str:
 
 
 _PAGE_NUMBER = re.compile(r"^(?:page\s*)?[-\u2013\u2014(]?\s*(\d{1,4})\s*[-\u2013\u2014)]?(?:\s*(?:of|/)\s*\d{1,4})?$", re.I)
+_LIST_ITEM = re.compile(r"^\s*[-*+]\s")
 _EDGE_NUMBER = re.compile(r"^(\d{1,4})\s+\S|\S\s+(\d{1,4})$")
 
 
@@ -235,7 +236,7 @@ def find_running_lines(pages: list[str], edges: list[tuple[str, str]] | None = N
             return "page number" if offsets.get((edge, num - k), 0) >= need and on_edge(k, line, edge) else None
         num = _edge_number(line)
         if num is not None and offsets.get((edge, num - k), 0) >= need and on_edge(k, line, edge) \
-                and not line.lstrip().startswith(("-", "*", "+")):
+                and not _LIST_ITEM.match(line):  # a bullet, not bold markup: "**6** **Chapter 2.**" is a footer
             return "chapter + page number"
         sk = _start_key(line) if edge == "header" else None
         if sk is not None and starts.get(sk, 0) >= need and on_edge(k, line, edge):
