@@ -23,6 +23,7 @@ from chunkscope.blocks import build_blocks
 from chunkscope.document import Document, Span
 from chunkscope.ingest import pdfmap
 from chunkscope.ingest.errors import IngestError
+from chunkscope.ingest.outline import apply_outline
 
 PAGE_BREAK = "<!-- PageBreak -->"
 _PLACEHOLDER = re.compile(r"\*{0,2}==>.*?<==\*{0,2}|!\[[^\]]*\]\([^)]*\)")
@@ -487,6 +488,11 @@ def load_pdf_bytes(data: bytes, filename: str, name: str, *, running: str = "mar
         empty: list[int] = []
         tidy, running_found = find_running_lines([_tidy(raw) for raw in raw_pages], tops)
         marked = apply_running_lines(tidy, running_found, strip=running == "strip")
+        try:
+            toc = doc.get_toc(simple=True)
+        except Exception:  # a damaged outline: the converter's headings as they are
+            toc = []
+        marked, meta["outline"] = apply_outline(marked, toc)
         for k, md in enumerate(marked, start=1):
             if not _has_text(md):
                 empty.append(k)

@@ -1,0 +1,151 @@
+"""Heading levels from a PDF's outline (its bookmarks), when it has one.
+
+pymupdf4llm guesses headings from font sizes: in a typical manual, chapters and sections come out
+at the same level, sub-sections stay bold paragraphs ("**3.1.1** **Work towards the next**
+`stable` **release**"), and a chapter's title is run together with its first section ("### **TWO**
+**APPLYING TO BECOME A MEMBER** **2.1 Getting started**"). The outline says which titles are
+headings and how deep each is. ``apply_outline`` matches each page's heading lines and bold
+standalone lines against the outline entries of that page (letters and digits only, so markup,
+spacing and a hyphenated line break do not matter) and:
+
+- gives a matched heading the outline's level (level 1 is written ``##``: ``#`` stays the
+  document's title);
+- makes a matched bold line a heading;
+- splits a heading that is two outline titles run together (a chapter and its first section) in
+  two headings.
+
+Nothing else changes: a line that matches no entry stays as the converter wrote it. The page text
+keeps every character of the page apart from the added ``#`` marks and a line break, so page
+boxes still map.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_HEADING = re.compile(r"(#{1,6}) +(\S.*)$")
+# a line made only of bold runs and inline code: a sub-section title the converter did not call a heading
+_BOLD_LINE = re.compile(r"(?:\*\*[^*\n]+\*\*|`[^`\n]+`|[ \t])+")
+_TAG = re.compile(r"</?[A-Za-z][\w-]*[^<>]*>")
+# what may come before an outline title on the page: a section number ("2.1" gives "21"), a chapter
+# or appendix word and its number or letter ("CHAPTER TWO", "Appendix B", "IV")
+_NUMBERING = re.compile(
+    r"(?:chapter|appendix|part|section)?(?:\d+|[a-z]|[ivxlc]+|one|two|three|four|five|six|seven|eight|nine|ten"
+    r"|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty)?")
+MAX_TITLE = 200  # characters: a longer line is text, whatever it starts with
+MIN_KEY = 3  # alphanumerics an outline title needs to be matched
+
+
+def _key(s: str) -> str:
+    return "".join(ch for ch in _TAG.sub("", s).lower() if ch.isalnum())
+
+
+def outline_entries(toc: list[list[Any]], pages: int) -> dict[int, list[tuple[int, str]]]:
+    """``{page index: [(level, key), ...]}`` from ``doc.get_toc()`` (``[level, title, page]``, pages
+    from 1); entries without a page in the document or with a title of fewer than 3 alphanumerics
+    are left out."""
+    out: dict[int, list[tuple[int, str]]] = {}
+    for item in toc or []:
+        try:
+            level, title, page = int(item[0]), str(item[1]), int(item[2])
+        except (TypeError, ValueError, IndexError):
+            continue
+        key = _key(title)
+        if 1 <= page <= pages and level >= 1 and len(key) >= MIN_KEY:
+            out.setdefault(page - 1, []).append((level, key))
+    return out
+
+
+def _matches(key: str, title: str) -> bool:
+    """A line (letters and digits only) is the outline title, perhaps after its numbering."""
+    return key.endswith(title) and bool(_NUMBERING.fullmatch(key[:len(key) - len(title)]))
+
+
+def _marks(level: int) -> str:
+    return "#" * min(6, level + 1)
+
+
+def _split_at(body: str, n: int) -> int:
+    """The character index in ``body`` where its ``n``-th alphanumeric (0-based, tags skipped)
+    starts, moved back over the markup that opens that run ("**2.1" splits before its "**")."""
+    seen, i = 0, 0
+    while i < len(body):
+        if body[i] == "<":
+            m = _TAG.match(body, i)
+            if m:
+                i = m.end()
+                continue
+        if body[i].isalnum():
+            if seen == n:
+                break
+            seen += 1
+        i += 1
+    while i > 0 and body[i - 1] in "*_`":
+        i -= 1
+    return i
+
+
+def _retitle(line: str, entries: list[tuple[int, str]], stats: dict[str, int], alone: bool) -> str | None:
+    """The line rewritten as outline heading(s), or None to keep it. ``alone``: the line is a
+    paragraph of its own (blank lines around it); only then may a bold line become a heading."""
+    stripped = line.strip()
+    if not stripped or len(stripped) > MAX_TITLE or stripped.startswith("<!--"):
+        return None
+    m = _HEADING.match(stripped)
+    if m:
+        body = m.group(2)
+    elif alone and _BOLD_LINE.fullmatch(stripped):
+        body = stripped
+    else:
+        return None
+    key = _key(body)
+    if not key:
+        return None
+    for level, title in entries:
+        if _matches(key, title):
+            new = f"{_marks(level)} {body}"
+            if new != stripped:
+                stats["relevelled" if m else "promoted"] += 1
+            return new
+    if not m:
+        return None
+    for level2, second in entries:  # a chapter title run together with its first section
+        if len(key) <= len(second) or not key.endswith(second):
+            continue
+        first_key = re.sub(r"\d+$", "", key[:-len(second)])  # without the section's number ("21")
+        for level1, first in entries:
+            if level1 < level2 and _matches(first_key, first):
+                cut = _split_at(body, len(first_key))
+                if 0 < cut < len(body):
+                    stats["split"] += 1
+                    return f"{_marks(level1)} {body[:cut].rstrip()}\n\n{_marks(level2)} {body[cut:].lstrip()}"
+    return None
+
+
+def apply_outline(pages: list[str], toc: list[list[Any]]) -> tuple[list[str], dict[str, int]]:
+    """The pages with their headings levelled by the outline (see the module doc), and counts:
+    ``entries`` (outline titles on the document's pages), ``relevelled``, ``promoted``, ``split``."""
+    entries = outline_entries(toc, len(pages))
+    stats = {"entries": sum(map(len, entries.values())), "relevelled": 0, "promoted": 0, "split": 0}
+    if not entries:
+        return pages, stats
+    out = []
+    for k, md in enumerate(pages):
+        mine = entries.get(k)
+        if not mine:
+            out.append(md)
+            continue
+        lines = md.split("\n")
+        fenced = False
+        for i, line in enumerate(lines):
+            if line.lstrip().startswith(("```", "~~~")):
+                fenced = not fenced
+                continue
+            if not fenced:
+                alone = (i == 0 or not lines[i - 1].strip()) and (i + 1 == len(lines) or not lines[i + 1].strip())
+                new = _retitle(line, mine, stats, alone)
+                if new is not None:
+                    lines[i] = new
+        out.append("\n".join(lines))
+    return out, stats

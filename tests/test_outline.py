@@ -1,0 +1,55 @@
+"""Heading levels from a PDF's outline (chunkscope.ingest.outline)."""
+
+from __future__ import annotations
+
+import pymupdf
+
+from chunkscope.ingest import load_bytes
+from chunkscope.ingest.outline import apply_outline
+
+TOC = [[1, "Applying to Become a Member", 1], [2, "Getting started", 1], [1, "Developer's Duties", 2],
+       [2, "Package Maintainer's Duties", 2], [3, "Work towards the next stable release", 2]]
+
+
+def test_outline_levels_promotes_bold_sub_sections_and_splits_run_together_titles():
+    pages = [
+        "**CHAPTER**\n\n### **TWO** **APPLYING TO BECOME A MEMBER** **2.1 Getting started**\n\nBody text.",
+        "### **THREE** **DEVELOPER'S DUTIES**\n\n### **3.1 Package Maintainer's Duties**\n\n"
+        "**3.1.1** **Work towards the next** `stable` **release**\n\nThe release team...\n\n"
+        "Text before\n**3.1.1** **Work towards the next** `stable` **release**\ntext after, one paragraph.\n\n"
+        "```\n### **3.1 Package Maintainer's Duties**\n```\n\n### **Not in the outline**",
+    ]
+    out, stats = apply_outline(pages, TOC)
+    assert out[0].split("\n\n")[1:3] == ["## **TWO** **APPLYING TO BECOME A MEMBER**", "### **2.1 Getting started**"]
+    two = out[1].split("\n\n")
+    assert two[:3] == ["## **THREE** **DEVELOPER'S DUTIES**", "### **3.1 Package Maintainer's Duties**",
+                       "#### **3.1.1** **Work towards the next** `stable` **release**"]
+    assert "Text before\n**3.1.1**" in out[1]  # a bold line inside a paragraph stays text
+    assert "```\n### **3.1 Package Maintainer's Duties**\n```" in out[1]  # nothing changes in code
+    assert out[1].endswith("### **Not in the outline**")  # no entry: as the converter wrote it
+    assert stats == {"entries": 5, "relevelled": 1, "promoted": 1, "split": 1}  # "### 3.1" was right already
+    # every character of the page is kept: only heading marks and line breaks are added
+    strip = lambda s: "".join(ch for ch in s if not ch.isspace() and ch != "#")  # noqa: E731
+    assert [strip(a) for a in out] == [strip(b) for b in pages]
+
+
+def test_no_outline_or_a_damaged_one_changes_nothing():
+    pages = ["### **1.1 Imports**\n\nText."]
+    assert apply_outline(pages, []) == (pages, {"entries": 0, "relevelled": 0, "promoted": 0, "split": 0})
+    assert apply_outline(pages, [["x", None], [1, "Imports", 99], [1, "ab", 1]])[0] == pages
+
+
+def test_a_pdf_with_bookmarks_gets_its_headings_from_them():
+    pdf = pymupdf.open()
+    page = pdf.new_page()
+    page.insert_text((72, 72), "Developer's Duties", fontsize=20, fontname="hebo")
+    page.insert_text((72, 110), "3.1.1 Work towards the next stable release", fontsize=11, fontname="hebo")
+    for i, y in enumerate(range(140, 400, 16)):
+        page.insert_text((72, y), f"Line {i} of the body text explains what the maintainer does next.", fontsize=11)
+    pdf.set_toc([[1, "Developer's Duties", 1], [2, "Work towards the next stable release", 1]])
+    doc = load_bytes(pdf.tobytes(), "duties.pdf")
+    pdf.close()
+    titles = {doc.text[h.start:h.end].strip("# *\n"): h.level for h in doc.headings}
+    sub = next(k for k in titles if "Work towards" in k)
+    assert titles[sub] == 3 and doc.meta["outline"]["entries"] == 2, (titles, doc.meta["outline"])
+    assert [h.title for h in doc.chunk_heading_path(doc.text.index("Line 3"), len(doc.text))][-1].endswith("release")
