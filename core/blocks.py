@@ -11,7 +11,9 @@ every blank line belongs to the atom before it. Atoms are then grouped into bloc
 - a run of consecutive short paragraphs / list items (each < ``short_tokens``, 100) is one
   block (``group``, or ``list`` when all are list items), closed when it would exceed
   ``max_group_tokens`` (1000) so a long list never becomes one giant block;
-- every other paragraph is its own block;
+- every other paragraph is its own block, except a table of contents (lines ending with dot
+  leaders and a page number): each of its entries is a ``toc`` block, so a chunk boundary between
+  two entries breaks nothing (it was one paragraph several pages long);
 - a footnote (a line starting ``\\* `` or ``[^n]:``) joins the block before it;
 - a heading (and any headings directly under it) joins the block that follows it;
 - each layout comment (``<!-- PageBreak -->``, ``<!-- PageHeader ... -->``, footers, page
@@ -35,7 +37,7 @@ SHORT_TOKENS = 100
 MAX_TABLE_TOKENS = 1000
 MAX_GROUP_TOKENS = 1000
 
-KINDS = ("heading", "paragraph", "group", "list", "table", "figure", "code", "footnote", "layout")
+KINDS = ("heading", "paragraph", "group", "list", "table", "figure", "code", "footnote", "toc", "layout")
 
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _HEADING = re.compile(r"^\s{0,3}(#+)(?:[ \t]+(.*?))?[ \t]*$")
@@ -53,6 +55,9 @@ _OPEN_TAG = re.compile(r"^\s*<(table|figure)\b[^>]*>", re.IGNORECASE)
 _FOOTNOTE = re.compile(r"^\s{0,3}(?:\\\*[ \t]|\[\^[^\]\s]+\]:)")
 _BULLET = re.compile(r"^\s*(?:[-*+]|[_*]{0,2}[•·▪●◦‣▸▹○◯–—][_*]{0,2}|\(?\d{1,3}[.)]|\(?[A-Za-z][.)]|\([ivxlcdmIVXLCDM]{1,6}\))[ \t]+\S")
 _STRONG_BULLET = re.compile(r"^\s*(?:[-*+]|[_*]{0,2}[•·▪●◦‣▸▹○◯][_*]{0,2})[ \t]+\S")
+# a table-of-contents line: dot leaders (". . . ." or "....") and a page number, arabic or roman, at its end
+_TOC_LINE = re.compile(r"(?:(?:\.[ \t]?){4,}|(?:\. ){2,}\.)[ \t]*[_*]*[ \t]*(?:\d{1,4}|[ivxlc]{1,6})[ \t]*[_*]*[ \t]*$",
+                       re.IGNORECASE)
 _DELIM_ROW = re.compile(r"^\s*\|?\s*:?-{1,}:?\s*(\|\s*:?-{1,}:?\s*)+\|?\s*$|^\s*\|\s*:?-{3,}:?\s*\|\s*$")
 
 
@@ -112,6 +117,22 @@ def _starts_construct(lines, i: int, markdown: bool) -> bool:
     )
 
 
+def _toc_entries(lines, i: int, j: int) -> list[tuple[int, int]] | None:
+    """Lines ``[i, j)`` of one paragraph split into table-of-contents entries, each ending with a
+    line that has dot leaders and a page number (an entry's title may wrap onto lines before it);
+    None unless at least 3 of the lines, and half of them, are such lines."""
+    ends = [k for k in range(i, j) if _TOC_LINE.search(lines[k][2])]
+    if len(ends) < 3 or 2 * len(ends) < j - i:
+        return None
+    out, a = [], i
+    for k in ends:
+        out.append((a, k + 1))
+        a = k + 1
+    if a < j:  # lines after the last entry: the end of a wrapped entry, or text; their own atom
+        out.append((a, j))
+    return out
+
+
 def _atoms(text: str, markdown: bool = True) -> list[_Atom]:
     lines = _lines(text)
     atoms: list[_Atom] = []
@@ -168,7 +189,13 @@ def _atoms(text: str, markdown: bool = True) -> list[_Atom]:
             kind = "footnote" if _FOOTNOTE.match(line) else "item" if _BULLET.match(line) else "paragraph"
             while j < n and not _blank(lines[j][2]) and not _starts_construct(lines, j, markdown):
                 j += 1
-            add(kind, j)
+            entries = _toc_entries(lines, i, j) if kind == "paragraph" else None
+            if entries:  # a table of contents: one block per entry, not one paragraph of pages
+                for a, b in entries:
+                    i = a
+                    add("toc", b)
+            else:
+                add(kind, j)
         i = j
     if atoms and lead:
         atoms[0].start = 0

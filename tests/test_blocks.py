@@ -39,6 +39,27 @@ def test_short_items_grouped_and_long_paragraph_alone():
     assert blocks[1][1].startswith("Short one.") and blocks[1][1].endswith("- item b\n\n")
 
 
+def test_table_of_contents_entries_are_blocks_of_their_own():
+    """A manual's table of contents came out as one paragraph several pages long: every chunk boundary
+    in it was a broken block (the winner's five broken blocks on the Debian Developer's Reference)."""
+    toc = ("**2** **Applying to Become a Member** **5**\n"
+           "2.1 Getting started . . . . . . . . . . . . . . 5\n"
+           "2.2 Debian mentors and sponsors . . . . . . . . 6\n"
+           "5.9 Moving, removing, renaming, orphaning, adopting, and\n"
+           "reintroducing packages ...................... 42\n"
+           "Index  . . . . . . . . . . . . . . . . . . . . . . xiv\n")
+    text = f"## Contents\n\n{toc}\n{LONG}\n\nThe wait was long . . . . but it ended 3\nand then more text.\n"
+    blocks, _ = kinds_and_texts(text)
+    assert [k for k, _ in blocks] == ["heading", "toc", "toc", "toc", "paragraph", "paragraph"]
+    # the heading joins the first entry (the chapter line, whose title has no leaders, is part of it)
+    assert blocks[0][1].endswith("2.1 Getting started . . . . . . . . . . . . . . 5\n")
+    assert blocks[2][1] == "5.9 Moving, removing, renaming, orphaning, adopting, and\nreintroducing packages " \
+                           "...................... 42\n"  # an entry wrapped onto two lines is one
+    assert blocks[3][1].startswith("Index") and blocks[3][1].rstrip().endswith("xiv")  # a roman page number
+    # one dotted line in a paragraph is not a table of contents
+    assert blocks[-1][0] == "paragraph" and blocks[-1][1].startswith("The wait was long")
+
+
 def test_list_only_run_is_list_and_group_is_capped():
     items = "".join(f"- item number {i} with a few words in it\n" for i in range(400))
     blocks, _ = kinds_and_texts(items)

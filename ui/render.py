@@ -20,6 +20,7 @@ KIND_COLORS = {
     "figure": "#9467bd",
     "code": "#8c564b",
     "footnote": "#e377c2",
+    "toc": "#aec7e8",
     "layout": "#bcbd22",
     "gold": "#d62728",
 }

@@ -77,7 +77,7 @@ def _safe(check, x: dict[str, Any]) -> bool:
 
 # what a block kind is called where a user reads it: a "heading" block is the heading and the text
 # under it (the paper's title-body pair), so cutting it rarely cuts the heading line itself
-KIND_WORDS = {"heading": "section", "group": "paragraph group"}
+KIND_WORDS = {"heading": "section", "group": "paragraph group", "toc": "contents entry"}
 # what a block of that kind is, where the word alone does not say (chunkscope.blocks)
 KIND_NOTES = {"heading": "a heading and the text under it",
               "group": "short paragraphs and list items in a row, kept together as one block",

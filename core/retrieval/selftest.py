@@ -32,7 +32,7 @@ from chunkscope.retrieval.retrievers import _stopwords
 
 _SENT = re.compile(r"[^\n.!?]+(?:[.!?]+(?=\s|$)|(?=\n)|$)")
 _WORD = re.compile(r"(?u)\b[^\W\d_][\w'-]*[^\W_]\b")
-_SKIP_KINDS = {"table", "figure", "code", "layout"}  # a "heading" block holds its section body
+_SKIP_KINDS = {"table", "figure", "code", "toc", "layout"}  # a "heading" block holds its section body
 
 
 def _sentences(text: str, a: int, b: int) -> list[tuple[int, int]]:
