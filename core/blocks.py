@@ -20,7 +20,8 @@ every blank line belongs to the atom before it. Atoms are then grouped into bloc
   numbers) is a ``layout`` block of its own (as in the paper's reference data); a heading never
   joins content across one. Any other ``<!-- ... -->`` comment (an XML sample, a note) is content.
 
-When page spans are given, blocks are built page by page and never cross a page boundary.
+When page spans are given, blocks are built page by page and never cross a page boundary;
+``join_continued`` (the PDF loader calls it) then joins a block that goes on over a page break.
 Blocks tile the text exactly: consecutive, no gap, no overlap.
 """
 
@@ -348,6 +349,83 @@ def build_blocks(
         headings.extend(h)
     check_tiling([(b.start, b.end) for b in blocks], len(text), what="blocks")
     return blocks, headings
+
+
+_TEXT_KINDS = ("paragraph", "group", "list")
+_CLOSERS = ".!?:;…\"”’)]"
+# a typesetter's note that a block goes on over the page: Sphinx's "(continues on next page)" and
+# "(continued from previous page)" around a code listing
+_CONTINUATION_NOTE = re.compile(r"^\W*(?:<u>)?\W*(?:continues on (?:the )?next page|continued from (?:the )?previous page)"
+                                r"\W*(?:</u>)?\W*$", re.IGNORECASE)
+
+
+def _is_heading_only(body: str) -> bool:
+    lines = [ln for ln in body.split("\n") if ln.strip()]
+    return bool(lines) and all(_HEADING.match(ln) for ln in lines)
+
+
+def _continues(text: str, a: Block, b: Block) -> bool:
+    """Does block ``b`` (the first content of a page) go on with ``a`` (the last content of the page
+    before)? A code block followed by a code block; a heading left alone at the page's foot and its
+    body; text that stops without closing punctuation (or on a hyphen) and goes on in lower case."""
+    if a.kind == "code" and b.kind == "code":
+        return True
+    body_a = text[a.start:a.end]
+    if a.kind == "heading" and _is_heading_only(body_a):
+        return b.kind != "heading"
+    last_line = next((ln for ln in reversed(body_a.split("\n")) if ln.strip()), "")
+    if a.kind in (*_TEXT_KINDS, "heading") and _BULLET.match(last_line) and b.kind == "list":
+        return True  # a list going on over the page
+    if a.kind not in (*_TEXT_KINDS, "heading") or b.kind not in _TEXT_KINDS:
+        return False
+    tail = body_a.rstrip().rstrip("*_`").rstrip()
+    head = text[b.start:b.end].lstrip().lstrip("*_`")
+    if not tail or not head or not head[0].isalpha():
+        return False
+    if tail[-1] in "-\u00ad":  # a word hyphenated across the page break
+        return head[0].islower()
+    return tail[-1] not in _CLOSERS and head[0].islower()
+
+
+def join_continued(text: str, blocks: list[Block], pages: Sequence[Span]) -> tuple[list[Block], int]:
+    """``blocks`` (built page by page) with each block that goes on over a page break joined with its
+    continuation, the layout blocks between (page break, running footer and header) included:
+    ``(blocks, joins)``. The joined block keeps the kind of its first part. See :func:`_continues`.
+
+    The paper's parsed documents end every block at a page break, so a chunker cutting at every
+    page break never breaks a block; a paragraph that runs on to the next page is one block here, so
+    cutting it mid-sentence at the page break counts as breaking it."""
+    starts = {p.start for p in pages[1:]}
+    joins: list[tuple[int, int]] = []
+    for i, blk in enumerate(blocks):
+        if blk.start not in starts or i == 0:
+            continue
+        def skip(k: int) -> bool:
+            return blocks[k].kind == "layout" or bool(_CONTINUATION_NOTE.match(text[blocks[k].start:blocks[k].end].strip()))
+
+        left = i - 1
+        while left >= 0 and skip(left):
+            left -= 1
+        right = i
+        while right < len(blocks) and skip(right):
+            right += 1
+        if left >= 0 and right < len(blocks) and _continues(text, blocks[left], blocks[right]):
+            joins.append((left, right))
+    if not joins:
+        return blocks, 0
+    out: list[Block] = []
+    until = -1
+    merge_to = dict(joins)
+    i = 0
+    while i < len(blocks):
+        start, kind, j = blocks[i].start, blocks[i].kind, i
+        while j in merge_to:  # a chain: a paragraph over three pages
+            j = merge_to[j]
+        out.append(Block(start, blocks[j].end, kind))
+        until = j
+        i = until + 1
+    check_tiling([(b.start, b.end) for b in out], len(text), what="blocks")
+    return out, len(joins)
 
 
 def code_spans(text: str) -> list[tuple[int, int]]:

@@ -3,7 +3,8 @@
 Each page is converted to Markdown (headings from font sizes, tables as Markdown pipe
 tables, lists), tidied (trailing spaces, runs of blank lines) and closed with
 ``<!-- PageBreak -->`` like the paper's parsed corpus; page k's span is exactly where
-its Markdown sits in ``Document.text``. Blocks never cross a page.
+its Markdown sits in ``Document.text``. Blocks are built page by page, then a block that goes on
+over a page break (a sentence, a list, a code listing) is joined (``chunkscope.blocks.join_continued``).
 
 Refused with an ``IngestError``: not a PDF, damaged beyond repair, truncated (no end
 marker and repaired), encrypted with a password, no pages, no extractable text at all.
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from chunkscope.blocks import build_blocks
+from chunkscope.blocks import build_blocks, join_continued
 from chunkscope.document import Document, Span
 from chunkscope.ingest import pdfmap
 from chunkscope.ingest.errors import IngestError
@@ -526,6 +527,7 @@ def load_pdf_bytes(data: bytes, filename: str, name: str, *, running: str = "mar
     finally:
         doc.close()
     blocks, headings = build_blocks(text, pages, markdown=True)
+    blocks, meta["continued_blocks"] = join_continued(text, blocks, pages)
     return Document(
         name=name,
         text=text,
