@@ -54,6 +54,18 @@ def test_chain_inherits_entity():
     assert ("The Board", "its") in pairs and ("The Board", "It") in pairs
 
 
+def test_a_quantity_is_not_an_antecedent():
+    """"There are a number of reasons ... It helps the new maintainer": "It" was paired with "a number"
+    (a new user's tour, Debian Developer's Reference)."""
+    text = ("There are a number of reasons why we ask maintainers to announce their intentions:\n\n"
+            "   - It helps the (potentially new) maintainer to tap into the experience of people on the list.\n\n"
+            "   - It lets other people know that there already is a volunteer.\n")
+    assert all(ent != "a number" for ent, _ in resolved(text)), resolved(text)
+    # the number itself can be an entity: "The number of requests doubled. It is still rising."
+    assert ("The number of requests", "It") in resolved("The number of requests doubled in May. It keeps rising.") \
+        or ("The number", "It") in resolved("The number of requests doubled in May. It keeps rising.")
+
+
 def test_pleonastic_it_and_pronoun_free_text():
     assert resolve("It is necessary to protect personal data. It should be noted that this applies.") == []
     res = get_pairs(en("Personal data shall be processed lawfully, fairly and in a transparent manner."))

@@ -84,8 +84,8 @@ from typing import Any
 from chunkscope.coref.base import CorefResult, Pair, cached_pairs
 from chunkscope.document import Document, Span
 
-VERSION = "heuristic-6.2"  # heuristic-6's rules; a markup fragment ("u>") is never a mention (6.1); a list item
-# reaches its list's lead-in only within LEAD_CHARS, "the data itself" (6.2)
+VERSION = "heuristic-6.3"  # heuristic-6's rules; a markup fragment ("u>") is never a mention (6.1); a list item
+# reaches its list's lead-in only within LEAD_CHARS, "the data itself" (6.2); "a number of" is no entity (6.3)
 BATCH_SIZE = 64
 EXCLUDE = ("ner", "lemmatizer", "attribute_ruler")  # spaCy components not needed (noun_chunks reads tags)
 MAX_BLOCK_CHARS = 20_000  # longer blocks (no blank lines) are cut at line ends
@@ -124,6 +124,8 @@ QUANTIFIER_NOUNS = frozenset("""nothing anything something everything nobody any
 # plural in form, often singular in use ("the data itself", "the media themselves"): a reflexive right after one
 # stresses it whatever its number
 NUMBER_NEUTRAL = frozenset("data metadata media".split())
+# "a number of reasons": the quantity is not the entity ("reasons" is); "It helps" never means "a number"
+QUANTITY_HEADS = frozenset("number lot variety couple handful bunch".split())
 NOUN_TAGS = frozenset({"NN", "NNS", "NNP", "NNPS"})
 PRONOUN_TAGS = frozenset({"PRP", "PRP$", "WP", "WP$"})
 _COPULAS = frozenset("""be is are was were been being 's seem seems seemed appear appears appeared
@@ -583,6 +585,9 @@ def _candidates(sdoc: Any, offset: int, block: int, sent_base: int) -> tuple[lis
             continue  # "its consent": a mention holding a pronoun is never an entity in Maverick's pairs
         if root.lower_ in QUANTIFIER_NOUNS:
             continue  # "Nothing in this Convention ...": refers to no entity
+        if root.lower_ in QUANTITY_HEADS and root.i + 1 < len(sdoc) and sdoc[root.i + 1].lower_ == "of" \
+                and any(t.lower_ in ("a", "an") for t in nc):
+            continue  # "a number of reasons": a quantity
         if root.i and sdoc[root.i - 1].text == "(" and _ITEM_LABEL.match(root.text):
             continue  # "(v", "(c": a list item's label the tagger took for a noun
         if root.i + 1 < len(sdoc) and _section_number(root, sdoc[root.i + 1]):
