@@ -34,6 +34,20 @@ from typing import Sequence
 from chunkscope.document import Block, Heading, Span, check_tiling
 from chunkscope.tokens import count_many
 
+# what a block kind is called where a user reads it: a "heading" block is the heading and the text
+# under it (the paper's title-body pair), so cutting it rarely cuts the heading line itself
+KIND_WORDS = {"heading": "section", "group": "paragraph group", "toc": "contents entry"}
+# what a block of that kind is, where the word alone does not say (chunkscope.blocks)
+KIND_NOTES = {"heading": "a heading and the text under it",
+              "group": "short paragraphs and list items in a row, kept together as one block",
+              "list": "short list items in a row, kept together as one block"}
+
+
+def kind_word(kind: str) -> str:
+    """A block kind as a user reads it (``KIND_WORDS``)."""
+    return KIND_WORDS.get(kind, kind)
+
+
 SHORT_TOKENS = 100
 MAX_TABLE_TOKENS = 1000
 MAX_GROUP_TOKENS = 1000

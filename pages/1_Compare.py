@@ -12,6 +12,7 @@ import html
 import pandas as pd
 import streamlit as st
 
+from chunkscope.blocks import KIND_NOTES, kind_word
 from chunkscope.ingest.health import extraction_artefact
 from chunkscope.present import figures, highlight, paging
 from ui import limits
@@ -119,8 +120,8 @@ def main() -> None:
             x = problems[cid].broken[n]
             j = x.get("index", 0)
             k = kinds[j] if j < len(kinds) else ""
-            what = (f"**{md_escape(cid)}** cuts {highlight.kind_word(k) if k else 'a'} block #{j + 1} "
-                    + (f"({highlight.KIND_NOTES[k]}, " if k in highlight.KIND_NOTES else "(")
+            what = (f"**{md_escape(cid)}** cuts {kind_word(k) if k else 'a'} block #{j + 1} "
+                    + (f"({KIND_NOTES[k]}, " if k in KIND_NOTES else "(")
                     + f"chars {x['block'][0]:,}–{x['block'][1]:,}) at character {x['boundary']:,}")
         elif kind == "split":
             x = problems[cid].split[n]
@@ -202,7 +203,7 @@ def column(doc, report, cid, c, p: highlight.Problems, kinds, a: int, b: int, sh
                          f"{counted(len(here_s), 'split pair')}"):
             if here_b:
                 st.dataframe(pd.DataFrame([{
-                    "block": f"#{x.get('index', 0) + 1}", "kind": highlight.kind_word(kinds[x["index"]]) if x.get("index") is not None
+                    "block": f"#{x.get('index', 0) + 1}", "kind": kind_word(kinds[x["index"]]) if x.get("index") is not None
                     and x["index"] < len(kinds) else "", "chars": f"{x['block'][0]:,}–{x['block'][1]:,}",
                     "cut at": x["boundary"], "page": doc.page_of(x["block"][0]),
                     "boundaries inside": x.get("boundaries_inside"),

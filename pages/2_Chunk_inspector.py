@@ -13,6 +13,7 @@ import html
 import pandas as pd
 import streamlit as st
 
+from chunkscope.blocks import kind_word
 from chunkscope.ingest.health import extraction_artefact
 from chunkscope.present import figures, highlight
 from ui import limits
@@ -60,7 +61,8 @@ def chunk_table(key: str, _doc, _c, lo: int, hi: int) -> pd.DataFrame:
             flags.append(f"⛓ {ns} pair split")
         rows.append({
             "#": i + 1, "tokens": ch.tokens, "pages": "–" if not pages else "–".join(map(str, dict.fromkeys(pages))),
-            "heading": path[-1].title[:60] if path else "", "cohesion": icc.get(i), "flags": " ".join(flags),
+            "heading": path[-1].title[:60] if path else "", "cohesion": icc.get(i, float("nan")),  # blank, not "None"
+            "flags": " ".join(flags),
             "starts with": " ".join(_doc.text[ch.start:ch.start + 90].split())[:80],
             "start": ch.start, "end": ch.end,
         })
@@ -155,11 +157,11 @@ def main() -> None:
         pages = sorted({p for p in (doc.page_of(ch.start), doc.page_of(max(ch.start, ch.end - 1))) if p})
         path = doc.chunk_heading_path(ch.start, ch.end)
         st.html(f'<div style="font-size:1.15rem;font-weight:700">{swatch(cid)} · chunk #{idx + 1} of {n}</div>')
-        m1, m2, m3, m4 = st.columns(4)
+        m1, m2, m3 = st.columns(3)
         m1.metric("tokens", ch.tokens, help=f"size bounds {lo}–{hi} (o200k tokens)")
-        m2.metric("characters", f"{ch.end - ch.start:,}")
+        m2.metric("characters", f"{ch.end - ch.start:,}", help=f"characters {ch.start:,}–{ch.end:,} of the text")
         m3.metric("pages", "–" if not pages else (f"{pages[0]}" if pages[0] == pages[-1] else f"{pages[0]}–{pages[-1]}"))
-        m4.metric("span", f"{ch.start:,}–{ch.end:,}")
+        st.caption(f"Characters {ch.start:,}–{ch.end:,} of the document's text.")  # too long for a metric: it was cut
         if doc.geometry is not None and st.button("📄 Show on the page", key="cs_insp_page_view",
                                                   help="open the page view with this chunk selected"):
             from chunkscope.present.pdfpages import first_page_of
@@ -204,11 +206,12 @@ def main() -> None:
             broken_at = {x["index"] for x in problems.broken if x["boundary"] in (ch.start, ch.end)}
             st.write(f"{counted(len(inside), 'whole block')} inside; {counted(len(cut), 'block')} cut at this "
                      f"chunk's edges ({len(broken_at)} beyond the BI tolerance).")
-            rows = [{"block": f"#{j + 1}", "kind": highlight.kind_word(bl.kind), "chars": f"{bl.start:,}–{bl.end:,}",
+            rows = [{"block": f"#{j + 1}", "kind": kind_word(bl.kind), "chars": f"{bl.start:,}–{bl.end:,}",
                      "here": "cut" if (j, bl) in cut else "inside",
                      "broken (BI)": j in broken_at} for j, bl in cut + inside]
             if rows:
-                st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", height=min(300, 38 + 35 * len(rows)))
+                st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", height=min(300, 38 + 35 * len(rows)),
+                             column_config={"kind": st.column_config.TextColumn(width="medium")})  # "paragraph group"
         with guard("Cohesion"):
             st.subheader("Cohesion (ICC)", anchor=False)
             icc = next((x for x in c.diagnostics.get("ICC", {}).get("per_chunk", []) if x["chunk"] == idx), None)

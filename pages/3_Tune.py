@@ -3,6 +3,7 @@ frontier with promotion to named candidates, semantic thresholds, save/load conf
 
 from __future__ import annotations
 
+import bisect
 import copy
 import time
 
@@ -94,11 +95,12 @@ if current is not None:
                    delta_color="off" if same else "normal", delta_arrow="off" if same else "auto",
                    help=current.metric_reasons.get(m) if v is None else None)
     cols[6].metric("chunks", len(current.chunks),
-                   delta=None if baseline is None else len(current.chunks) - len(baseline.chunks),
-                   delta_color="off")
+                   delta=None if baseline is None else f"{len(current.chunks) - len(baseline.chunks):+,}",
+                   delta_color="off", delta_arrow="off")  # "+83" like the tokens' delta: a count, no arrow
     cols[7].metric("tokens embedded", f"{tune.index_cost(current):,}",
                    delta=None if baseline is None else f"{tune.index_cost(current) - tune.index_cost(baseline):+,}",
-                   delta_color="off", help="index cost: total tokens of all chunks (overlap counts twice)")
+                   delta_color="off", delta_arrow="off",
+                   help="index cost: total tokens of all chunks (overlap counts twice)")
     st.caption(f"**{shown.id}** · {dt * 1000:.0f} ms (cached configurations are instant)"
                + (f" · deltas against **{baseline.id}**" if baseline is not None else ""))
 
@@ -120,6 +122,17 @@ if current is not None:
 
     views = paging.windows(len(doc.text), [[p.start, p.end] for p in doc.pages], cuts=[c.start for c in current.chunks])
     labels = [f"page {i + 1}" if doc.pages else f"part {i + 1} (chars {a:,}–{b:,})" for i, (a, b) in enumerate(views)]
+    differ = [0] * len(views)  # boundaries that differ from the baseline's, per view
+    if baseline is not None:
+        mine, theirs = {x.start for x in current.chunks}, {x.start for x in baseline.chunks}
+        starts = [a for a, _ in views]
+        for pos in mine ^ theirs:
+            differ[max(0, bisect.bisect_right(starts, pos) - 1)] += 1
+        labels = [lab + (f"  ({n} boundar{'y' if n == 1 else 'ies'} differ)" if n else "") for lab, n in zip(labels, differ)]
+    shown_for = (cid, repr(current.params), baseline.id if baseline is not None else None)
+    if st.session_state.get("cs_tune_view_for") != shown_for:  # another configuration: open where it differs most
+        st.session_state["cs_tune_view_for"] = shown_for
+        st.session_state["cs_tune_view"] = max(range(len(views)), key=lambda i: (differ[i], -i)) if any(differ) else 0
     st.session_state["cs_tune_view"] = min(st.session_state.get("cs_tune_view", 0), len(views) - 1)
     view = st.selectbox("Chunk boundaries in", range(len(views)), format_func=lambda i: labels[i], key="cs_tune_view")
     a, b = views[view]

@@ -25,6 +25,7 @@ def test_ingest_markdown_prints_summary_and_writes_json(tmp_path, capsys):
     for key in ("name", "format", "language", "characters", "tokens", "pages", "blocks", "headings"):
         assert f"\n{key}" in "\n" + printed
     assert "markdown" in printed and "# Title" in printed and "## Part" in printed
+    assert "(section 2)" in printed and "heading 2" not in printed  # the block kinds in the app's words
     data = json.loads(out.read_text(encoding="utf-8"))
     assert set(data) == {"name", "format", "language", "sha256", "text", "pages", "blocks", "headings", "warnings"}
     doc = Document.from_dict(data)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -48,6 +49,12 @@ def test_change_parameter_updates_metrics(tuned):
     assert not at.error
     after = [m.value for m in at.metric]
     assert after != before
+    # the text view opens on the part where the tuned boundaries differ most from the baseline's
+    view = at.selectbox(key="cs_tune_view")
+    n = [int(re.search(r"\((\d+) boundar", o).group(1)) if "differ)" in o else 0 for o in view.options]
+    assert max(n) > 0 and n[view.index] == max(n), (view.index, view.options)
+    counts = {m.label: m.proto.delta for m in at.metric if m.label in ("chunks", "tokens embedded")}
+    assert all(d[:1] in "+-" for d in counts.values()), counts  # both signed the same way ("+83" beside "+46")
     assert any("recursive-600@chunk_size=200" in c.value for c in at.caption)
     # an invalid combination is rejected at the widget with a message, nothing crashes
     at.number_input(key="cs_tune_p_recursive-600_chunk_overlap").set_value(500)

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import html
 
+from chunkscope.blocks import kind_word
 from chunkscope.document import Block, Document
-from chunkscope.present.highlight import kind_word
 from chunkscope.present.paging import View, document_views
 
 KIND_COLORS = {

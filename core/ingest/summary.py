@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chunkscope.blocks import blocks_by_kind
+from chunkscope.blocks import blocks_by_kind, kind_word
 from chunkscope.document import Document
 from chunkscope.tokens import count_tokens
 
@@ -29,7 +29,7 @@ def document_summary(doc: Document) -> dict[str, Any]:
 def format_summary(doc: Document, summary: dict[str, Any] | None = None, max_headings: int = 40) -> str:
     """Human-readable multi-line summary (what ``chunkscope ingest`` prints)."""
     s = summary or document_summary(doc)
-    kinds = ", ".join(f"{k} {n}" for k, n in s["blocks_by_kind"].items())
+    kinds = ", ".join(f"{kind_word(k)} {n}" for k, n in s["blocks_by_kind"].items())  # the app's words
     lang = s["language"]
     p = doc.meta.get("language_probability")
     if "language_detected" in doc.meta:

@@ -9,6 +9,7 @@ import html
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from chunkscope.blocks import KIND_NOTES, kind_word
 from chunkscope.report import ChunkingResult
 
 # ------------------------------------------------------------------ highlighted text
@@ -73,20 +74,6 @@ def _safe(check, x: dict[str, Any]) -> bool:
         return bool(check(x))
     except (KeyError, TypeError, IndexError):
         return False
-
-
-# what a block kind is called where a user reads it: a "heading" block is the heading and the text
-# under it (the paper's title-body pair), so cutting it rarely cuts the heading line itself
-KIND_WORDS = {"heading": "section", "group": "paragraph group", "toc": "contents entry"}
-# what a block of that kind is, where the word alone does not say (chunkscope.blocks)
-KIND_NOTES = {"heading": "a heading and the text under it",
-              "group": "short paragraphs and list items in a row, kept together as one block",
-              "list": "short list items in a row, kept together as one block"}
-
-
-def kind_word(kind: str) -> str:
-    """A block kind as a user reads it (``KIND_WORDS``)."""
-    return KIND_WORDS.get(kind, kind)
 
 
 # split pairs cycle through these, so that a pair's two ends share a colour and a P-tag
