@@ -428,16 +428,14 @@ def join_continued(text: str, blocks: list[Block], pages: Sequence[Span]) -> tup
     if not joins:
         return blocks, 0
     out: list[Block] = []
-    until = -1
     merge_to = dict(joins)
     i = 0
     while i < len(blocks):
-        start, kind, j = blocks[i].start, blocks[i].kind, i
+        j = i
         while j in merge_to:  # a chain: a paragraph over three pages
             j = merge_to[j]
-        out.append(Block(start, blocks[j].end, kind))
-        until = j
-        i = until + 1
+        out.append(Block(blocks[i].start, blocks[j].end, blocks[i].kind))
+        i = j + 1
     check_tiling([(b.start, b.end) for b in out], len(text), what="blocks")
     return out, len(joins)
 
