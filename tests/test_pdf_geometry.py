@@ -245,6 +245,11 @@ def test_language_override_and_artefact_labels():
     assert extraction_artefact(t, boundary=t.index("Body")) == "extraction: running header"
     assert extraction_artefact(t, block=(0, len(t))) == "extraction: running header"
     assert extraction_artefact(t, block=(0, 9), boundary=t.index("Body") + 5) is None
+    # a paragraph that goes on over a page break (one block, footer and header inside): a cut at the
+    # break is the chunker's, not the extraction's
+    over = ("The upload goes into the workflow and\n\n<!-- PageFooter: 50 -->\n\n<!-- PageBreak -->\n\n"
+            "<!-- PageHeader: Manual -->\n\nthus increases the chances.")
+    assert extraction_artefact(over, block=(0, len(over)), boundary=over.index("<!-- PageHeader")) is None
 
 
 def _words(line: str, y: float = 100.0) -> list[tuple]:

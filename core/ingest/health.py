@@ -188,6 +188,7 @@ def format_health(h: dict[str, Any], max_warnings: int = 20) -> str:
 
 
 _RUNNING = re.compile(r"<!-- Page(Header|Footer): ")
+_PAGE_BREAK = re.compile(r"<!--\s*PageBreak\s*-->")
 
 
 def extraction_artefact(text: str, block: Sequence[int] | None = None, boundary: int | None = None) -> str | None:
@@ -196,7 +197,12 @@ def extraction_artefact(text: str, block: Sequence[int] | None = None, boundary:
     ``"extraction: running header"`` (``footer``) when the block holds a running header/footer
     comment (the block was glued around page furniture), or the cut ``boundary`` sits right after
     (before) one, with only whitespace between.
+    A block that holds a page break is one that goes on over it (``blocks.join_continued``): its
+    page's footer and header are between its parts, not glued into it, and a cut at that page break
+    is the chunker's (None).
     """
+    if block is not None and _PAGE_BREAK.search(text, int(block[0]), int(block[1])):
+        return None
     if block is not None:
         m = _RUNNING.search(text, int(block[0]), int(block[1]))
         if m:
