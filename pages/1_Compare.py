@@ -92,10 +92,14 @@ def main() -> None:
     mode = c2.radio("Show", ["around the current problem", "a whole page / part"], key="cs_cmp_mode",
                     horizontal=True, disabled=not items)
     current = items[pi] if items and pi >= 0 else None
-    # where the "▶ here" tag goes: a broken block's cut (its start is often a screen above), else the start
-    here = current[0] if current is not None else None
-    if current is not None and kind == "broken":
-        here = int(problems[current[2]].broken[current[3]].get("boundary", current[0]))
+    def at(item) -> int:
+        """Where a problem is: a broken block's cut (its start is often a screen or a page before:
+        blocks go on over page breaks), else its start."""
+        if kind == "broken":
+            return int(problems[item[2]].broken[item[3]].get("boundary", item[0]))
+        return int(item[0])
+
+    here = at(current) if current is not None else None  # the "▶ here" tag, the scroll, the strip's line
 
     with guard("The boundary strip"):
         a_view = None
@@ -114,7 +118,7 @@ def main() -> None:
         st.session_state.pop("cs_cmp_view_for", None)  # the next "whole page" opens this problem's page
         a, b = a_view
         cid, n = current[2], current[3]
-        page = doc.page_of(current[0])
+        page = doc.page_of(here)
         where = f"page {page}, " if page else ""
         if kind == "broken":
             x = problems[cid].broken[n]
@@ -138,11 +142,11 @@ def main() -> None:
                     f"({o.get('kind', 'out of')}-size)")
         st.info(f"Problem {pi + 1} of {len(items)} ({where}chars {current[0]:,}–{current[1]:,}): {what}.", icon="🎯")
     else:
-        marks = {paging.view_index(views, it[0]) for it in items}
+        marks = {paging.view_index(views, at(it)) for it in items}
         if current is not None and st.session_state.get("cs_cmp_view_for") != (sig, pi):
             # opening the whole page: the one holding the current problem (then the reader may move on)
             st.session_state["cs_cmp_view_for"] = (sig, pi)
-            st.session_state["cs_cmp_view"] = paging.view_index(views, current[0])
+            st.session_state["cs_cmp_view"] = paging.view_index(views, here)
         labels = [v.label + ("  ⚠" if i in marks else "") for i, v in enumerate(views)]
         if st.session_state.get("cs_cmp_view", 0) >= len(views):
             st.session_state["cs_cmp_view"] = 0
@@ -157,7 +161,7 @@ def main() -> None:
             column(doc, report, cid, chunkings[cid], problems[cid], kinds, a, b, show=(kind, "size"),
                    focus=(current[0], current[1]) if current is not None and current[2] == cid else None, here=here)
     if current is not None:
-        scroll_to_here(here, (a, b))  # the whole page can be long: bring the current problem into view
+        scroll_to_here(here, (a, b), current[2])  # the whole page can be long: bring the current problem into view
     st.caption("Chunks alternate two tints; a bar in the chunker's colour and `#n` mark where chunk n starts "
                "(red with ✂ when that boundary breaks a block, purple with ⛓ when it splits a pair, ⚠ when the "
                "chunk is out of size). A broken block is outlined and hatched in red and tagged “✂ broken <kind>”. "
@@ -205,7 +209,7 @@ def column(doc, report, cid, c, p: highlight.Problems, kinds, a: int, b: int, sh
                 st.dataframe(pd.DataFrame([{
                     "block": f"#{x.get('index', 0) + 1}", "kind": kind_word(kinds[x["index"]]) if x.get("index") is not None
                     and x["index"] < len(kinds) else "", "chars": f"{x['block'][0]:,}–{x['block'][1]:,}",
-                    "cut at": x["boundary"], "page": doc.page_of(x["block"][0]),
+                    "cut at": x["boundary"], "page": doc.page_of(x["boundary"]),
                     "boundaries inside": x.get("boundaries_inside"),
                     "blame": extraction_artefact(doc.text, x["block"], x["boundary"]) or "chunker"}
                     for _, x in here_b]),

@@ -41,7 +41,7 @@ def no_trouble(at: AppTest) -> None:
 
 def assert_escaped(body: str) -> None:
     # the app's own script (ui.common.scroll_to_here: fixed text, only numbers put in) is not document text
-    body = re.sub(r'<script>\(function \(\) \{\n  var at = "\d+", once = "[\d@-]+", tries = 0;.*?</script>', "", body,
+    body = re.sub(r'<script>\(function \(\) \{\n  var at = "\d+", once = "[\w@-]+", tries = 0;.*?</script>', "", body,
                   flags=re.S)
     assert "<script>" not in body and "<img src=x" not in body and "onerror=" not in body.replace("onerror=&quot;", "")
     assert 'onerror="' not in body

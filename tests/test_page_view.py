@@ -240,3 +240,35 @@ def test_a_poster_sized_page_is_drawn_within_the_pixel_cap():
     pdfpages.remember(doc, data)
     _, w, h = pdfpages.render_page(doc, 1)
     assert w * h <= pdfpages.MAX_PIXELS and w >= 1900  # still a usable image, about 2,000 px square
+
+
+def test_compare_whole_page_opens_where_a_block_over_a_page_break_is_cut():
+    """A paragraph that goes on over the page break is one block; the page chunker cuts it at the
+    break, on page 2, while the block starts on page 1: the whole-page view opened page 1 and the
+    "here" tag sat at the block's start, so the cut was not on the page shown."""
+    import pymupdf
+
+    from chunkscope.analysis import Settings, analyze
+    from chunkscope.ingest import load_bytes
+
+    pdf = pymupdf.open()
+    for line in ("The maintainers keep the archive consistent across releases and",
+                 "thus every upload is checked before it reaches the mirrors."):
+        pdf.new_page().insert_text((72, 700), line, fontsize=11)
+    doc = load_bytes(pdf.tobytes(), "two.pdf")
+    pdf.close()
+    report = analyze(doc, Settings(chunkers=("page", "whole"), candidates=("page", "whole"), coref="none",
+                                   embedder=None))
+    assert report.get("page").diagnostics["BI"]["broken"]  # the page chunker breaks the paragraph
+    at = AppTest.from_file(str(ROOT / "pages" / "1_Compare.py"), default_timeout=120)
+    at.session_state["document"] = doc
+    at.session_state["cs_reports"] = {"k": report}
+    at.run()
+    _ok(at)
+    assert "(page 2, " in at.info[0].value, at.info[0].value  # where the cut is, not where the block starts
+    at.radio(key="cs_cmp_mode").set_value("a whole page / part").run()
+    _ok(at)
+    assert at.selectbox(key="cs_cmp_view").value == 1  # page 2 opens
+    body = "".join(h.proto.body for h in at.get("html"))
+    cut = doc.pages[1].start
+    assert f'data-at="{cut}">▶ here' in body

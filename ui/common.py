@@ -318,13 +318,14 @@ def guard(what: str):
         st.error(f"{what} failed: {md_escape(short_error(exc))}")
 
 
-def scroll_to_here(at: int, shown: tuple[int, int]) -> None:
+def scroll_to_here(at: int, shown: tuple[int, int], column: str = "") -> None:
     """Scroll the box that holds the "▶ here" marker of the problem at character ``at`` (the
     highlighted text's ``#cs-here``) so the marker shows a third of the way down, once per problem
-    and stretch of text ``shown``: a later rerun (another widget) does not pull the reader back.
-    The script is fixed text; only integers are put in it."""
+    (place, ``column`` holding it) and stretch of text ``shown``: a later rerun (another widget) does
+    not pull the reader back. The script is fixed text; only integers and a hash are put in it."""
+    who = hashlib.sha256(column.encode("utf-8")).hexdigest()[:8]
     st.html(f"""<script>(function () {{
-  var at = {json.dumps(str(int(at)))}, once = {json.dumps(f"{int(at)}@{int(shown[0])}-{int(shown[1])}")}, tries = 0;
+  var at = {json.dumps(str(int(at)))}, once = {json.dumps(f"{int(at)}@{int(shown[0])}-{int(shown[1])}-{who}")}, tries = 0;
   if (window.__csHere === once) return;
   (function go() {{
     var el = document.querySelector('#cs-here[data-at="' + at + '"]');
