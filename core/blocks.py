@@ -428,7 +428,7 @@ def join_continued(text: str, blocks: list[Block], pages: Sequence[Span]) -> tup
     if not joins:
         return blocks, 0
     out: list[Block] = []
-    merge_to = dict(joins)
+    merge_to = dict(joins)  # a page of layout only between the two parts is reached from both its edges: once
     i = 0
     while i < len(blocks):
         j = i
@@ -437,7 +437,7 @@ def join_continued(text: str, blocks: list[Block], pages: Sequence[Span]) -> tup
         out.append(Block(blocks[i].start, blocks[j].end, blocks[i].kind))
         i = j + 1
     check_tiling([(b.start, b.end) for b in out], len(text), what="blocks")
-    return out, len(joins)
+    return out, len(merge_to)
 
 
 def code_spans(text: str) -> list[tuple[int, int]]:

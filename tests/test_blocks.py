@@ -153,6 +153,12 @@ def test_a_block_that_goes_on_over_a_page_break_is_one_block():
     assert not any("Closed sentence" in v[1] and "Capitalised" in v[1] for v in spans.values())
     assert n == 3 and len(joined) < len(blocks)
     assert join_continued(text, blocks, pages[:1])[1] == 0  # one page: nothing to join
+    # a page with only its footer and header between the two parts: one join, counted once
+    text2, pages2 = _paged("The upload goes into the workflow and", "", "thus increases the chances.")
+    blocks2, _ = build_blocks(text2, pages2)
+    joined2, n2 = join_continued(text2, blocks2, pages2)
+    assert n2 == 1 and sum("thus increases" in text2[b.start:b.end] and "The upload" in text2[b.start:b.end]
+                           for b in joined2) == 1
 
 
 def test_a_pdf_paragraph_over_two_pages_is_broken_by_the_page_chunker():

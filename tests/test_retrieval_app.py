@@ -99,6 +99,7 @@ def test_compare_shows_the_question_and_what_each_chunking_retrieved(at):
     assert "rescue boat" in md
     body = "".join(h.proto.body for h in at.get("html"))
     assert any(c.value.startswith("Evidence lies in chunk(s) #") for c in at.caption)
+    assert "chunk #0 " not in body and "#0 (rank" not in "".join(c.value for c in at.caption)  # numbered from 1
     # budget 100 tokens (set above): the one 131-token chunk is cut before the evidence at its end
     assert "rank 1" in body and "cut at the budget" in body and "holds evidence" not in body
     assert any("Missed evidence" in e.value and "northern quay" in e.value for e in at.error)

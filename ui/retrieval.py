@@ -272,7 +272,7 @@ def per_question(doc: Document, report: Report, ids: list[str]) -> None:
             st.html(f'<div style="font-weight:700">{_swatch(cid)}</div>')
             st.caption(f"recall **{got['recall']:.0%}** · precision {got['precision']:.3f} · IoU {got['iou']:.3f} · "
                        f"{c['chunks']} chunks, mean {c['mean_tokens']:.0f} tokens")
-            holders = ", ".join(f"#{i} (rank {r})" for i, r in rank_of.items()) or "none"
+            holders = ", ".join(f"#{i + 1} (rank {r})" for i, r in rank_of.items()) or "none"  # numbered from 1
             st.caption(f"Evidence lies in chunk(s) {holders}")
             with st.container(height=460):
                 for r, item in enumerate(got["retrieved"]):
@@ -281,7 +281,7 @@ def per_question(doc: Document, report: Report, ids: list[str]) -> None:
                     hit = any(min(e, b) > max(s, a) for a, b in ev)
                     full = cidx is not None and (s, e) != tuple(c_span(report, cid, cidx) or (s, e))
                     st.html(f'<div style="margin-top:.4em;font-size:.85rem"><b>rank {r + 1}</b> · chunk '
-                            f'#{cidx if cidx is not None else "?"} · score {score:.3f} · chars {s:,}–{e:,}'
+                            f'#{cidx + 1 if cidx is not None else "?"} · score {score:.3f} · chars {s:,}–{e:,}'
                             f'{" · cut at the budget" if full else ""} {"✅ holds evidence" if hit else ""}</div>')
                     st.html(_snippet(doc.text, s, e, ev))
             if got["missed"]:
