@@ -131,6 +131,20 @@ def test_render_views_and_escaping():
     paged = load_bytes(b"One.\n\n<!-- PageBreak -->\n\nTwo.\n\n<!-- PageBreak -->\n\n", "p.md")
     assert [v.label for v in views(paged)] == ["page 1", "page 2"]
 
+    # a PDF paragraph over three pages is one block: the middle page, where no block starts, is listed too
+    import pymupdf
+
+    pdf = pymupdf.open()
+    for line in ("The maintainers keep the archive consistent across", "releases and every upload is",
+                 "checked before it reaches the mirrors."):
+        pdf.new_page().insert_text((72, 700), line, fontsize=11)
+    three = load_bytes(pdf.tobytes(), "three.pdf")
+    pdf.close()
+    assert three.meta["continued_blocks"] == 2
+    vs3 = views(three)
+    assert [v.label for v in vs3] == ["page 1", "page 2", "page 3"], [v.label for v in vs3]
+    assert "releases and every upload" in blocks_html(three, vs3[1], with_tokens=False)
+
     giant = load_bytes(("word " * (MAX_BLOCK_CHARS // 2)).encode(), "giant.txt")
     assert "more characters in this block" in blocks_html(giant, views(giant)[0], with_tokens=False)
 

@@ -5,6 +5,7 @@ All document text goes through ``html.escape`` before it is placed in HTML.
 
 from __future__ import annotations
 
+import bisect
 import html
 
 from chunkscope.blocks import kind_word
@@ -41,8 +42,17 @@ CSS = """<style>
 
 def views(doc: Document, window_chars: int = WINDOW_CHARS) -> list[View]:
     """The block view's pieces: ``chunkscope.paging.document_views`` (pages, or windows of about
-    ``window_chars`` ending on a block boundary) that hold at least one block start."""
-    return [v for v in document_views(doc, window_chars) if v.has_blocks]
+    ``window_chars`` ending on a block boundary) that hold a block start, or text of a block that
+    started before (a PDF paragraph going on over a whole page: that block is shown there too)."""
+    starts = [b.start for b in doc.blocks]
+    out = []
+    for v in document_views(doc, window_chars):
+        if v.has_blocks:
+            out.append(v)
+        elif starts and doc.text[v.start:v.end].strip():
+            i = max(0, bisect.bisect_right(starts, v.start) - 1)
+            out.append(View(v.label, v.start, v.end, i, i))
+    return out
 
 
 def block_html(doc: Document, index: int, block: Block, tokens: int | None = None) -> str:
