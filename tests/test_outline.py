@@ -33,6 +33,20 @@ def test_outline_levels_promotes_bold_sub_sections_and_splits_run_together_title
     assert [strip(a) for a in out] == [strip(b) for b in pages]
 
 
+def test_a_bookmark_is_one_line_and_only_a_real_label_may_precede_it():
+    """"**A note**" is not the bookmark "Note", "## Civil Rights" not the bookmark "Rights"; a
+    bookmark that recurs on its page as a bold label becomes one heading, not one per label."""
+    toc = [[2, "Note", 1], [1, "Rights", 1], [2, "Appendix title", 1], [2, "Options", 1]]
+    page = ("**A note**\n\n## Civil Rights\n\n**B. Appendix title**\n\nText.\n\n**Options**\n\n"
+            "The first list.\n\n**Options**\n\nThe second list.")
+    out, stats = apply_outline([page], toc)
+    lines = out[0].split("\n\n")
+    assert lines[0] == "**A note**" and lines[1] == "## Civil Rights"
+    assert lines[2] == "### **B. Appendix title**"
+    assert lines.count("### **Options**") == 1 and lines.count("**Options**") == 1
+    assert stats["promoted"] == 2 and stats["relevelled"] == 0
+
+
 def test_no_outline_or_a_damaged_one_changes_nothing():
     pages = ["### **1.1 Imports**\n\nText."]
     assert apply_outline(pages, []) == (pages, {"entries": 0, "relevelled": 0, "promoted": 0, "split": 0})

@@ -29,10 +29,14 @@ _HEADING = re.compile(r"(#{1,6}) +(\S.*)$")
 _BOLD_LINE = re.compile(r"(?:\*\*[^*\n]+\*\*|`[^`\n]+`|[ \t])+")
 _TAG = re.compile(r"</?[A-Za-z][\w-]*[^<>]*>")
 # what may come before an outline title on the page: a section number ("2.1" gives "21"), a chapter
-# or appendix word and its number or letter ("CHAPTER TWO", "Appendix B", "IV")
-_NUMBERING = re.compile(
-    r"(?:chapter|appendix|part|section)?(?:\d+|[a-z]|[ivxlc]+|one|two|three|four|five|six|seven|eight|nine|ten"
-    r"|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty)?")
+# or appendix word and its number or letter ("CHAPTER TWO", "Appendix B"); a lone letter or Roman
+# numeral only with its own punctuation ("B. Title", "IV) Title": see ``_matches``), so that "A note"
+# is not the bookmark "Note" nor "Civil Rights" the bookmark "Rights"
+_WORDS = r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen" \
+         r"|seventeen|eighteen|nineteen|twenty"
+_NUMBERING = re.compile(rf"(?:chapter|appendix|part|section)(?:\d+|[a-z]|[ivxlc]+|{_WORDS})?|\d*|{_WORDS}")
+_LABEL = re.compile(r"[a-z]|[ivxlc]+")
+_PLAIN = re.compile(r"[*_`]+|</?[A-Za-z][\w-]*[^<>]*>")
 MAX_TITLE = 200  # characters: a longer line is text, whatever it starts with
 MIN_KEY = 3  # alphanumerics an outline title needs to be matched
 
@@ -57,9 +61,18 @@ def outline_entries(toc: list[list[Any]], pages: int) -> dict[int, list[tuple[in
     return out
 
 
-def _matches(key: str, title: str) -> bool:
-    """A line (letters and digits only) is the outline title, perhaps after its numbering."""
-    return key.endswith(title) and bool(_NUMBERING.fullmatch(key[:len(key) - len(title)]))
+def _matches(key: str, title: str, body: str = "") -> bool:
+    """A line (``key``: its letters and digits; ``body``: as written) is the outline title, perhaps
+    after its numbering."""
+    if not key.endswith(title):
+        return False
+    prefix = key[:len(key) - len(title)]
+    if _NUMBERING.fullmatch(prefix):
+        return True
+    if _LABEL.fullmatch(prefix):  # "B. Title", "IV) Title": the label's own punctuation says so
+        words = _PLAIN.sub("", body).split()
+        return bool(words) and words[0].lower() in (prefix + ".", prefix + ")", prefix + ":")
+    return False
 
 
 def _marks(level: int) -> str:
@@ -102,8 +115,9 @@ def _retitle(line: str, entries: list[tuple[int, str]], stats: dict[str, int], a
     key = _key(body)
     if not key:
         return None
-    for level, title in entries:
-        if _matches(key, title):
+    for n, (level, title) in enumerate(entries):
+        if _matches(key, title, body):
+            del entries[n]  # a bookmark is one heading: a later "**Note**" on its page stays a label
             new = f"{_marks(level)} {body}"
             if new != stripped:
                 stats["relevelled" if m else "promoted"] += 1
@@ -115,9 +129,11 @@ def _retitle(line: str, entries: list[tuple[int, str]], stats: dict[str, int], a
             continue
         first_key = re.sub(r"\d+$", "", key[:-len(second)])  # without the section's number ("21")
         for level1, first in entries:
-            if level1 < level2 and _matches(first_key, first):
+            if level1 < level2 and _matches(first_key, first, body):
                 cut = _split_at(body, len(first_key))
                 if 0 < cut < len(body):
+                    entries.remove((level1, first))
+                    entries.remove((level2, second))
                     stats["split"] += 1
                     return f"{_marks(level1)} {body[:cut].rstrip()}\n\n{_marks(level2)} {body[cut:].lstrip()}"
     return None
@@ -132,7 +148,7 @@ def apply_outline(pages: list[str], toc: list[list[Any]]) -> tuple[list[str], di
         return pages, stats
     out = []
     for k, md in enumerate(pages):
-        mine = entries.get(k)
+        mine = list(entries.get(k) or [])  # a copy: each bookmark claims one line of its page
         if not mine:
             out.append(md)
             continue
