@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from chunkscope.blocks import KIND_NOTES, kind_word
-from chunkscope.ingest.health import extraction_artefact
+from chunkscope.ingest.health import blame
 from chunkscope.present import figures, highlight, paging
 from ui import limits
 from ui.analysis import keep_state
@@ -211,7 +211,7 @@ def column(doc, report, cid, c, p: highlight.Problems, kinds, a: int, b: int, sh
                     and x["index"] < len(kinds) else "", "chars": f"{x['block'][0]:,}–{x['block'][1]:,}",
                     "cut at": x["boundary"], "page": doc.page_of(x["boundary"]),
                     "boundaries inside": x.get("boundaries_inside"),
-                    "blame": extraction_artefact(doc.text, x["block"], x["boundary"]) or "chunker"}
+                    "blame": blame(doc, x["block"], x["boundary"]) or "chunker"}
                     for _, x in here_b]),
                     hide_index=True, width="stretch")
             if here_s:

@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from chunkscope.blocks import kind_word
-from chunkscope.ingest.health import extraction_artefact
+from chunkscope.ingest.health import blame
 from chunkscope.present import figures, highlight
 from ui import limits
 from ui.analysis import keep_state
@@ -38,7 +38,7 @@ def chunk_table(key: str, _doc, _c, lo: int, hi: int) -> pd.DataFrame:
     for x in p.broken:
         cuts.setdefault(x["boundary"], 0)
         cuts[x["boundary"]] += 1
-        why = extraction_artefact(_doc.text, x["block"], x["boundary"])
+        why = blame(_doc, x["block"], x["boundary"])
         if why:
             artefact[x["boundary"]] = why
     splits = {}

@@ -12,7 +12,7 @@ import time
 
 import streamlit as st
 
-from chunkscope.ingest.health import extraction_artefact
+from chunkscope.ingest.health import blame
 from chunkscope.present import highlight, pdfpages
 from ui.analysis import current_report, keep_state, latest_report, settings_sidebar
 from ui.common import counted, guard, md_escape
@@ -83,7 +83,7 @@ def _flags(doc, c, idx: int, p: highlight.Problems) -> list[str]:
     out = []
     for b in p.broken:
         if b["boundary"] in (ch.start, ch.end):
-            why = extraction_artefact(doc.text, b["block"], b["boundary"])
+            why = blame(doc, b["block"], b["boundary"])
             out.append(f"✂ cuts a block at {b['boundary']:,}" + (f" ({why})" if why else ""))
     for k, s in enumerate(p.split):
         if s["boundary"] in (ch.start, ch.end):

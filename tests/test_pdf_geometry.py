@@ -249,7 +249,9 @@ def test_language_override_and_artefact_labels():
     # break is the chunker's, not the extraction's
     over = ("The upload goes into the workflow and\n\n<!-- PageFooter: 50 -->\n\n<!-- PageBreak -->\n\n"
             "<!-- PageHeader: Manual -->\n\nthus increases the chances.")
-    assert extraction_artefact(over, block=(0, len(over)), boundary=over.index("<!-- PageHeader")) is None
+    assert extraction_artefact(over, block=(0, len(over)), boundary=over.index("<!-- PageHeader"), joined=True) is None
+    # ...only where blocks may go on over a page (a PDF's): elsewhere such a block is glued round page furniture
+    assert extraction_artefact(over, block=(0, len(over))) == "extraction: running footer"
 
 
 def _words(line: str, y: float = 100.0) -> list[tuple]:

@@ -191,17 +191,18 @@ _RUNNING = re.compile(r"<!-- Page(Header|Footer): ")
 _PAGE_BREAK = re.compile(r"<!--\s*PageBreak\s*-->")
 
 
-def extraction_artefact(text: str, block: Sequence[int] | None = None, boundary: int | None = None) -> str | None:
+def extraction_artefact(text: str, block: Sequence[int] | None = None, boundary: int | None = None,
+                        joined: bool = False) -> str | None:
     """Whether a problem sits on an extraction artefact rather than on the chunker's choice.
 
     ``"extraction: running header"`` (``footer``) when the block holds a running header/footer
     comment (the block was glued around page furniture), or the cut ``boundary`` sits right after
     (before) one, with only whitespace between.
-    A block that holds a page break is one that goes on over it (``blocks.join_continued``): its
-    page's footer and header are between its parts, not glued into it, and a cut at that page break
-    is the chunker's (None).
+    ``joined``: the document's blocks may go on over a page break (a PDF's: ``blocks.join_continued``).
+    A block that then holds a page break has its page's footer and header between its parts, not
+    glued into it, and a cut at that break is the chunker's (None). See :func:`blame`.
     """
-    if block is not None and _PAGE_BREAK.search(text, int(block[0]), int(block[1])):
+    if joined and block is not None and _PAGE_BREAK.search(text, int(block[0]), int(block[1])):
         return None
     if block is not None:
         m = _RUNNING.search(text, int(block[0]), int(block[1]))
@@ -216,3 +217,8 @@ def extraction_artefact(text: str, block: Sequence[int] | None = None, boundary:
             if m:
                 return f"extraction: running {m.group(1).lower()}"
     return None
+
+
+def blame(doc: Any, block: Sequence[int] | None = None, boundary: int | None = None) -> str | None:
+    """:func:`extraction_artefact` for a problem of ``doc`` (a PDF's blocks may go on over page breaks)."""
+    return extraction_artefact(doc.text, block, boundary, joined=getattr(doc, "source_format", "") == "pdf")
