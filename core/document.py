@@ -77,6 +77,7 @@ class Document:
     # PDF only: where the text sits on the pages (chunkscope.geometry.Geometry); None otherwise
     geometry: Any = field(default=None, repr=False, compare=False)
     _sha: str | None = field(default=None, repr=False, compare=False)
+    _starts: tuple[int, int, list[int]] | None = field(default=None, repr=False, compare=False)
 
     @property
     def sha256(self) -> str:
@@ -122,13 +123,20 @@ class Document:
 
         pos = start
         if self.blocks:
-            i = max(0, bisect.bisect_right([b.start for b in self.blocks], start) - 1)
+            i = max(0, bisect.bisect_right(self._block_starts(), start) - 1)
             while i < len(self.blocks) and self.blocks[i].kind == "layout" and self.blocks[i].end < end:
                 pos = self.blocks[i].end
                 i += 1
         while pos < end and self.text[pos].isspace():
             pos += 1
         return pos if pos < end else start
+
+    def _block_starts(self) -> list[int]:
+        """The blocks' starts, kept while ``blocks`` is the same list (every chunk of a big document asks)."""
+        key = (id(self.blocks), len(self.blocks))
+        if self._starts is None or self._starts[:2] != key:
+            self._starts = (*key, [b.start for b in self.blocks])
+        return self._starts[2]
 
     def chunk_heading_path(self, start: int, end: int) -> list[Heading]:
         """The section a chunk ``[start, end)`` belongs to: the heading path where its content
