@@ -204,7 +204,7 @@ def _atoms(text: str, markdown: bool = True) -> list[_Atom]:
             kind = "footnote" if _FOOTNOTE.match(line) else "item" if _BULLET.match(line) else "paragraph"
             while j < n and not _blank(lines[j][2]) and not _starts_construct(lines, j, markdown):
                 j += 1
-            entries = _toc_entries(lines, i, j) if kind == "paragraph" else None
+            entries = _toc_entries(lines, i, j) if kind in ("paragraph", "item") else None  # "1. Scope ..... 3"
             if entries:  # a table of contents: one block per entry, not one paragraph of pages
                 for a, b in entries:
                     i = a

@@ -56,6 +56,9 @@ def test_table_of_contents_entries_are_blocks_of_their_own():
     assert blocks[2][1] == "5.9 Moving, removing, renaming, orphaning, adopting, and\nreintroducing packages " \
                            "...................... 42\n"  # an entry wrapped onto two lines is one
     assert blocks[3][1].startswith("Index") and blocks[3][1].rstrip().endswith("xiv")  # a roman page number
+    # a numbered contents list (a word processor's): "1." made it one list item of all the lines
+    numbered = "1. Introduction ........ 1\n2. Scope ........ 3\n3. Definitions ........ 4\n"
+    assert [k for k, _ in kinds_and_texts(numbered)[0]] == ["toc", "toc", "toc"]
     # one dotted line in a paragraph is not a table of contents
     assert blocks[-1][0] == "paragraph" and blocks[-1][1].startswith("The wait was long")
 
