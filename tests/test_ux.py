@@ -73,6 +73,10 @@ def test_a_clear_but_narrow_win_says_both_without_contradiction():
     assert "ahead on nearly every resample of this document, but by so little" in warn
     assert "Clear winner, by a narrow margin" in verdict_badge(r.verdict, None, narrow=True)
     assert "Clear winner</b>" in verdict_badge(r.verdict, None)
+    from chunkscope.cli.analyze import winner_line
+
+    r.flags = ex.flags
+    assert winner_line(r) == "winner: a (clear winner by a narrow margin)"  # the CLI says what the card says
     r.verdict = None  # without the resampling verdict, the plain narrow-win warning
     assert any(w.startswith("Narrow win: 0.004 ahead of b, within what") for w in explain(r).warnings)
 

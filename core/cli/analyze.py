@@ -291,6 +291,15 @@ def leaderboard_lines(report: Report) -> list[str]:
     return lines
 
 
+def winner_line(report: Report) -> str:
+    """"winner: X (clear winner)", "... (clear winner by a narrow margin)" (as the app's card says)
+    or "... (tie, broken by RULE)"."""
+    v = report.verdict
+    narrow = " by a narrow margin" if "narrow-win" in (report.flags or []) else ""
+    return f"winner: {report.winner or 'none'}" + ("" if not v else f" (clear winner{narrow})" if v["kind"] == "clear"
+                                                   else f" (tie, broken by {v['tie_break']['rule']})")
+
+
 def partial_printer(stream=None):
     """``on_partial`` for ``--progress``: the provisional leaderboard and winner after each stage."""
     from chunkscope.analysis.selection import provisional_note
@@ -383,9 +392,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     say()
     say("\n".join(leaderboard_lines(report)))
     say()
-    v = report.verdict
-    say(f"winner: {report.winner or 'none'}" + ("" if not v else " (clear winner)" if v["kind"] == "clear" else
-                                                 f" (tie, broken by {v['tie_break']['rule']})"))
+    say(winner_line(report))
     say(report.explanation)
     if report.retrieval:
         from chunkscope.cli.questions import table_lines
