@@ -67,3 +67,14 @@ def test_a_pdf_with_bookmarks_gets_its_headings_from_them():
     sub = next(k for k in titles if "Work towards" in k)
     assert titles[sub] == 3 and doc.meta["outline"]["entries"] == 2, (titles, doc.meta["outline"])
     assert [h.title for h in doc.chunk_heading_path(doc.text.index("Line 3"), len(doc.text))][-1].endswith("release")
+
+
+def test_a_chapter_label_above_its_heading_joins_it():
+    from chunkscope.ingest.pdf import _tidy
+
+    md = "Last words of chapter one.\n\n**CHAPTER**\n\n### **TWO** **APPLYING TO BECOME A MEMBER**\n\nBody."
+    assert _tidy(md) == ("Last words of chapter one.\n\n### **CHAPTER** **TWO** **APPLYING TO BECOME A MEMBER**"
+                         "\n\nBody.")
+    out, stats = apply_outline([_tidy(md)], [[1, "Applying to Become a Member", 1]])
+    assert "## **CHAPTER** **TWO** **APPLYING TO BECOME A MEMBER**" in out[0] and stats["relevelled"] == 1
+    assert _tidy("The chapter\n\n## Next") == "The chapter\n\n## Next"  # a sentence ending in "chapter" stays

@@ -78,12 +78,18 @@ def _unfence_headings(md: str) -> str:
     return "\n".join(out)
 
 
+# a chapter's label alone on the line above its heading (Sphinx's LaTeX: "CHAPTER" / "ONE" / title): it was a
+# paragraph of its own, filed under the chapter before and often left at the end of that chapter's last chunk
+_CHAPTER_WORD = re.compile(r"(?m)^([*_]*(?:chapter|appendix|part)[*_]*)[ \t]*\n\n(#{1,6}) ", re.IGNORECASE)
+
+
 def _tidy(md: str) -> str:
     md = _COPYRIGHT.sub("©", md)
     md = md.replace("\r\n", "\n").replace("\r", "\n").replace("\f", "\n").replace("\x00", "")
     md = re.sub(r"[ \t]+\n", "\n", md)
     md = _unfence_headings(md) if "#" in md else md
     md = re.sub(r"(?<=[^\n])\n(?=#{1,6} )", "\n\n", md)  # a blank line before each heading
+    md = _CHAPTER_WORD.sub(r"\2 \1 ", md)  # "**CHAPTER**" above "## **TWO** **…**" belongs to that heading
     md = re.sub(r"\n{3,}", "\n\n", md)
     return md.strip()
 
