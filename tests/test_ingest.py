@@ -114,6 +114,19 @@ def test_bold_footer_with_page_number_and_chapter_is_marked_but_a_bullet_is_not(
     assert not find_running_lines(bullets)[1].found
 
 
+def test_roman_page_numbers_of_the_front_matter_are_marked():
+    """Contents pages numbered i, ii, iii... are too few for a quarter of the pages: three in sequence do."""
+    from chunkscope.ingest.pdf import find_running_lines
+
+    front = [f"Contents line {k} . . . . 4\n\n**{r}**" for k, r in enumerate(["i", "ii", "iii", "iv"])]
+    body = [f"Body text of page {k} goes on here, long enough.\n\nAnd one more paragraph {k}." for k in range(12)]
+    _, found = find_running_lines(front + body)
+    foots = {k for k, items in found.found.items() for _, edge, why in items if edge == "footer" and why == "page number"}
+    assert foots == {0, 1, 2, 3}
+    # a lone "v" ending one page is no page number
+    assert not find_running_lines(["Text.\n\nv", "More text.\n\nOther end", "Third.\n\nEnd"])[1].found
+
+
 def test_pdf_without_any_text_is_refused():
     with pytest.raises(IngestError, match="no extractable text"):
         load_bytes(make_pdf(pages=2, blank_pages=(1, 2)), "scan.pdf")

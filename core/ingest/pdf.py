@@ -172,6 +172,20 @@ def _page_number(line: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
+_ROMAN = re.compile(r"^(?=[ivxlc])(x{0,3})(ix|iv|v?i{0,3})$", re.IGNORECASE)
+ROMAN_NEED = 3  # front-matter pages numbered i, ii, iii...: too few for the quarter of pages, so at least this many
+
+
+def _roman_number(line: str) -> int | None:
+    """The value of a line that is a Roman page number alone ("**iv**"), up to 39; None otherwise."""
+    m = _ROMAN.match(re.sub(r"[*_`#]", "", line).strip())
+    if not m:
+        return None
+    tens, ones = m.group(1).lower(), m.group(2).lower()
+    values = {"": 0, "i": 1, "ii": 2, "iii": 3, "iv": 4, "v": 5, "vi": 6, "vii": 7, "viii": 8, "ix": 9}
+    return 10 * len(tens) + values[ones]
+
+
 def _edge_number(line: str) -> int | None:
     plain = re.sub(r"[*_`#]", "", line).strip()
     if len(plain) > 100:
@@ -210,6 +224,7 @@ def find_running_lines(pages: list[str], edges: list[tuple[str, str]] | None = N
     lasts: dict[str, int] = {}
     starts: dict[str, int] = {}
     offsets: dict[tuple[str, int], int] = {}
+    romans: dict[tuple[str, int], int] = {}
     info = {}
     for k in with_text:
         i, j, lines = ends(pages[k])
@@ -225,6 +240,9 @@ def find_running_lines(pages: list[str], edges: list[tuple[str, str]] | None = N
             num = _edge_number(n) if _page_number(n) is None else _page_number(n)
             if num is not None:
                 offsets[(edge, num - k)] = offsets.get((edge, num - k), 0) + 1
+            roman = _roman_number(n)
+            if roman is not None:
+                romans[(edge, roman - k)] = romans.get((edge, roman - k), 0) + 1
 
     def on_edge(k: int, line: str, edge: str) -> bool:
         if edges is None or k >= len(edges):
@@ -242,6 +260,9 @@ def find_running_lines(pages: list[str], edges: list[tuple[str, str]] | None = N
         num = _page_number(line)
         if num is not None:
             return "page number" if offsets.get((edge, num - k), 0) >= need and on_edge(k, line, edge) else None
+        roman = _roman_number(line)
+        if roman is not None:  # a Roman page number whose offset to the page index is shared by 3 pages
+            return "page number" if romans.get((edge, roman - k), 0) >= ROMAN_NEED and on_edge(k, line, edge) else None
         num = _edge_number(line)
         if num is not None and offsets.get((edge, num - k), 0) >= need and on_edge(k, line, edge) \
                 and not _LIST_ITEM.match(line):  # a bullet, not bold markup: "**6** **Chapter 2.**" is a footer
