@@ -135,10 +135,10 @@ def _starts_construct(lines, i: int, markdown: bool) -> bool:
 def _toc_entries(lines, i: int, j: int) -> list[tuple[int, int]] | None:
     """Lines ``[i, j)`` of one paragraph split into table-of-contents entries, each ending with a
     line that has dot leaders and a page number (an entry's title may wrap onto lines before it);
-    None unless at least 3 of the lines, and half of them, are such lines."""
+    None unless every line is such a line, or at least 3 of the lines and half of them are."""
     ends = [k for k in range(i, j) if _TOC_LINE.search(lines[k][2])]
-    if len(ends) < 3 or 2 * len(ends) < j - i:
-        return None
+    if not ends or (len(ends) < j - i and (len(ends) < 3 or 2 * len(ends) < j - i)):
+        return None  # a paragraph of such lines only (a chapter's entry alone: "4 Shell Builtins . . . 48"), or 3+
     out, a = [], i
     for k in ends:
         out.append((a, k + 1))
@@ -366,6 +366,9 @@ def build_blocks(
 
 
 _TEXT_KINDS = ("paragraph", "group", "list")
+# words a sentence does not end on: text stopping on one goes on over the page whatever the next page starts with
+_GOES_ON = frozenset("a an the and or nor but of to in on at by for with from into onto than that which whose "
+                     "is are was were be been its their this these those as if".split())
 _CLOSERS = ".!?:;…\"”’)]"
 # a typesetter's note that a block goes on over the page: Sphinx's "(continues on next page)" and
 # "(continued from previous page)" around a code listing
@@ -394,11 +397,20 @@ def _continues(text: str, a: Block, b: Block) -> bool:
         return False
     tail = body_a.rstrip().rstrip("*_`").rstrip()
     head = text[b.start:b.end].lstrip().lstrip("*_`")
-    if not tail or not head or not head[0].isalpha():
+    if not tail or not head or head.startswith(("#", "|", "<", "- ", "* ", "+ ")):
         return False
     if tail[-1] in "-\u00ad":  # a word hyphenated across the page break
         return head[0].islower()
-    return tail[-1] not in _CLOSERS and head[0].islower()
+    if tail[-1] in _CLOSERS:
+        return False
+    if head[0].islower():
+        return True
+    last_line = tail.rsplit("\n", 1)[-1]
+    words = re.findall(r"[A-Za-z]+", last_line[-40:])
+    return (tail[-1] == ","                                              # "…, | Expressions"
+            or (bool(words) and words[-1] in _GOES_ON)                   # "…with a | Control"
+            or last_line.count("[") > last_line.count("]") or last_line.count("(") > last_line.count(")")
+            or (head[0] in "‘“'\"([`" and tail[-1].isalpha()))       # "…in these locales | ‘[a-dx-z]’ is"
 
 
 def join_continued(text: str, blocks: list[Block], pages: Sequence[Span]) -> tuple[list[Block], int]:

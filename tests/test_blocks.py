@@ -59,6 +59,9 @@ def test_table_of_contents_entries_are_blocks_of_their_own():
     # a numbered contents list (a word processor's): "1." made it one list item of all the lines
     numbered = "1. Introduction ........ 1\n2. Scope ........ 3\n3. Definitions ........ 4\n"
     assert [k for k, _ in kinds_and_texts(numbered)[0]] == ["toc", "toc", "toc"]
+    # a chapter's entry standing alone between blank lines is an entry too
+    alone = f"{LONG}\n\n4 Shell Builtin Commands . . . . . . . . . 48\n\n{LONG}\n"
+    assert [k for k, _ in kinds_and_texts(alone)[0]] == ["paragraph", "toc", "paragraph"]
     # one dotted line in a paragraph is not a table of contents
     assert blocks[-1][0] == "paragraph" and blocks[-1][1].startswith("The wait was long")
 
@@ -156,6 +159,18 @@ def test_a_block_that_goes_on_over_a_page_break_is_one_block():
     assert not any("Closed sentence" in v[1] and "Capitalised" in v[1] for v in spans.values())
     assert n == 3 and len(joined) < len(blocks)
     assert join_continued(text, blocks, pages[:1])[1] == 0  # one page: nothing to join
+    # text that cannot end there goes on whatever the next page starts with (Bash's reference manual)
+    for left, right in (("the ranges in these locales", "‘[a-dx-z]’ is typically not equivalent."),
+                        ("see Section 6.4 [Bash Conditional", "Expressions], page 96."),
+                        ("the sequence begins with a", "Control Sequence Indicator."),
+                        ("options, arguments,", "Variables and so on.")):
+        t, pg = _paged(left, right)
+        assert join_continued(t, build_blocks(t, pg)[0], pg)[1] == 1, (left, right)
+    for left, right in (("The sentence ends here.", "the next page starts lower case."),
+                        ("A title without a full stop", "Another title"),
+                        ("The list follows", "# A heading")):
+        t, pg = _paged(left, right)
+        assert join_continued(t, build_blocks(t, pg)[0], pg)[1] == 0, (left, right)
     # a page with only its footer and header between the two parts: one join, counted once
     text2, pages2 = _paged("The upload goes into the workflow and", "", "thus increases the chances.")
     blocks2, _ = build_blocks(text2, pages2)
