@@ -30,6 +30,9 @@ def test_click_a_chunk_on_the_page(tmp_path):
         page.wait_for_selector(".js-plotly-plot")
         _wait_idle(page)
         assert page.get_by_text("chunk #", exact=False).count() == 0  # nothing selected yet
+        # the whole page is in view: the x axis spans the page's width, not just the text's
+        shown = page.evaluate("() => document.querySelector('.js-plotly-plot')._fullLayout.xaxis.range")
+        assert shown[0] == 0 and shown[1] > 500, shown  # an A4 page is 595 points wide
         yellow = "() => [...document.querySelectorAll('.js-plotly-plot .scatterlayer path.js-line')]" \
                  ".filter(p => (p.style.stroke || '').includes('240, 228, 66')).length"
         assert page.evaluate(yellow) == 0
