@@ -62,7 +62,7 @@ def add_chunk(sub) -> None:
     from chunkscope.cli.common import add_input_arguments
 
     p = sub.add_parser("chunk", help="chunk a document with one chunker and show the chunks",
-                       description="Chunk FILE with one chunker: prints index, start, end, tokens and the first "
+                       description="Chunk FILE with one chunker: prints the chunk number (from 1), start, end, tokens and the first "
                        "words of every chunk, then the coverage audit.")
     add_input_arguments(p)
     p.add_argument("--chunker", "-c", required=True, metavar="ID", help="chunker id (see `chunkscope chunkers`)")
