@@ -26,8 +26,9 @@ def test_outline_levels_promotes_bold_sub_sections_and_splits_run_together_title
                        "#### **3.1.1** **Work towards the next** `stable` **release**"]
     assert "Text before\n**3.1.1**" in out[1]  # a bold line inside a paragraph stays text
     assert "```\n### **3.1 Package Maintainer's Duties**\n```" in out[1]  # nothing changes in code
-    assert out[1].endswith("### **Not in the outline**")  # no entry: as the converter wrote it
-    assert stats == {"entries": 5, "relevelled": 1, "promoted": 1, "split": 1}  # "### 3.1" was right already
+    # no bookmark, after the bookmarked 3.1.1: a part of it, one level under, not its sibling
+    assert out[1].endswith("##### **Not in the outline**")
+    assert stats == {"entries": 5, "relevelled": 1, "promoted": 1, "split": 1, "nested": 1}  # "### 3.1" was right
     # every character of the page is kept: only heading marks and line breaks are added
     strip = lambda s: "".join(ch for ch in s if not ch.isspace() and ch != "#")  # noqa: E731
     assert [strip(a) for a in out] == [strip(b) for b in pages]
@@ -49,7 +50,8 @@ def test_a_bookmark_is_one_line_and_only_a_real_label_may_precede_it():
 
 def test_no_outline_or_a_damaged_one_changes_nothing():
     pages = ["### **1.1 Imports**\n\nText."]
-    assert apply_outline(pages, []) == (pages, {"entries": 0, "relevelled": 0, "promoted": 0, "split": 0})
+    assert apply_outline(pages, []) == (pages, {"entries": 0, "relevelled": 0, "promoted": 0, "split": 0,
+                                                "nested": 0})
     assert apply_outline(pages, [["x", None], [1, "Imports", 99], [1, "ab", 1]])[0] == pages
 
 
@@ -78,3 +80,19 @@ def test_a_chapter_label_above_its_heading_joins_it():
     out, stats = apply_outline([_tidy(md)], [[1, "Applying to Become a Member", 1]])
     assert "## **CHAPTER** **TWO** **APPLYING TO BECOME A MEMBER**" in out[0] and stats["relevelled"] == 1
     assert _tidy("The chapter\n\n## Next") == "The chapter\n\n## Next"  # a sentence ending in "chapter" stays
+
+
+def test_headings_without_a_bookmark_go_under_the_bookmarked_one_before():
+    """Bash's manual: the index letters "### A", "### B" after "### D.1 Index of Shell Builtin
+    Commands" replaced it in every heading path; a title page's headings before any bookmark stay."""
+    toc = [[1, "Introduction", 2], [1, "Indexes", 3], [2, "Index of Shell Builtin Commands", 3],
+           [2, "Index of Variables", 4]]
+    pages = ["# **Bash Reference Manual**\n\n### **Chet Ramey, Case Western Reserve University**",
+             "## **1 Introduction**\n\nText.",
+             "## **Appendix D Indexes**\n\n### **D.1 Index of Shell Builtin Commands**\n\n### **A**\n\nalias 3\n\n"
+             "### **B**\n\nbind 5",
+             "### **D.2 Index of Variables**\n\n```\n### not a heading\n```"]
+    out, stats = apply_outline(pages, toc)
+    assert out[0] == pages[0]  # before the first bookmarked heading: as the converter wrote it
+    assert "#### **A**" in out[2] and "#### **B**" in out[2] and "### **D.1 Index" in out[2]
+    assert out[3] == pages[3] and stats["nested"] == 2  # a bookmarked heading and code are left alone

@@ -22,19 +22,20 @@ boxes still map.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Iterator
 
 _HEADING = re.compile(r"(#{1,6}) +(\S.*)$")
 # a line made only of bold runs and inline code: a sub-section title the converter did not call a heading
 _BOLD_LINE = re.compile(r"(?:\*\*[^*\n]+\*\*|`[^`\n]+`|[ \t])+")
 _TAG = re.compile(r"</?[A-Za-z][\w-]*[^<>]*>")
-# what may come before an outline title on the page: a section number ("2.1" gives "21"), a chapter
+# what may come before an outline title on the page: a section number ("2.1" gives "21", an appendix's
+# "D.1" gives "d1"), a chapter
 # or appendix word and its number or letter ("CHAPTER TWO", "Appendix B"); a lone letter or Roman
 # numeral only with its own punctuation ("B. Title", "IV) Title": see ``_matches``), so that "A note"
 # is not the bookmark "Note" nor "Civil Rights" the bookmark "Rights"
 _WORDS = r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen" \
          r"|seventeen|eighteen|nineteen|twenty"
-_NUMBERING = re.compile(rf"(?:chapter|appendix|part|section)(?:\d+|[a-z]|[ivxlc]+|{_WORDS})?|\d*|{_WORDS}")
+_NUMBERING = re.compile(rf"(?:chapter|appendix|part|section)(?:\d+|[a-z]|[ivxlc]+|{_WORDS})?|\d*|[a-z]\d+|{_WORDS}")
 _LABEL = re.compile(r"[a-z]|[ivxlc]+")
 _PLAIN = re.compile(r"[*_`]+|</?[A-Za-z][\w-]*[^<>]*>")
 MAX_TITLE = 200  # characters: a longer line is text, whatever it starts with
@@ -141,27 +142,58 @@ def _retitle(line: str, entries: list[tuple[int, str]], stats: dict[str, int], a
 
 def apply_outline(pages: list[str], toc: list[list[Any]]) -> tuple[list[str], dict[str, int]]:
     """The pages with their headings levelled by the outline (see the module doc), and counts:
-    ``entries`` (outline titles on the document's pages), ``relevelled``, ``promoted``, ``split``."""
+    ``entries`` (outline titles on the document's pages), ``relevelled``, ``promoted``, ``split``,
+    ``nested`` (headings without a bookmark put under the bookmarked one before them, see ``_nest``)."""
     entries = outline_entries(toc, len(pages))
-    stats = {"entries": sum(map(len, entries.values())), "relevelled": 0, "promoted": 0, "split": 0}
+    stats = {"entries": sum(map(len, entries.values())), "relevelled": 0, "promoted": 0, "split": 0, "nested": 0}
     if not entries:
         return pages, stats
-    out = []
+    out: list[list[str]] = []
+    matched: set[tuple[int, int]] = set()
     for k, md in enumerate(pages):
+        lines = md.split("\n")
+        out.append(lines)
         mine = list(entries.get(k) or [])  # a copy: each bookmark claims one line of its page
         if not mine:
-            out.append(md)
             continue
-        lines = md.split("\n")
-        fenced = False
-        for i, line in enumerate(lines):
-            if line.lstrip().startswith(("```", "~~~")):
-                fenced = not fenced
+        for i in _lines_outside_code(lines):
+            alone = (i == 0 or not lines[i - 1].strip()) and (i + 1 == len(lines) or not lines[i + 1].strip())
+            new = _retitle(lines[i], mine, stats, alone)
+            if new is not None:
+                lines[i] = new
+                matched.add((k, i))
+    if len(matched) >= MIN_NESTING:
+        _nest(out, matched, stats)
+    return ["\n".join(lines) for lines in out], stats
+
+
+MIN_NESTING = 3  # bookmarked headings a document needs before the others are put under them
+
+
+def _lines_outside_code(lines: list[str]) -> Iterator[int]:
+    """The index of each line outside fenced code (the fences themselves excluded)."""
+    fenced = False
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+            continue
+        if not fenced:
+            yield i
+
+
+def _nest(pages: list[list[str]], matched: set[tuple[int, int]], stats: dict[str, int]) -> None:
+    """A heading the bookmarks do not list, after a bookmarked one, is a part of that section: put
+    it one level under it when it would close it (Bash's manual: the index letters "### A", "### B"
+    after "### D.1 Index of Shell Builtin Commands" took its place in every heading path). Headings
+    before the first bookmarked one (a title page) stay as they are."""
+    last: int | None = None
+    for k, lines in enumerate(pages):
+        for i in _lines_outside_code(lines):
+            heads = [m for m in (_HEADING.match(part.strip()) for part in lines[i].split("\n\n")) if m]
+            if not heads:
                 continue
-            if not fenced:
-                alone = (i == 0 or not lines[i - 1].strip()) and (i + 1 == len(lines) or not lines[i + 1].strip())
-                new = _retitle(line, mine, stats, alone)
-                if new is not None:
-                    lines[i] = new
-        out.append("\n".join(lines))
-    return out, stats
+            if (k, i) in matched:
+                last = len(heads[-1].group(1))
+            elif last is not None and len(heads[-1].group(1)) <= last:
+                lines[i] = f"{'#' * min(6, last + 1)} {heads[-1].group(2)}"
+                stats["nested"] += 1
