@@ -127,6 +127,25 @@ def test_roman_page_numbers_of_the_front_matter_are_marked():
     assert not find_running_lines(["Text.\n\nv", "More text.\n\nOther end", "Third.\n\nEnd"])[1].found
 
 
+def test_a_blank_verso_with_only_its_running_lines_is_no_warning():
+    """A book's blank page still carries its running header and page number: once those are marked,
+    it has no text, which is right, not a problem to warn about (9 such warnings on one manual)."""
+    import pymupdf
+
+    pdf = pymupdf.open()
+    for k in range(6):
+        page = pdf.new_page()
+        page.insert_text((72, 40), "Developer's Reference, Release 12", fontsize=9)
+        if k != 3:
+            page.insert_text((72, 300), f"Body text of page {k + 1} with enough words to be a paragraph.", fontsize=11)
+        page.insert_text((300, 810), str(k + 1), fontsize=9)
+    pdf.new_page()  # a truly empty page: still said
+    doc = load_bytes(pdf.tobytes(), "book.pdf")
+    pdf.close()
+    warned = [w for w in doc.meta["health"]["warnings"] if "no text" in w]
+    assert warned == ["page 7: no text"], warned
+
+
 def test_pdf_without_any_text_is_refused():
     with pytest.raises(IngestError, match="no extractable text"):
         load_bytes(make_pdf(pages=2, blank_pages=(1, 2)), "scan.pdf")

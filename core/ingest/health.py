@@ -126,7 +126,9 @@ def pdf_health(pdf, page_texts: Sequence[str], tables: Sequence[int], running: A
                 p["missing_letters"], p["letters"] = lost, letters
             if info[0] <= 0 or info[1] <= 0:
                 p["warnings"].append("zero-size page")
-            if p["no_text"]:
+            if p["no_text"] and p["running"] and p["image_coverage"] < 0.5:
+                pass  # a blank page but for its running header/footer (a book's blank verso): nothing wrong
+            elif p["no_text"]:
                 p["warnings"].append("no text layer (scanned?)" if p["image_coverage"] >= 0.5 else "no text")
             if p["rotation"]:
                 p["warnings"].append(f"rotated {p['rotation']}°")
