@@ -367,3 +367,15 @@ def test_separators_param_from_cli_strings():
     text = "intro words here\nSECTION one has words\nSECTION two has words"
     chunks = RecursiveSplitter(chunk_size=6, separators=(r"(?=SECTION)", "")).split(text)
     assert [text[c.start:c.end] for c in chunks][1].startswith("SECTION one")
+
+
+def test_structure_leaves_no_whitespace_only_chunk():
+    """The recursive split of a long section could end on its blank lines: an empty chunk (the gnuplot
+    manual's chunk 540 was "\n\n"), which fails the coverage audit."""
+    from chunkscope.chunkers.structure import _absorb_blank
+
+    text = "Alpha text.\n\n\n\nBeta text.\n\n"
+    spans = [Span(0, 11), Span(11, 15), Span(15, 25), Span(25, 27)]
+    assert _absorb_blank(text, spans) == [Span(0, 15), Span(15, 27)]
+    assert _absorb_blank(text, [Span(11, 15), Span(15, 27)]) == [Span(11, 27)]  # a blank first span: to the next
+    assert _absorb_blank("  ", [Span(0, 2)]) == [Span(0, 2)]
