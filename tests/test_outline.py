@@ -96,3 +96,15 @@ def test_headings_without_a_bookmark_go_under_the_bookmarked_one_before():
     assert out[0] == pages[0]  # before the first bookmarked heading: as the converter wrote it
     assert "#### **A**" in out[2] and "#### **B**" in out[2] and "### **D.1 Index" in out[2]
     assert out[3] == pages[3] and stats["nested"] == 2  # a bookmarked heading and code are left alone
+
+
+def test_two_letter_bookmarks_and_a_title_over_two_lines():
+    """gnuplot's manual: the bookmarks "If", "Cd", "Do" (two letters) kept the converter's "##" and
+    owned hundreds of headings after them; "## **Part I**" over "# **Gnuplot**" is the bookmark "I Gnuplot"."""
+    toc = [[1, "I Gnuplot", 1], [2, "Commands", 2], [3, "If", 2], [3, "Import", 2]]
+    pages = ["## **Part I**\n\n# **Gnuplot**\n\nText.",
+             "## **Commands**\n\n## **If**\n\nThe if command.\n\n## **Import**\n\nTo do: more."]
+    out, stats = apply_outline(pages, toc)
+    assert out[0].startswith("## **Part I** **Gnuplot**") and "# **Gnuplot**" not in out[0]
+    assert "#### **If**" in out[1] and "#### **Import**" in out[1] and "### **Commands**" in out[1]
+    assert apply_outline(["## **2.1 To do**"], [[2, "Do", 1]])[0] == ["## **2.1 To do**"]  # "do" alone only

@@ -39,7 +39,7 @@ _NUMBERING = re.compile(rf"(?:chapter|appendix|part|section)(?:\d+|[a-z]|[ivxlc]
 _LABEL = re.compile(r"[a-z]|[ivxlc]+")
 _PLAIN = re.compile(r"[*_`]+|</?[A-Za-z][\w-]*[^<>]*>")
 MAX_TITLE = 200  # characters: a longer line is text, whatever it starts with
-MIN_KEY = 3  # alphanumerics an outline title needs to be matched
+MIN_KEY = 2  # alphanumerics an outline title needs to be matched ("If", "Cd": gnuplot's commands; exactly then)
 
 
 def _key(s: str) -> str:
@@ -67,6 +67,8 @@ def _matches(key: str, title: str, body: str = "") -> bool:
     after its numbering."""
     if not key.endswith(title):
         return False
+    if len(title) < 3:
+        return key == title  # a two-letter title is matched alone: "Do" is not the end of "2.1 To do"
     prefix = key[:len(key) - len(title)]
     if _NUMBERING.fullmatch(prefix):
         return True
@@ -159,12 +161,33 @@ def apply_outline(pages: list[str], toc: list[list[Any]]) -> tuple[list[str], di
         for i in _lines_outside_code(lines):
             alone = (i == 0 or not lines[i - 1].strip()) and (i + 1 == len(lines) or not lines[i + 1].strip())
             new = _retitle(lines[i], mine, stats, alone)
+            if new is None:
+                new = _two_lines(lines, i, mine, stats)
             if new is not None:
                 lines[i] = new
                 matched.add((k, i))
     if len(matched) >= MIN_NESTING:
         _nest(out, matched, stats)
     return ["\n".join(lines) for lines in out], stats
+
+
+def _two_lines(lines: list[str], i: int, entries: list[tuple[int, str]], stats: dict[str, int]) -> str | None:
+    """A bookmark's title written as two headings ("## **Part I**" over "# **Gnuplot**" for the bookmark
+    "I Gnuplot"): one heading at the bookmark's level; the second line is emptied (its text moves up)."""
+    m = _HEADING.match(lines[i].strip())
+    j = next((n for n in range(i + 1, min(len(lines), i + 4)) if lines[n].strip()), None)
+    m2 = _HEADING.match(lines[j].strip()) if m and j is not None else None
+    if not m or not m2:
+        return None
+    body = f"{m.group(2)} {m2.group(2)}"
+    key = _key(body)
+    for n, (level, title) in enumerate(entries):
+        if len(title) >= MIN_KEY + 1 and _matches(key, title, body):
+            del entries[n]
+            lines[j] = ""
+            stats["relevelled"] += 1
+            return f"{_marks(level)} {body}"
+    return None
 
 
 MIN_NESTING = 3  # bookmarked headings a document needs before the others are put under them
