@@ -108,3 +108,5 @@ def test_two_letter_bookmarks_and_a_title_over_two_lines():
     assert out[0].startswith("## **Part I** **Gnuplot**") and "# **Gnuplot**" not in out[0]
     assert "#### **If**" in out[1] and "#### **Import**" in out[1] and "### **Commands**" in out[1]
     assert apply_outline(["## **2.1 To do**"], [[2, "Do", 1]])[0] == ["## **2.1 To do**"]  # "do" alone only
+    eps = "Text.\n\n**Postscript** **(also** **encapsulated** **postscript** ***.eps)**\n\nMore."
+    assert "### **Postscript**" in apply_outline([eps], [[2, "Postscript (also encapsulated postscript *.eps)", 1]])[0][0]

@@ -26,7 +26,7 @@ from typing import Any, Iterator
 
 _HEADING = re.compile(r"(#{1,6}) +(\S.*)$")
 # a line made only of bold runs and inline code: a sub-section title the converter did not call a heading
-_BOLD_LINE = re.compile(r"(?:\*\*[^*\n]+\*\*|`[^`\n]+`|[ \t])+")
+_BOLD_LINE = re.compile(r"(?:\*\*(?:[^*\n]|\*(?!\*))+\*\*|`[^`\n]+`|[ \t])+")  # "***.eps)**": a "*" inside
 _TAG = re.compile(r"</?[A-Za-z][\w-]*[^<>]*>")
 # what may come before an outline title on the page: a section number ("2.1" gives "21", an appendix's
 # "D.1" gives "d1"), a chapter
