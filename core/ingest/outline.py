@@ -176,8 +176,10 @@ def _two_lines(lines: list[str], i: int, entries: list[tuple[int, str]], stats: 
     "I Gnuplot"): one heading at the bookmark's level; the second line is emptied (its text moves up)."""
     m = _HEADING.match(lines[i].strip())
     j = next((n for n in range(i + 1, min(len(lines), i + 4)) if lines[n].strip()), None)
-    m2 = _HEADING.match(lines[j].strip()) if m and j is not None else None
-    if not m or not m2:
+    if not m or j is None:
+        return None
+    m2 = _HEADING.match(lines[j].strip())
+    if not m2:
         return None
     body = f"{m.group(2)} {m2.group(2)}"
     key = _key(body)
