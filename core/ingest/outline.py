@@ -10,13 +10,14 @@ spacing and a hyphenated line break do not matter) and:
 
 - gives a matched heading the outline's level (level 1 is written ``##``: ``#`` stays the
   document's title);
-- makes a matched bold line a heading;
+- makes a matched bold line standing alone a heading;
 - splits a heading that is two outline titles run together (a chapter and its first section) in
-  two headings.
+  two headings, and joins a title written as two heading lines ("Part I" / "Gnuplot");
+- puts a heading that matches no entry one level under the matched heading before it, when it
+  would otherwise close that section (``_nest``; headings before the first match stay).
 
-Nothing else changes: a line that matches no entry stays as the converter wrote it. The page text
-keeps every character of the page apart from the added ``#`` marks and a line break, so page
-boxes still map.
+Only ``#`` marks and line breaks are added or removed: every character of the page is kept, so
+page boxes still map.
 """
 
 from __future__ import annotations
@@ -29,9 +30,8 @@ _HEADING = re.compile(r"(#{1,6}) +(\S.*)$")
 _BOLD_LINE = re.compile(r"(?:\*\*(?:[^*\n]|\*(?!\*))+\*\*|`[^`\n]+`|[ \t])+")  # "***.eps)**": a "*" inside
 _TAG = re.compile(r"</?[A-Za-z][\w-]*[^<>]*>")
 # what may come before an outline title on the page: a section number ("2.1" gives "21", an appendix's
-# "D.1" gives "d1"), a chapter
-# or appendix word and its number or letter ("CHAPTER TWO", "Appendix B"); a lone letter or Roman
-# numeral only with its own punctuation ("B. Title", "IV) Title": see ``_matches``), so that "A note"
+# "D.1" gives "d1"), a chapter or appendix word and its number or letter ("CHAPTER TWO", "Appendix B");
+# a lone letter or Roman numeral only with its own punctuation ("B. Title", "IV) Title": see ``_matches``), so that "A note"
 # is not the bookmark "Note" nor "Civil Rights" the bookmark "Rights"
 _WORDS = r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen" \
          r"|seventeen|eighteen|nineteen|twenty"
@@ -48,8 +48,8 @@ def _key(s: str) -> str:
 
 def outline_entries(toc: list[list[Any]], pages: int) -> dict[int, list[tuple[int, str]]]:
     """``{page index: [(level, key), ...]}`` from ``doc.get_toc()`` (``[level, title, page]``, pages
-    from 1); entries without a page in the document or with a title of fewer than 3 alphanumerics
-    are left out."""
+    from 1); entries without a page in the document or with a title of fewer than ``MIN_KEY``
+    alphanumerics are left out."""
     out: dict[int, list[tuple[int, str]]] = {}
     for item in toc or []:
         try:
