@@ -76,7 +76,7 @@ def test_running_header_that_changes_with_the_chapter_is_marked():
     pages = []
     for k in range(8):
         c = k // 2 + 1
-        head = f"_<u>CHAPTER {c}.</u>_ _<u>{chapters[c - 1]}</u>_ _<u>{c}.{k % 2 + 1}.</u>_ _<u>SECTION {k}</u>_"
+        head = f"_<u>CHAPTER {c}.</u>_ _<u>{chapters[c - 1]}</u>_ _<u>{c}.{k % 2 + 1}.</u>_ _<u>SECTION {'ABCDEFGH'[k]}</u>_"
         body = "## Chapter 9\n\nA heading starts this page." if k == 3 else f"Body text of page {k} goes on."
         pages.append(f"{head}\n\n{body}\n\n(a) the last item of page {k} ends here")
     pages += [f"({x}) the {w} of the list\n\nMore text.\n\nend {k}"
@@ -112,6 +112,19 @@ def test_bold_footer_with_page_number_and_chapter_is_marked_but_a_bullet_is_not(
     words = ["apples", "pears", "plums", "figs", "dates", "limes", "kiwis", "grapes"]
     bullets = [f"The {w} come first.\n\n* {w} in crate {k + 3}" for k, w in enumerate(words)]
     assert not find_running_lines(bullets)[1].found
+
+
+def test_an_underlined_page_number_in_a_header_is_read():
+    """gnuplot's manual: "<u>CONTENTS</u> <u>gnuplot</u> <u>5.4</u> <u>3</u>" — the "</u>" after the number
+    hid it, so the odd pages' headers stayed in the text."""
+    from chunkscope.ingest.pdf import find_running_lines
+
+    words = ["Canvas", "Plotting", "Commands", "Terminals", "Bugs", "Index", "Styles", "Fonts"]
+    pages = [f"<u>{w.upper()}</u> <u>gnuplot</u> <u>5.4</u> <u>{k + 3}</u>\n\nThe {w} section goes on {k}."
+             for k, w in enumerate(words)]
+    _, found = find_running_lines(pages)
+    heads = {k: why for k, items in found.found.items() for _, edge, why in items if edge == "header"}
+    assert heads == {k: "chapter + page number" for k in range(8)}, heads
 
 
 def test_roman_page_numbers_of_the_front_matter_are_marked():

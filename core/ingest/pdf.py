@@ -167,8 +167,13 @@ def _edge_lines(words: list, info: tuple = (), band: float = 0.15) -> tuple[str,
     return tk, bk
 
 
+def _plain(line: str) -> str:
+    """A line without its emphasis marks and inline HTML (``<u>3</u>``: an underlined page number)."""
+    return re.sub(r"[*_`#]", "", _TAG.sub("", line)).strip()
+
+
 def _page_number(line: str) -> int | None:
-    m = _PAGE_NUMBER.match(re.sub(r"[*_`#]", "", line).strip())
+    m = _PAGE_NUMBER.match(_plain(line))
     return int(m.group(1)) if m else None
 
 
@@ -178,7 +183,7 @@ ROMAN_NEED = 3  # front-matter pages numbered i, ii, iii...: too few for the qua
 
 def _roman_number(line: str) -> int | None:
     """The value of a line that is a Roman page number alone ("**iv**"), up to 39; None otherwise."""
-    m = _ROMAN.match(re.sub(r"[*_`#]", "", line).strip())
+    m = _ROMAN.match(_plain(line))
     if not m:
         return None
     tens, ones = m.group(1).lower(), m.group(2).lower()
@@ -187,7 +192,7 @@ def _roman_number(line: str) -> int | None:
 
 
 def _edge_number(line: str) -> int | None:
-    plain = re.sub(r"[*_`#]", "", line).strip()
+    plain = _plain(line)
     if len(plain) > 100:
         return None
     m = _EDGE_NUMBER.search(plain)
