@@ -25,10 +25,11 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator
 
+from chunkscope.ingest.markup import TAG, alnum, plain
+
 _HEADING = re.compile(r"(#{1,6}) +(\S.*)$")
 # a line made only of bold runs and inline code: a sub-section title the converter did not call a heading
 _BOLD_LINE = re.compile(r"(?:\*\*(?:[^*\n]|\*(?!\*))+\*\*|`[^`\n]+`|[ \t])+")  # "***.eps)**": a "*" inside
-_TAG = re.compile(r"</?[A-Za-z][\w-]*[^<>]*>")
 # what may come before an outline title on the page: a section number ("2.1" gives "21", an appendix's
 # "D.1" gives "d1"), a chapter or appendix word and its number or letter ("CHAPTER TWO", "Appendix B");
 # a lone letter or Roman numeral only with its own punctuation ("B. Title", "IV) Title": see ``_matches``), so that "A note"
@@ -37,13 +38,8 @@ _WORDS = r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirte
          r"|seventeen|eighteen|nineteen|twenty"
 _NUMBERING = re.compile(rf"(?:chapter|appendix|part|section)(?:\d+|[a-z]|[ivxlc]+|{_WORDS})?|\d*|[a-z]\d+|{_WORDS}")
 _LABEL = re.compile(r"[a-z]|[ivxlc]+")
-_PLAIN = re.compile(r"[*_`]+|</?[A-Za-z][\w-]*[^<>]*>")
 MAX_TITLE = 200  # characters: a longer line is text, whatever it starts with
 MIN_KEY = 2  # alphanumerics an outline title needs to be matched ("If", "Cd": gnuplot's commands; exactly then)
-
-
-def _key(s: str) -> str:
-    return "".join(ch for ch in _TAG.sub("", s).lower() if ch.isalnum())
 
 
 def outline_entries(toc: list[list[Any]], pages: int) -> dict[int, list[tuple[int, str]]]:
@@ -56,7 +52,7 @@ def outline_entries(toc: list[list[Any]], pages: int) -> dict[int, list[tuple[in
             level, title, page = int(item[0]), str(item[1]), int(item[2])
         except (TypeError, ValueError, IndexError):
             continue
-        key = _key(title)
+        key = alnum(title)
         if 1 <= page <= pages and level >= 1 and len(key) >= MIN_KEY:
             out.setdefault(page - 1, []).append((level, key))
     return out
@@ -73,7 +69,7 @@ def _matches(key: str, title: str, body: str = "") -> bool:
     if _NUMBERING.fullmatch(prefix):
         return True
     if _LABEL.fullmatch(prefix):  # "B. Title", "IV) Title": the label's own punctuation says so
-        words = _PLAIN.sub("", body).split()
+        words = plain(body).split()
         return bool(words) and words[0].lower() in (prefix + ".", prefix + ")", prefix + ":")
     return False
 
@@ -88,7 +84,7 @@ def _split_at(body: str, n: int) -> int:
     seen, i = 0, 0
     while i < len(body):
         if body[i] == "<":
-            m = _TAG.match(body, i)
+            m = TAG.match(body, i)
             if m:
                 i = m.end()
                 continue
@@ -115,7 +111,7 @@ def _retitle(line: str, entries: list[tuple[int, str]], stats: dict[str, int], a
         body = stripped
     else:
         return None
-    key = _key(body)
+    key = alnum(body)
     if not key:
         return None
     for n, (level, title) in enumerate(entries):
@@ -182,7 +178,7 @@ def _two_lines(lines: list[str], i: int, entries: list[tuple[int, str]], stats: 
     if not m2:
         return None
     body = f"{m.group(2)} {m2.group(2)}"
-    key = _key(body)
+    key = alnum(body)
     for n, (level, title) in enumerate(entries):
         if len(title) >= MIN_KEY + 1 and _matches(key, title, body):
             del entries[n]

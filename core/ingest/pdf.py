@@ -24,6 +24,7 @@ from chunkscope.blocks import build_blocks, join_continued
 from chunkscope.document import Document, Span
 from chunkscope.ingest import pdfmap
 from chunkscope.ingest.errors import IngestError
+from chunkscope.ingest.markup import alnum, plain
 from chunkscope.ingest.outline import apply_outline
 
 PAGE_BREAK = "<!-- PageBreak -->"
@@ -107,22 +108,15 @@ def _start_key(line: str) -> str | None:
     """The first two words of a running header whose title changes with the chapter ("CHAPTER 3.
     CHOOSING A DEBIAN ... 3.1. WHICH ..." gives "chapter #."): None for a heading, a list item, a line
     of fewer than three words or a long one, and a start without a word of three letters."""
-    plain = line.strip()
-    if plain.startswith(("#", "-", "*", "+", "(", "|", ">")) or plain[:1].isdigit():
+    stripped = line.strip()
+    if stripped.startswith(("#", "-", "*", "+", "(", "|", ">")) or stripped[:1].isdigit():
         return None
-    key = _line_key(plain)
+    key = _line_key(stripped)
     toks = key.split()
     if len(toks) < 3 or len(key) > 150:
         return None
     start = " ".join(toks[:2])
     return start if re.search(r"[^\W\d_]{3}", start) else None
-
-
-_TAG = re.compile(r"</?[A-Za-z][\w-]*[^<>]*>")  # inline HTML (<u>, <sup>) that pymupdf4llm writes
-
-
-def _alnum(s: str) -> str:
-    return "".join(ch for ch in _TAG.sub("", s).lower() if ch.isalnum())
 
 
 _PAGE_NUMBER = re.compile(r"^(?:page\s*)?[-\u2013\u2014(]?\s*(\d{1,4})\s*[-\u2013\u2014)]?(?:\s*(?:of|/)\s*\d{1,4})?$", re.I)
@@ -159,21 +153,16 @@ def _edge_lines(words: list, info: tuple = (), band: float = 0.15) -> tuple[str,
     bottom = max(w[3] for w in words)
     t = sorted((w for w in words if w[1] <= top + 2.0), key=lambda w: w[0])
     b = sorted((w for w in words if w[3] >= bottom - 2.0), key=lambda w: w[0])
-    tk = _alnum("".join(str(w[4]) for w in t))
-    bk = _alnum("".join(str(w[4]) for w in b))
+    tk = alnum("".join(str(w[4]) for w in t))
+    bk = alnum("".join(str(w[4]) for w in b))
     if height:
         tk = tk if top <= height * band else ""
         bk = bk if bottom >= height * (1 - band) else ""
     return tk, bk
 
 
-def _plain(line: str) -> str:
-    """A line without its emphasis marks and inline HTML (``<u>3</u>``: an underlined page number)."""
-    return re.sub(r"[*_`#]", "", _TAG.sub("", line)).strip()
-
-
 def _page_number(line: str) -> int | None:
-    m = _PAGE_NUMBER.match(_plain(line))
+    m = _PAGE_NUMBER.match(plain(line))
     return int(m.group(1)) if m else None
 
 
@@ -183,7 +172,7 @@ ROMAN_NEED = 3  # front-matter pages numbered i, ii, iii...: too few for the qua
 
 def _roman_number(line: str) -> int | None:
     """The value of a line that is a Roman page number alone ("**iv**"), up to 39; None otherwise."""
-    m = _ROMAN.match(_plain(line))
+    m = _ROMAN.match(plain(line))
     if not m:
         return None
     tens, ones = m.group(1).lower(), m.group(2).lower()
@@ -192,10 +181,10 @@ def _roman_number(line: str) -> int | None:
 
 
 def _edge_number(line: str) -> int | None:
-    plain = _plain(line)
-    if len(plain) > 100:
+    text = plain(line)
+    if len(text) > 100:
         return None
-    m = _EDGE_NUMBER.search(plain)
+    m = _EDGE_NUMBER.search(text)
     if not m:
         return None
     return int(m.group(1) or m.group(2))
@@ -253,7 +242,7 @@ def find_running_lines(pages: list[str], edges: list[tuple[str, str]] | None = N
         if edges is None or k >= len(edges):
             return True
         ink = edges[k][0 if edge == "header" else 1]
-        a = _alnum(line)
+        a = alnum(line)
         return bool(a) and bool(ink) and (a == ink or (len(ink) >= 1 and (ink in a or a in ink)))
 
     def reason(k: int, line: str, edge: str, counts: dict[str, int]) -> str | None:

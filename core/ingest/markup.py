@@ -1,0 +1,23 @@
+"""The converter's Markdown as plain text, for matching lines (running headers, bookmarks).
+
+pymupdf4llm writes emphasis (``**``, ``_``, backticks) and inline HTML (``<u>``, ``<sup>``) into the
+text; a page number, a running header or a bookmark's title is compared without them.
+"""
+
+from __future__ import annotations
+
+import re
+
+TAG = re.compile(r"</?[A-Za-z][\w-]*[^<>]*>")  # inline HTML (<u>, <sup>) that pymupdf4llm writes
+
+
+def alnum(s: str) -> str:
+    """Letters and digits only, lower case, inline HTML left out ("**2.1** Getting <u>started</u>" gives
+    "21gettingstarted")."""
+    return "".join(ch for ch in TAG.sub("", s).lower() if ch.isalnum())
+
+
+def plain(line: str) -> str:
+    """A line without its emphasis marks, heading marks and inline HTML (``<u>3</u>``: an underlined
+    page number), stripped."""
+    return re.sub(r"[*_`#]", "", TAG.sub("", line)).strip()
