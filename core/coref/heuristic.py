@@ -337,6 +337,12 @@ INTRO_CHARS = 600  # of a list's introducing block, at most this much (its end) 
 LEAD_CHARS = 2500
 
 
+def _reaches_lead(item_start: int, lead_end: int) -> bool:
+    """A list item starting at ``item_start`` may take its pronoun's antecedent from the block introducing
+    its list, which ends at ``lead_end`` (the windows parse that block only then; the resolver reads it)."""
+    return item_start - lead_end <= LEAD_CHARS
+
+
 @dataclass
 class _Segment:
     """A stretch of one block to parse; ``gap``: text before it (since the previous segment) is not parsed;
@@ -407,7 +413,7 @@ def _segments(blocks: list[tuple[int, str, str]], back: int, words: re.Pattern[s
                 j -= 1
                 pos = len(blocks[j][1])
             if kind != "heading" and intro >= 0 and intro != bi and _LIST_ITEM.match(btxt) \
-                    and _off - blocks[intro][0] - len(blocks[intro][1]) <= LEAD_CHARS:
+                    and _reaches_lead(_off, blocks[intro][0] + len(blocks[intro][1])):
                 itxt = blocks[intro][1]
                 lo = max(0, len(itxt) - INTRO_CHARS)
                 if lo:
@@ -743,7 +749,7 @@ def resolve_parsed(text: str, segs: list[_Segment], docs: Any, rules: Rules = RU
                 continue  # pleonastic "it", or "IT" (information technology) in mixed-case text
             number, pkind = info
             psent = sent_of[tok.i]
-            extra = [c for c in lead if c not in pool] if is_item and seg.block[0] - lead_end <= LEAD_CHARS else []
+            extra = [c for c in lead if c not in pool] if is_item and _reaches_lead(seg.block[0], lead_end) else []
             if seg.level and rules.heading_back:  # the heading's own words, its parent heading, the section before
                 tiers = [(pool + visible, []), (parent, parent), (before, [])]
             else:
