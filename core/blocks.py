@@ -390,12 +390,12 @@ def _continues(text: str, a: Block, b: Block) -> bool:
     body_a = text[a.start:a.end]
     if a.kind == "heading" and _is_heading_only(body_a):
         return b.kind != "heading"
-    last_line = next((ln for ln in reversed(body_a.split("\n")) if ln.strip()), "")
+    tail = body_a.rstrip().rstrip("*_`").rstrip()
+    last_line = tail.rsplit("\n", 1)[-1]
     if a.kind in (*_TEXT_KINDS, "heading") and _BULLET.match(last_line) and b.kind == "list":
         return True  # a list going on over the page
     if a.kind not in (*_TEXT_KINDS, "heading") or b.kind not in _TEXT_KINDS:
         return False
-    tail = body_a.rstrip().rstrip("*_`").rstrip()
     head = text[b.start:b.end].lstrip().lstrip("*_`")
     if not tail or not head or head.startswith(("#", "|", "<", "- ", "* ", "+ ")):
         return False
@@ -405,7 +405,6 @@ def _continues(text: str, a: Block, b: Block) -> bool:
         return False
     if head[0].islower():
         return True
-    last_line = tail.rsplit("\n", 1)[-1]
     words = re.findall(r"[A-Za-z]+", last_line[-40:])
     return (tail[-1] == ","                                              # "…, | Expressions"
             or (bool(words) and words[-1] in _GOES_ON)                   # "…with a | Control"
@@ -423,12 +422,13 @@ def join_continued(text: str, blocks: list[Block], pages: Sequence[Span]) -> tup
     cutting it mid-sentence at the page break counts as breaking it."""
     starts = {p.start for p in pages[1:]}
     joins: list[tuple[int, int]] = []
+
+    def skip(k: int) -> bool:  # page furniture between the two parts
+        return blocks[k].kind == "layout" or bool(_CONTINUATION_NOTE.match(text[blocks[k].start:blocks[k].end].strip()))
+
     for i, blk in enumerate(blocks):
         if blk.start not in starts or i == 0:
             continue
-        def skip(k: int) -> bool:
-            return blocks[k].kind == "layout" or bool(_CONTINUATION_NOTE.match(text[blocks[k].start:blocks[k].end].strip()))
-
         left = i - 1
         while left >= 0 and skip(left):
             left -= 1

@@ -48,11 +48,11 @@ def _jump(doc, c, cid: str) -> None:
     if no is None or not 1 <= int(no) <= len(c.chunks):
         return
     idx = int(no) - 1
-    ch = c.chunks[int(idx)]
+    ch = c.chunks[idx]
     target = pdfpages.first_page_of(doc, ch.start, ch.end)
     if target:
         st.session_state[PV_PAGE] = int(target)
-    _select(cid, int(idx))
+    _select(cid, idx)
 
 
 def _select(cid: str, idx: int | None) -> None:

@@ -147,13 +147,11 @@ def explain(report: Report) -> Explanation:
             ex.warnings.append("Tie on score with the runner-up: decided by fewer chunks, then id.")
         elif 0 < ex.margin < NEAR and not tied:
             ex.flags.append("narrow-win")
-            if v:  # the resampling verdict says it is consistently ahead: not a contradiction, say both
-                ex.warnings.append(f"Narrow win: {ex.margin:.3f} ahead of {runner.id}. It is ahead on nearly every "
-                                   "resample of this document, but by so little that a small settings change (a "
-                                   "weight, the size bounds) can flip it. Compare the two before deciding.")
-            else:
-                ex.warnings.append(f"Narrow win: {ex.margin:.3f} ahead of {runner.id}, within what a small settings "
-                                   "change can flip. Compare the two before deciding.")
+            # with a resampling verdict it is consistently ahead: not a contradiction, so say both
+            why = (". It is ahead on nearly every resample of this document, but by so little that a small settings "
+                   "change (a weight, the size bounds) can flip it") if v else \
+                ", within what a small settings change can flip"
+            ex.warnings.append(f"Narrow win: {ex.margin:.3f} ahead of {runner.id}{why}. Compare the two before deciding.")
         one_sided = _compare(best, runner, weights, ex)
         if ex.leads:
             who = f"Against {runner.id}, {best.id}" if tied else "It"
