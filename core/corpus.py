@@ -238,7 +238,7 @@ def find_mentions(path: str | os.PathLike, confine: str | os.PathLike | None = N
     for folder in (p.parent.parent / MENTIONS_DIR, p.parent / MENTIONS_DIR):
         for ext in (".parquet", ".json"):
             cand = folder / f"{stem}{ext}"
-            if cand.is_file() and cand.resolve() != p.resolve() and inside(cand.resolve()):
+            if cand.is_file() and (real := cand.resolve()) != p.resolve() and inside(real):
                 return cand
     return None
 
