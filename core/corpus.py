@@ -778,7 +778,9 @@ def plan_corpus(inputs, store: ResultStore, s_dict: dict[str, Any], max_bytes: i
                 e.update(status="skipped", reason="already analyzed with the same settings", resumed=True,
                          report=f"{base}.json", winners=f"{base}.winners.jsonl",
                          name=rep["document"].get("name", e["name"]), tokens=rep["document"].get("tokens", 0),
-                         winner=rep.get("winner"), seconds=0.0, language=rep["document"].get("language", ""),
+                         winner=rep.get("winner"), language=rep["document"].get("language", ""),
+                         # what the analysis took when it ran (the run's own time is in "timings")
+                         seconds=round(float((rep.get("timings") or {}).get("total") or 0.0), 3),
                          not_run=not_run(rep))
                 continue
             except (OSError, json.JSONDecodeError, KeyError):

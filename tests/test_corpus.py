@@ -310,6 +310,11 @@ def test_resume_and_changed_settings(results, corpus):
     again = run_corpus(corpus, out, SETTINGS, jobs=1)
     assert again["counts"]["ok"] == 0 and again["counts"]["skipped"] == 4 and again["counts"]["failed"] == 1
     assert all(e.get("resumed") for e in again["documents"] if e["status"] == "skipped")
+    # a resumed document keeps the time its analysis took (within the parse/report bookkeeping)
+    took = {e["report"]: e["seconds"] for e in first["documents"] if e["status"] == "ok"}
+    for e in again["documents"]:
+        if e.get("report") in took:
+            assert 0.5 * took[e["report"]] <= e["seconds"] <= took[e["report"]] + 0.01
     assert sorted(e["report"] for e in again["documents"] if e.get("report")) == sorted(
         e["report"] for e in first["documents"] if e.get("report"))
     # the tables are rebuilt from the kept reports
