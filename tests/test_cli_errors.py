@@ -175,11 +175,19 @@ def test_coref_that_fails_while_running_is_a_usage_error(md, capsys, monkeypatch
     one_error_line(capsys, "--coref heuristic: model weights not found")
 
 
-def test_mentions_alone_or_with_precomputed_are_used(mentions, tmp_path, capsys):
+def test_mentions_alone_or_with_precomputed_are_used(mentions, tmp_path, capsys, monkeypatch):
+    from chunkscope.coref import precomputed
+
+    reads = []
+    read_raw = precomputed.read_raw
+    monkeypatch.setattr(precomputed, "read_raw", lambda path: reads.append(path) or read_raw(path))
     for flags in (["--mentions", str(mentions)], ["--coref", "precomputed", "--mentions", str(mentions)]):
+        mentions.write_text(mentions.read_text() + " " * len(reads), encoding="utf-8")  # a new file each time
         out = tmp_path / "r.json"
+        n = len(reads)
         assert main(["analyze", str(POLICY), "--quiet", "--chunkers", "whole", "--json", str(out), *flags]) == 0
         assert json.loads(out.read_text())["coref"]["backend"] == "precomputed"
+        assert len(reads) == n + 1  # checked up front, then used: read once
     capsys.readouterr()
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from chunkscope.caching import BoundedCache
 from chunkscope.coref.base import (
     BACKENDS,
     CorefError,
@@ -107,10 +108,28 @@ def get_pairs(
 def mentions_pairs(doc: Document, mentions: str | Path) -> tuple[list[Pair], list[str]]:
     """The pairs of a mentions file, checked against ``doc`` (:func:`~chunkscope.coref.precomputed.load_pairs`:
     every span inside its text and, for a document RC is computed for, pronoun spans that are pronouns there).
-    The one check the analysis, the CLI and the app make. Raises ``CorefError``."""
+    The one check the analysis, the CLI and the app make. Raises ``CorefError``.
+
+    A file checked once against a document is not read again while it is unchanged (same path, size and
+    modification time): the CLI checks ``--mentions`` before the analysis, which then uses them."""
     from chunkscope.coref.precomputed import load_pairs
 
-    return load_pairs(mentions, len(doc.text), text=doc.text if rc_available(document_language(doc)) else None)
+    path = Path(mentions)
+    english = rc_available(document_language(doc))  # the language can be set by hand: part of the key
+    try:
+        st = path.stat()
+        key: tuple | None = (doc.sha256, english, str(path.resolve()), st.st_size, st.st_mtime_ns)
+    except OSError:
+        key = None  # load_pairs says what is wrong with it
+    hit = _CHECKED.get(key) if key else None
+    if hit is None:
+        hit = load_pairs(mentions, len(doc.text), text=doc.text if english else None)
+        if key:
+            _CHECKED.put(key, hit)
+    return list(hit[0]), list(hit[1])
+
+
+_CHECKED: BoundedCache[tuple, tuple[list[Pair], list[str]]] = BoundedCache(8)
 
 
 __all__ = ["BACKENDS", "CorefError", "CorefResult", "Pair", "cache_dir", "document_language", "get_pairs", "mentions_pairs"]
