@@ -268,3 +268,20 @@ def test_document_json_round_trip_through_loader(tmp_path):
     path.write_text(json.dumps(d.to_dict()), encoding="utf-8")
     back = load_document(path)
     assert back.to_dict() == d.to_dict()
+
+
+def test_underline_and_highlight_tags_are_not_text():
+    """The converter writes underlined text as <u>…</u> and highlighted text (a slide title on a coloured
+    band) as <mark>…</mark>: tags in the chunks' text and tokens, none of the document's words."""
+    import pymupdf
+
+    from chunkscope.ingest.pdf import _tidy
+
+    pdf = pymupdf.open()
+    page = pdf.new_page()
+    page.insert_text((72, 140), "Underlined words here", fontsize=11)
+    page.draw_line((72, 142), (190, 142))
+    page.insert_text((72, 180), "Plain body text of the page goes on for a while.", fontsize=11)
+    doc = load_bytes(pdf.tobytes(), "underlined.pdf")
+    assert "Underlined words here" in doc.text and "<u>" not in doc.text
+    assert _tidy("**<mark>What</mark>** **<mark>is</mark>** x<sup>2</sup>") == "**What** **is** x<sup>2</sup>"

@@ -32,6 +32,9 @@ _PLACEHOLDER = re.compile(r"\*{0,2}==>.*?<==\*{0,2}|!\[[^\]]*\]\([^)]*\)")
 
 
 # "©" typeset as "c" + COMBINING ENCLOSING CIRCLE (LaTeX \textcopyright) comes out as "_⃝_ c" or "c⃝"
+# the converter's <u>/<mark> (underlined, highlighted text): a slide deck's titles came out as
+# "**<mark>What</mark>** **<mark>is</mark>**", a fifth of its tokens; <sup>/<sub> are kept (x<sup>2</sup>)
+_STYLE_TAG = re.compile(r"</?(?:u|mark)>")
 _COPYRIGHT = re.compile(r"[_*]*\u20dd[_*]*\s?c(?![a-z])|c\u20dd")
 
 
@@ -86,6 +89,7 @@ _CHAPTER_WORD = re.compile(r"(?m)^([*_]*(?:chapter|appendix|part)[*_]*)[ \t]*\n\
 
 def _tidy(md: str) -> str:
     md = _COPYRIGHT.sub("©", md)
+    md = _STYLE_TAG.sub("", md)  # underline and highlight are the page's look, not its words
     md = md.replace("\r\n", "\n").replace("\r", "\n").replace("\f", "\n").replace("\x00", "")
     md = re.sub(r"[ \t]+\n", "\n", md)
     md = _unfence_headings(md) if "#" in md else md
