@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from chunkscope import metrics as M
 from chunkscope.analysis import rescore
 from chunkscope.analysis import uncertainty as U
+from chunkscope.analysis.selection import explain
 from chunkscope.report import METRICS, ChunkingResult, ChunkRow, Report
 
 WEIGHTS = {"SC": 1.0, "BI": 1.0, "RC": 1.0, "ICC": 0.0, "DCC": 0.0}
@@ -124,6 +125,46 @@ def test_retrieval_recall_breaks_a_tie_when_the_report_has_it():
     r.settings["tie_break"] = "score"  # the paper's policy: the highest point score
     rescore(r)
     assert r.winner == r.verdict["top"] and r.verdict["kind"] == "tie"
+
+
+def _with_recall(r: Report, recall: dict[str, float]) -> Report:
+    r.retrieval = {"budget": 1000, "chunkings": [{"id": k, "at_budget": {"recall": v}} for k, v in recall.items()]}
+    return r
+
+
+def test_a_weighted_retrieval_recall_is_in_the_intervals_and_the_verdict():
+    """With a retrieval weight the leaderboard's score includes the recall: its interval, the verdict and the
+    winner's leads must be about that score (they were about the metrics alone: a score outside its own
+    interval, "too close to call" with the other candidate ahead in 98% of resamples)."""
+    lengths = [800] * 40
+    blocks = tiling(lengths)
+    r = make_report(lengths, {"aligned": fixed(32000, 800), "shifted": fixed(32000, 800, 400)},
+                    pairs=pairs_in(blocks, np.random.default_rng(0), 60))
+    assert r.verdict["kind"] == "clear" and r.winner == "aligned"
+    rescore(_with_recall(r, {"aligned": 0.40, "shifted": 0.95}), retrieval_weight=3.0)
+    assert r.winner == "shifted" and r.verdict["top"] == "shifted"
+    for c in r.chunkings:
+        lo, hi = c.score_interval
+        assert lo - 1e-9 <= c.score <= hi + 1e-9
+    assert r.verdict["kind"] == "clear" and r.verdict["rivals"][0]["ahead"] > U.CLEAR
+    ex = explain(r)
+    assert ex.leads[0]["metric"] == "retrieval recall" and ex.leads[0]["delta"] == pytest.approx(0.55)
+
+
+def test_retrieval_that_disagrees_with_the_winner_is_said_at_weight_zero():
+    from chunkscope.analysis.selection import RETRIEVAL_GAP
+
+    lengths = [800] * 40
+    blocks = tiling(lengths)
+    r = make_report(lengths, {"aligned": fixed(32000, 800), "shifted": fixed(32000, 800, 400)},
+                    pairs=pairs_in(blocks, np.random.default_rng(0), 60))
+    rescore(_with_recall(r, {"aligned": 0.74, "shifted": 0.91}))
+    ex = explain(r)
+    assert r.winner == "aligned" and "retrieval-disagrees" in ex.flags  # the score is unchanged (weight 0) ...
+    assert any("shifted finds more of the evidence (budgeted recall 0.910 vs 0.740)" in w for w in ex.warnings)
+    assert "Retrieval disagrees" in r.explanation  # ... but the user is told
+    rescore(_with_recall(r, {"aligned": 0.74, "shifted": 0.74 + RETRIEVAL_GAP / 2}))
+    assert "retrieval-disagrees" not in explain(r).flags
 
 
 def test_weights_rerank_and_the_verdict_follows():

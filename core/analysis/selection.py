@@ -22,6 +22,7 @@ from chunkscope.report import METRICS, ChunkingResult, Report
 
 NEAR = 0.01  # a margin below this is a "narrow win"
 SAME = 0.0005  # metric differences below this are "the same"
+RETRIEVAL_GAP = 0.05  # budgeted recall a rival candidate must gain over the winner for "retrieval disagrees"
 
 
 @dataclass
@@ -83,16 +84,18 @@ def rescore(report: Report, weights: dict[str, float] | None = None,
             c.score = metric_score(c.metrics, weights)
     pool = [c for c in report.ranked if c.candidate and not audit_failure(c)]  # lost text never wins
     report.winner = pool[0].id if pool else None
-    judge(report, weights, pool)
+    judge(report, weights, pool, {cid: (rw, v) for cid, v in recall.items()})
     ex = explain(report)
     report.explanation, report.flags = ex.text, list(ex.flags)
     return report
 
 
-def judge(report: Report, weights: dict[str, float], pool: Sequence[ChunkingResult]) -> None:
+def judge(report: Report, weights: dict[str, float], pool: Sequence[ChunkingResult],
+          fixed: dict[str, tuple[float, float]] | None = None) -> None:
     """Intervals of every chunking and the verdict among ``pool`` (candidates, best first); the
-    verdict's pick becomes the winner. Cheap on a report that was judged before (cached resamples)."""
-    scores = uncertainty.fill_intervals(report, weights)
+    verdict's pick becomes the winner. ``fixed``: id -> (weight, recall) when retrieval recall joins the
+    score. Cheap on a report that was judged before (cached resamples)."""
+    scores = uncertainty.fill_intervals(report, weights, fixed)
     if report.provisional:  # no verdict on partial scores: "clear winner" would be read as the final word
         report.verdict = None
         return
@@ -120,6 +123,8 @@ def explain(report: Report) -> Explanation:
     pool = [c for c in report.ranked if c.candidate and c.id != best.id and not audit_failure(c)]
     runner = pool[0] if pool else None
     ex = Explanation(winner=best.id, verdict=report.verdict)
+    rw = float(report.settings.get("retrieval_weight") or 0.0)
+    recall = retrieval_recall(report)
     v: dict[str, Any] = report.verdict if report.verdict and report.verdict.get("winner") == best.id else {}
     parts = [f"{best.id} wins with a score of {best.score:.3f}{_ci(best)}"]
     tied = bool(v) and v["kind"] == "tie"
@@ -152,7 +157,7 @@ def explain(report: Report) -> Explanation:
                    "change (a weight, the size bounds) can flip it") if v else \
                 ", within what a small settings change can flip"
             ex.warnings.append(f"Narrow win: {ex.margin:.3f} ahead of {runner.id}{why}. Compare the two before deciding.")
-        one_sided = _compare(best, runner, weights, ex)
+        one_sided = _compare(best, runner, weights, ex, recall if rw > 0 else {})
         if ex.leads:
             who = f"Against {runner.id}, {best.id}" if tied else "It"
             parts.append(f"{who} leads on " + ", ".join(_fmt(x) for x in ex.leads) + ".")
@@ -181,11 +186,11 @@ def explain(report: Report) -> Explanation:
     if sc is not None and sc < 0.5:
         ex.warnings.append(f"Most of the winner's chunks are out of the size bounds (SC {sc:.2f}).")
     _explain_excluded(report, ex, parts)
-    rw = float(report.settings.get("retrieval_weight") or 0.0)
-    rec = retrieval_recall(report) if rw > 0 else {}
-    if rec:
-        parts.append(f"Scores include budgeted retrieval recall with weight {rw:g} (winner {rec.get(best.id, 0.0):.3f}"
-                     + (f", {ex.runner} {rec[ex.runner]:.3f}" if ex.runner in rec else "") + ").")
+    if rw > 0 and recall:
+        parts.append(f"Scores include budgeted retrieval recall with weight {rw:g} (winner {recall.get(best.id, 0.0):.3f}"
+                     + (f", {ex.runner} {recall[ex.runner]:.3f}" if ex.runner in recall else "") + ").")
+    elif recall:
+        _retrieval_disagrees(report, best, recall, ex, parts)
     others = [c for c in report.chunkings if c.ok and not c.candidate and c.score is not None and c.score > best.score]
     if others:
         top = max(others, key=lambda c: c.score or 0.0)
@@ -227,9 +232,35 @@ def _provisional(report: Report, ex: Explanation, parts: list[str]) -> None:
     ex.warnings.append(f"{note[0].upper() + note[1:]}: the ranking uses the metrics known so far and may change.")
 
 
-def _compare(best: ChunkingResult, runner: ChunkingResult, weights: dict[str, float], ex: Explanation) -> list[str]:
-    """Fill leads/trails (weighted metrics that differ); return the metrics scored for one side only."""
+def _retrieval_disagrees(report: Report, best: ChunkingResult, recall: dict[str, float], ex: Explanation,
+                         parts: list[str]) -> None:
+    """With a retrieval check that is not in the score (weight 0): say so when another candidate finds clearly
+    more of the evidence than the winner (``RETRIEVAL_GAP`` budgeted recall or more)."""
+    if best.id not in recall:
+        return
+    rivals = [c for c in report.ranked if c.candidate and c.id != best.id and c.id in recall and not audit_failure(c)]
+    if not rivals:
+        return
+    top = max(rivals, key=lambda c: recall[c.id])
+    gap = recall[top.id] - recall[best.id]
+    if gap < RETRIEVAL_GAP:
+        return
+    ex.flags.append("retrieval-disagrees")
+    msg = (f"Retrieval disagrees: {top.id} finds more of the evidence (budgeted recall {recall[top.id]:.3f} vs "
+           f"{recall[best.id]:.3f}). The scores leave retrieval out (weight 0); give it a weight to let it count.")
+    ex.warnings.append(msg)
+    parts.append(msg)
+
+
+def _compare(best: ChunkingResult, runner: ChunkingResult, weights: dict[str, float], ex: Explanation,
+             recall: dict[str, float] | None = None) -> list[str]:
+    """Fill leads/trails (weighted metrics that differ, and the retrieval recall when it is in the score:
+    ``recall``); return the metrics scored for one side only."""
     one_sided = []
+    if recall and best.id in recall and runner.id in recall and abs(recall[best.id] - recall[runner.id]) > SAME:
+        a, b = recall[best.id], recall[runner.id]
+        (ex.leads if a > b else ex.trails).append({"metric": "retrieval recall", "winner": a, "runner": b,
+                                                   "delta": a - b})
     for m in METRICS:
         a, b = best.metrics.get(m), runner.metrics.get(m)
         if weights.get(m, 0) <= 0 or (a is None and b is None):

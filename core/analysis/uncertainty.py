@@ -193,11 +193,17 @@ def _bootstrap(blocks: np.ndarray, statistic: Any, seed_value: int) -> np.ndarra
     return np.asarray(res.bootstrap_distribution, dtype=float).reshape(-1, RESAMPLES)
 
 
-def score_resamples(arr: np.ndarray, metrics: dict[str, float | None], weights: dict[str, float]) -> np.ndarray | None:
+def score_resamples(arr: np.ndarray, metrics: dict[str, float | None], weights: dict[str, float],
+                    fixed: tuple[float, float] | None = None) -> np.ndarray | None:
     """(B,) scores of the resamples: the weighted mean over the metrics the point score uses
-    (``chunkscope.metrics.score``), each resampled metric standing in for its point value."""
+    (``chunkscope.metrics.score``), each resampled metric standing in for its point value. ``fixed``:
+    (weight, value) of a term that is not resampled, the retrieval recall when it joins the score (the
+    resampling unit is the document's block; the questions are not resampled)."""
     num = np.zeros(arr.shape[0])
     den = 0.0
+    if fixed is not None and fixed[0] > 0:
+        num += fixed[0] * fixed[1]
+        den += fixed[0]
     for j, m in enumerate(METRICS):
         w = float(weights.get(m, 1.0))
         if metrics.get(m) is None or w == 0:
@@ -214,8 +220,11 @@ def intervals(values: np.ndarray) -> np.ndarray:
     return np.round(np.quantile(values, [a, 1 - a], axis=0), 6)
 
 
-def fill_intervals(report: Report, weights: dict[str, float]) -> dict[str, np.ndarray]:
-    """Set every OK chunking's ``metric_intervals`` and ``score_interval``; return id -> (B,) scores."""
+def fill_intervals(report: Report, weights: dict[str, float],
+                   fixed: dict[str, tuple[float, float]] | None = None) -> dict[str, np.ndarray]:
+    """Set every OK chunking's ``metric_intervals`` and ``score_interval``; return id -> (B,) scores.
+    ``fixed``: id -> (weight, value) of the retrieval recall where it joins the score (``score_resamples``),
+    so the intervals and the verdict are about the score the leaderboard shows."""
     res = metric_resamples(report)
     scores: dict[str, np.ndarray] = {}
     for c in report.chunkings:
@@ -227,7 +236,7 @@ def fill_intervals(report: Report, weights: dict[str, float]) -> dict[str, np.nd
             lo_hi = intervals(arr)  # NaN columns: metrics without resamples
         c.metric_intervals = {m: [float(lo_hi[0, j]), float(lo_hi[1, j])] for j, m in enumerate(METRICS)
                               if c.metrics.get(m) is not None and not np.isnan(lo_hi[0, j])}
-        s = score_resamples(arr, c.metrics, weights)
+        s = score_resamples(arr, c.metrics, weights, (fixed or {}).get(c.id))
         if s is not None:
             scores[c.id] = s
     if scores:
