@@ -130,6 +130,19 @@ def make_rotated_pdf() -> bytes:
     return _save(doc)
 
 
+def make_sideways_table_pdf() -> bytes:
+    """Page 2 upright, with a one-line header and a table set sideways (text rotated 90 degrees, as LaTeX's
+    landscape tables are): the Markdown converter keeps the header and drops the table."""
+    doc = pymupdf.open()
+    doc.new_page().insert_text((72, 72), "An upright page of the report with ordinary body text in it.", fontsize=11)
+    p2 = doc.new_page()
+    p2.insert_text((72, 50), "Quarterly report, page two", fontsize=9)
+    for i in range(12):
+        p2.insert_text((100 + 30 * i, 700), f"Row {i} sideways cell alpha beta gamma delta {7 * i}", fontsize=10,
+                       rotate=90)
+    return _save(doc)
+
+
 def make_header_painted_last_pdf() -> bytes:
     """Like a browser's "print to PDF": the body first, then a running header at the top of the page
     (y 20-30) painted last, repeating the words of the page's heading (at y 80-100) -- so the

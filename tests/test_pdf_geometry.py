@@ -13,6 +13,7 @@ from pdf_factory import (
     make_one_column_pdf,
     make_pdf,
     make_rotated_pdf,
+    make_sideways_table_pdf,
     make_running_header_pdf,
     make_spanning_pdf,
     make_table_pdf,
@@ -112,6 +113,18 @@ def test_rotated_page_keeps_unrotated_boxes_and_warns():
     assert d.geometry.page_size(2) == (842.0, 595.0)  # A4 turned landscape
     assert x0 > 600 and y0 == pytest.approx(72, abs=1)
     assert "page 2: rotated 90°" in d.meta["health"]["warnings"]
+
+
+def test_a_table_set_sideways_on_an_upright_page_is_not_lost():
+    """The converter keeps only the page's header line of a landscape table (aastex's sample, pages 16-17:
+    38 of 3,414 letters); the plain-text fallback ran only for a page with no text at all."""
+    d = load_bytes(make_sideways_table_pdf(), "side.pdf")
+    for i in range(12):
+        assert f"Row {i} sideways cell alpha beta gamma delta {7 * i}" in d.text
+    (w,) = [w for w in d.warnings if w.startswith("page 2:")]
+    assert "text set sideways" in w and "plain text used" in w
+    s, e = _span(d, "Row 3 sideways")
+    assert [b[0] for b in chunk_boxes(d, s, e)] == [2]  # the Page view still finds it on its page
 
 
 def test_bad_pages_warn_and_the_rest_works():

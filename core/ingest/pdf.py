@@ -429,9 +429,12 @@ def _recover_lost_text(doc, raw_pages: list[str], words: list[list[tuple]] | Non
     shaded code blocks and list items lose their text the same way. Redone: pages that kept less
     than half of their letters, and pages without a detected table that kept less than
     ``_LOST_NO_TABLE`` (without graphics pymupdf4llm detects no table: a page with one keeps its
-    first conversion unless it lost half). Rotated pages are left to the plain-text fallback. One
-    warning names the pages."""
+    first conversion unless it lost half). A page that still keeps less than half of its letters (text
+    set sideways, which the converter drops: a landscape table on an upright page) takes PyMuPDF's plain
+    text instead. Rotated pages are left to the plain-text fallback. One warning names the pages of
+    each kind."""
     redone: list[tuple[int, int, int]] = []
+    as_plain: list[tuple[int, int, int, bool]] = []
     for k, raw in enumerate(raw_pages):
         if int(infos[k][2]) % 360:
             continue
@@ -450,14 +453,45 @@ def _recover_lost_text(doc, raw_pages: list[str], words: list[list[tuple]] | Non
             again = chunk.get("text", "") if isinstance(chunk, dict) else str(chunk)
         except Exception:
             again = ""
-        if _ink_letters(_PLACEHOLDER.sub("", again)) > got + 0.05 * want:
+        kept = _ink_letters(_PLACEHOLDER.sub("", again))
+        if kept > got + 0.05 * want:
             raw_pages[k] = again
             redone.append((k + 1, got, want))
+            got = kept
+        if got < _LOST_SHARE * want:  # still most of the page lost (text set sideways: a landscape table)
+            try:
+                plain = doc[k].get_text("text")
+            except Exception:
+                continue
+            if _letters(plain) > got + 0.05 * want:
+                raw_pages[k] = plain
+                as_plain.append((k + 1, got, want, _sideways(doc[k])))
+                if redone and redone[-1][0] == k + 1:
+                    redone.pop()
     if redone:
         got, want = sum(r[1] for r in redone), sum(r[2] for r in redone)
         warnings.append(f"{_page_list([r[0] for r in redone])}: Markdown conversion kept only {got:,} of {want:,} "
                         "letters (text on a shaded background taken for a picture?); converted again ignoring "
                         "vector graphics (tables there are not detected)")
+    if as_plain:
+        got, want = sum(r[1] for r in as_plain), sum(r[2] for r in as_plain)
+        why = "text set sideways, such as a landscape table" if any(r[3] for r in as_plain) else "unknown layout"
+        warnings.append(f"{_page_list([r[0] for r in as_plain])}: Markdown conversion kept only {got:,} of {want:,} "
+                        f"letters ({why}); PyMuPDF's plain text used instead (one line per text line: no "
+                        "Markdown table or headings there)")
+
+
+def _sideways(page) -> bool:
+    """Most of the page's letters run on lines that are not left to right (rotated text)."""
+    try:
+        lines = [ln for b in page.get_text("dict")["blocks"] for ln in b.get("lines", [])]
+    except Exception:
+        return False
+    count = [0, 0]
+    for ln in lines:
+        n = sum(_letters(sp.get("text", "")) for sp in ln.get("spans", []))
+        count[abs(ln.get("dir", (1, 0))[0]) < 0.5] += n
+    return count[1] > count[0]
 
 
 def _page_list(pages: list[int]) -> str:
