@@ -87,17 +87,20 @@ def make_two_column_pdf() -> bytes:
     return _save(doc)
 
 
-def make_table_pdf() -> bytes:
-    """A ruled 3 x 3 table in (72, 200, 472, 290) (30 pt rows, cell text at known places)."""
+def make_table_pdf(ruled: bool = True, caption: str = "") -> bytes:
+    """A ruled 3 x 3 table in (72, 200, 472, 290) (30 pt rows, cell text at known places); ``ruled=False``:
+    the same cells without lines (what the converter does not detect); ``caption`` above the table."""
     doc = pymupdf.open()
     page = doc.new_page()
     page.insert_text((72, 100), "Quarterly figures of the warehouse", fontsize=14)
+    if caption:
+        page.insert_text((72, 194), caption, fontsize=10)
     page.insert_textbox(pymupdf.Rect(72, 120, 520, 180), LOREM, fontsize=10)
     x = [72, 205, 338, 472]
     y = [200, 230, 260, 290]
-    for xx in x:
+    for xx in x if ruled else ():
         page.draw_line((xx, y[0]), (xx, y[-1]))
-    for yy in y:
+    for yy in y if ruled else ():
         page.draw_line((x[0], yy), (x[-1], yy))
     cells = [["Item", "Count", "Place"], ["Bolts", "1200", "Shelf A"], ["Nuts", "800", "Shelf B"]]
     for r, row in enumerate(cells):

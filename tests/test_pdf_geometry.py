@@ -127,6 +127,19 @@ def test_a_table_set_sideways_on_an_upright_page_is_not_lost():
     assert [b[0] for b in chunk_boxes(d, s, e)] == [2]  # the Page view still finds it on its page
 
 
+def test_a_table_caption_without_a_markdown_table_warns():
+    """A table without ruled lines (most journal tables) comes out as lines of text: the page's caption says a
+    table was there (acmart, revtex and aastex samples: "tables 0 / 0" and no warning)."""
+    plain = load_bytes(make_table_pdf(ruled=False, caption="Table 1. Stock by shelf"), "unruled.pdf")
+    assert "|---|" not in plain.text and "Bolts" in plain.text
+    (w,) = plain.meta["health"]["warnings"]
+    assert w.startswith("page 1: 1 table caption(s), 0 Markdown table(s)")
+    ruled = load_bytes(make_table_pdf(caption="Table 1. Stock by shelf"), "ruled.pdf")
+    assert "|Bolts|1200|Shelf A|" in ruled.text and ruled.meta["health"]["warnings"] == []
+    cited = load_bytes(make_table_pdf(ruled=False, caption="Table 1 shows the stock by shelf."), "cited.pdf")
+    assert cited.meta["health"]["warnings"] == []  # a sentence about a table is no caption
+
+
 def test_bad_pages_warn_and_the_rest_works():
     d = load_bytes(make_bad_pages_pdf(), "bad.pdf")
     warns = d.meta["health"]["warnings"]

@@ -4,7 +4,7 @@ Computed at ingest (``chunkscope.ingest.pdf``) and kept in ``Document.meta["heal
 
     {"pages": [{"page": 1, "chars": 1834, "image_coverage": 0.0, "no_text": false,
                 "running": ["header: chapter + page number"], "hyphenated": 2,
-                "tables_detected": 1, "tables_markdown": 1, "order_jumps": 0,
+                "tables_detected": 1, "tables_markdown": 1, "table_captions": 1, "order_jumps": 0,
                 "coverage": 0.998, "missing_letters": 0, "letters": 1502, "rotation": 0, "words": 310,
                 "warnings": [...]}, ...],
      "coverage": 0.997, "mapped": 13991, "mappable": 13999,
@@ -67,6 +67,8 @@ def order_jumps(runs: Sequence[Sequence[Any]], height: float) -> int:
     return jumps
 
 
+# a table's caption opening a line: "Table 1. …", "**Table 2:** …", "TABLE IV. …" (not "Table 1 shows …")
+_TABLE_CAPTION = re.compile(r"^[*_\s]*(?:Table|TABLE)\s+(?:[0-9]+(?:\.[0-9]+)*|[IVXL]+)[*_]*[.:]", re.M)
 _MISSING = 0.1  # share of a page's letters not in the Markdown above which a page warns
 _MISSING_MIN = 200  # ... when the page has at least this many letters
 
@@ -118,6 +120,7 @@ def pdf_health(pdf, page_texts: Sequence[str], tables: Sequence[int], running: A
             p["hyphenated"] = hyphenated_breaks(wk)
             p["tables_detected"] = int(tables[k]) if k < len(tables) else 0
             p["tables_markdown"] = len(_TABLE_SEP.findall(text))
+            p["table_captions"] = len(_TABLE_CAPTION.findall(md))
             p["order_jumps"] = order_jumps(runs_by_page.get(no, []), float(info[1]))
             if geometry is not None and k < len(geometry.page_coverage):
                 m, n = geometry.page_coverage[k]
@@ -137,6 +140,10 @@ def pdf_health(pdf, page_texts: Sequence[str], tables: Sequence[int], running: A
             if p["tables_detected"] > p["tables_markdown"]:
                 p["warnings"].append(
                     f"{p['tables_detected']} table(s) detected, {p['tables_markdown']} came out as Markdown tables")
+            elif p["table_captions"] > p["tables_markdown"]:
+                p["warnings"].append(
+                    f"{p['table_captions']} table caption(s), {p['tables_markdown']} Markdown table(s): a table without ruled "
+                    "lines comes out as lines of text, which Block Integrity cannot see as a table")
             if p["order_jumps"] >= _JUMPS:
                 p["warnings"].append(f"extracted order jumps around the page {p['order_jumps']} times (columns?)")
             if p.get("letters", 0) >= _MISSING_MIN and p["missing_letters"] > _MISSING * p["letters"]:
