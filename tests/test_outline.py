@@ -110,3 +110,15 @@ def test_two_letter_bookmarks_and_a_title_over_two_lines():
     assert apply_outline(["## **2.1 To do**"], [[2, "Do", 1]])[0] == ["## **2.1 To do**"]  # "do" alone only
     eps = "Text.\n\n**Postscript** **(also** **encapsulated** **postscript** ***.eps)**\n\nMore."
     assert "### **Postscript**" in apply_outline([eps], [[2, "Postscript (also encapsulated postscript *.eps)", 1]])[0][0]
+
+
+def test_a_bold_title_wrapped_over_two_lines_is_its_bookmark():
+    """acmart's sample: the bookmarked "8 CCS Concepts and User-Defined Keywords" wraps, so the converter wrote
+    a bold paragraph of two lines; only a paragraph of exactly two bold lines is joined."""
+    toc = [[1, "8 CCS Concepts and User-Defined Keywords", 1]]
+    page = "Text before.\n\n**8** **CCS CONCEPTS AND USER-DEFINED**\n**KEYWORDS**\n\nTwo more categories."
+    out, stats = apply_outline([page], toc)
+    assert "## **8** **CCS CONCEPTS AND USER-DEFINED** **KEYWORDS**\n" in out[0] and stats["promoted"] == 1
+    assert "Two more categories." in out[0] and out[0].count("KEYWORDS") == 1
+    three = "Text.\n\n**8** **CCS CONCEPTS AND**\n**USER-DEFINED**\n**KEYWORDS**\n\nMore."
+    assert apply_outline([three], toc)[0] == [three]  # a bold paragraph of three lines is not a wrapped title

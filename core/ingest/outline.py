@@ -169,21 +169,32 @@ def apply_outline(pages: list[str], toc: list[list[Any]]) -> tuple[list[str], di
 
 def _two_lines(lines: list[str], i: int, entries: list[tuple[int, str]], stats: dict[str, int]) -> str | None:
     """A bookmark's title written as two headings ("## **Part I**" over "# **Gnuplot**" for the bookmark
-    "I Gnuplot"): one heading at the bookmark's level; the second line is emptied (its text moves up)."""
-    m = _HEADING.match(lines[i].strip())
-    j = next((n for n in range(i + 1, min(len(lines), i + 4)) if lines[n].strip()), None)
-    if not m or j is None:
-        return None
-    m2 = _HEADING.match(lines[j].strip())
-    if not m2:
-        return None
-    body = f"{m.group(2)} {m2.group(2)}"
+    "I Gnuplot"), or as a bold paragraph of two lines (a long title wrapped: "**8** **CCS CONCEPTS AND
+    USER-DEFINED**" over "**KEYWORDS**"): one heading at the bookmark's level; the second line is emptied
+    (its text moves up)."""
+    first = lines[i].strip()
+    m = _HEADING.match(first)
+    if m:
+        j = next((n for n in range(i + 1, min(len(lines), i + 4)) if lines[n].strip()), None)
+        m2 = _HEADING.match(lines[j].strip()) if j is not None else None
+        if not m2:
+            return None
+        body = f"{m.group(2)} {m2.group(2)}"
+    else:
+        j = i + 1
+        paragraph = (i == 0 or not lines[i - 1].strip()) and j < len(lines) and (
+            j + 1 == len(lines) or not lines[j + 1].strip())
+        if not paragraph or not all(_BOLD_LINE.fullmatch(x) for x in (first, lines[j].strip())):
+            return None
+        body = f"{first} {lines[j].strip()}"
+        if len(body) > MAX_TITLE:
+            return None
     key = alnum(body)
     for n, (level, title) in enumerate(entries):
         if len(title) >= MIN_KEY + 1 and _matches(key, title, body):
             del entries[n]
             lines[j] = ""
-            stats["relevelled"] += 1
+            stats["relevelled" if m else "promoted"] += 1
             return f"{_marks(level)} {body}"
     return None
 
