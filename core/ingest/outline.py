@@ -175,8 +175,8 @@ def _two_lines(lines: list[str], i: int, entries: list[tuple[int, str]], stats: 
     first = lines[i].strip()
     m = _HEADING.match(first)
     if m:
-        j = next((n for n in range(i + 1, min(len(lines), i + 4)) if lines[n].strip()), None)
-        m2 = _HEADING.match(lines[j].strip()) if j is not None else None
+        j = next((n for n in range(i + 1, min(len(lines), i + 4)) if lines[n].strip()), -1)
+        m2 = _HEADING.match(lines[j].strip()) if j >= 0 else None
         if not m2:
             return None
         body = f"{m.group(2)} {m2.group(2)}"
