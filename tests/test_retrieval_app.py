@@ -107,3 +107,24 @@ def test_compare_shows_the_question_and_what_each_chunking_retrieved(at):
     body = "".join(h.proto.body for h in at.get("html"))
     assert "holds evidence" in body and "<mark" in body
     assert any("All the evidence was retrieved" in x.value for x in at.success) and not at.error
+
+
+def test_snippet_of_a_long_chunk_marks_every_excerpt_it_holds():
+    import re
+
+    from ui.retrieval import _snippet
+
+    words = [f"w{i:04d}" for i in range(800)]  # 4000 characters, every word unique
+    text = " ".join(words)
+    ev = [[text.index("w0200"), text.index("w0215")], [text.index("w0290"), text.index("w0320")]]  # 450 chars apart
+    html_ = _snippet(text, 0, len(text), ev)
+    marked = re.findall(r"<mark[^>]*>(.*?)</mark>", html_)
+    assert marked == [text[s:e] for s, e in ev]  # both excerpts, each in full
+    assert html_.count("…") >= 2 and "w0000" not in html_ and "w0799" not in html_  # windows, not the whole chunk
+    # excerpts far apart: two windows with an ellipsis between, the text in the gap left out
+    far = [[text.index("w0100"), text.index("w0105")], [text.index("w0700"), text.index("w0705")]]
+    html_ = _snippet(text, 0, len(text), far)
+    assert re.findall(r"<mark[^>]*>(.*?)</mark>", html_) == [text[s:e] for s, e in far]
+    assert "w0400" not in html_ and " … " in html_
+    # a short chunk is shown whole, its excerpt marked
+    assert _snippet(text, 0, 300, [[12, 20]]).count("<mark") == 1

@@ -187,27 +187,33 @@ def render_block(block: dict[str, Any]) -> None:
 # ----------------------------------------------------------------------------- Compare: per question
 
 def _snippet(text: str, a: int, b: int, evidence: list[list[int]], limit: int = 700) -> str:
-    """The chunk [a, b) as HTML with its evidence marked (long chunks: around the evidence)."""
-    ev = [(max(a, s), min(b, e)) for s, e in evidence if min(b, e) > max(a, s)]
-    lo, hi = a, b
-    if b - a > limit:
-        if ev:
-            lo = max(a, ev[0][0] - limit // 3)
-            hi = min(b, lo + limit)
-        else:
-            hi = a + limit
-    out, pos = [], lo
-    for s, e in ev:
-        s, e = max(s, lo), min(e, hi)
-        if e <= s:
-            continue
-        out.append(html.escape(text[pos:s]))
-        out.append(f'<mark style="background:rgba(0,158,115,.35)">{html.escape(text[s:e])}</mark>')
-        pos = e
-    out.append(html.escape(text[pos:hi]))
-    pre = "… " if lo > a else ""
-    post = " …" if hi < b else ""
-    return f'<div style="white-space:pre-wrap;font-size:.85rem">{pre}{"".join(out)}{post}</div>'
+    """The chunk [a, b) as HTML with every evidence excerpt it holds marked (a long chunk: a window
+    around each excerpt, the windows that meet merged, "…" where text is left out)."""
+    from chunkscope.retrieval.metrics import union
+
+    ev = union([(max(a, s), min(b, e)) for s, e in evidence])
+    if b - a <= limit:
+        windows = [(a, b)]
+    elif ev:  # the context left by the excerpts, shared among them, on both sides of each
+        pad = max(60, (limit - sum(e - s for s, e in ev)) // (2 * len(ev)))
+        windows = union([(max(a, s - pad), min(b, e + pad)) for s, e in ev])
+    else:
+        windows = [(a, a + limit)]
+    parts = []
+    for lo, hi in windows:
+        out, pos = [], lo
+        for s, e in ev:
+            s, e = max(s, lo), min(e, hi)
+            if e <= s:
+                continue
+            out.append(html.escape(text[pos:s]))
+            out.append(f'<mark style="background:rgba(0,158,115,.35)">{html.escape(text[s:e])}</mark>')
+            pos = e
+        out.append(html.escape(text[pos:hi]))
+        parts.append("".join(out))
+    pre = "… " if windows[0][0] > a else ""
+    post = " …" if windows[-1][1] < b else ""
+    return f'<div style="white-space:pre-wrap;font-size:.85rem">{pre}{" … ".join(parts)}{post}</div>'
 
 
 def per_question(doc: Document, report: Report, ids: list[str]) -> None:
