@@ -66,6 +66,9 @@ def test_self_test_fills_the_section_and_the_leaderboard_column(at):
     assert sorted(table["chunking"]) == sorted(CHUNKERS)
     assert table["recall@budget"].is_monotonic_decreasing
     assert any(c.proto.id and "cs_ret_curve" in c.proto.id for c in at.get("plotly_chart"))
+    # the per-chunking notes the CLI prints are shown too ('whole' is one chunk, fewer than k = 5)
+    notes = [c.value.replace("\\", "") for c in at.caption if c.value.startswith("note: ")]  # markdown-escaped
+    assert "note: whole: only 1 chunk(s), fewer than k = 5: top-k retrieves every chunk" in notes
 
 
 def test_weight_reranks_and_zero_restores(at):

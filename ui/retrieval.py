@@ -146,7 +146,7 @@ def _weight_changed(report: Report) -> None:
 
 
 def render_block(block: dict[str, Any]) -> None:
-    from chunkscope.retrieval.run import leaderboard
+    from chunkscope.retrieval.run import leaderboard, note_lines
 
     src = block["question_source"]
     proxy = src["source"] == "self-test"
@@ -170,6 +170,8 @@ def render_block(block: dict[str, Any]) -> None:
                "tokens; the last one cut at the budget). full@budget: share of questions with all their evidence "
                f"retrieved. @{block['k']}: the top {block['k']} chunks, whatever their size. precision Ω: precision when "
                "retrieving as many chunks as hold evidence. Per question: the Compare page.")
+    for n in note_lines(block):
+        st.caption(f"note: {md_escape(n)}")
     ids = [r["chunking"] for r in rows]
     left, right = st.columns([2, 1])
     with left, guard("The recall-vs-budget chart"):

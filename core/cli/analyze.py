@@ -396,11 +396,14 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     say(report.explanation)
     if report.retrieval:
         from chunkscope.cli.questions import table_lines
+        from chunkscope.retrieval.run import note_lines
 
         qs = report.retrieval["question_source"]
         say(f"retrieval check ({report.retrieval['retriever']}, {qs['used']} questions from {qs['source']}"
             + (", a proxy" if qs["source"] == "self-test" else "") + "):")
         say("\n".join(table_lines(report.retrieval)))
+        for n in note_lines(report.retrieval):
+            say(f"note: {n}")
         for p in qs["problems"]:
             print(f"problem: {p}", file=sys.stderr)
         say()

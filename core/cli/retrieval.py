@@ -42,7 +42,7 @@ def cmd_retrieval(args: argparse.Namespace) -> int:
     from chunkscope.analysis import Resources, Settings, chunk_one, chunking_plan
     from chunkscope.cli.analyze import SettingsError, check_chunkings, parse_params
     from chunkscope.cli.common import check_embedder, check_json_target, human_stream, load_input, write_json
-    from chunkscope.retrieval.run import chunkings_from_report, evaluate
+    from chunkscope.retrieval.run import chunkings_from_report, evaluate, note_lines
 
     if all(getattr(args, x) is None for x in ("questions", "generate", "self_test")):
         raise CLIError("give a question source: --questions FILE, --generate N or --self-test N")
@@ -89,9 +89,8 @@ def cmd_retrieval(args: argparse.Namespace) -> int:
         print(f"problem: {p}", file=sys.stderr)
     say()
     say("\n".join(table_lines(out)))
-    for c in res.chunkings:
-        for n in c.notes:
-            say(f"note: {c.id}: {n}")
+    for n in note_lines(out):
+        say(f"note: {n}")
     for r in out["not_scored"]:
         say(f"not scored: {r['id']} ({r['status']}: {r['reason'] or 'no chunks'})")
     t = out["timings"]

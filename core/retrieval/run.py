@@ -246,6 +246,12 @@ def leaderboard(result: RetrievalResult | dict[str, Any]) -> list[dict[str, Any]
     return rows
 
 
+def note_lines(result: RetrievalResult | dict[str, Any]) -> list[str]:
+    """One line per chunking note ("<id>: only 2 chunk(s), fewer than k = 5..."), as the CLI and the app show them."""
+    d = result.to_dict() if isinstance(result, RetrievalResult) else result
+    return [f"{c['id']}: {n}" for c in d["chunkings"] for n in c.get("notes") or []]
+
+
 def recall_by_chunking(block: dict[str, Any] | None) -> dict[str, float]:
     """Budgeted recall per chunking id from a report's ``retrieval`` block (what may join the score)."""
     if not block:
