@@ -132,6 +132,29 @@ def test_every_bad_row_is_reported_and_the_rest_scored():
     assert "line 9: expected a JSON object" in probs
 
 
+def test_a_malformed_span_leaves_its_row_out_and_short_quotes_are_never_located():
+    t = DOC.text
+    good = "Life jackets are mandatory for children"
+    refs = [[{"content": "x", "start_index": 5}],  # no end_index: its 1-character quote is not located instead
+            [{"content": good, "start_index": 30, "end_index": 10}, {"content": good}],  # reversed, with a good one
+            [{"content": "Life"}],  # a quote too short to be unique
+            [{"content": "Life jackets are mandatory … are"}],  # a part of it too short
+            [{"content": good}]]
+    csv_text = "question,references\n" + "".join(
+        f'"q{i}","{json.dumps(r).replace(chr(34), chr(34) * 2)}"\n' for i, r in enumerate(refs, 1))
+    qs = read_questions(csv_text, "questions_df.csv", t, "harbour")
+    assert [q.text for q in qs.questions] == ["q4", "q5"]  # q4: the part long enough to locate, as a part not found
+    part = "Life jackets are mandatory"
+    assert qs.questions[0].evidence == [(t.index(part), t.index(part) + len(part))]
+    assert qs.questions[1].evidence == [(t.index(good), t.index(good) + len(good))]
+    probs = "\n".join(qs.problems)
+    assert "row 2: evidence span [5, None] is not two whole numbers" in probs
+    assert "row 2: question 'q1' left out (a malformed evidence span)" in probs
+    assert "row 3: evidence [30, 10] is empty or reversed" in probs and "row 3: question 'q2' left out" in probs
+    assert "row 4: quote too short to locate (under 15 characters): 'Life'" in probs
+    assert "row 5: quote too short to locate (under 15 characters): 'are'" in probs
+
+
 @pytest.mark.parametrize("content,name,msg", [
     ("", "q.csv", "empty"),
     ("   \n", "q.jsonl", "empty"),
@@ -146,10 +169,10 @@ def test_unusable_files_raise_one_clear_message(content, name, msg):
 
 
 def test_quotes_located_up_to_whitespace_quotes_and_case():
-    loc = Locator("He said \u201cno\u201d.\n\nThe  Harbour\nmaster   rules.")
-    a, b = loc.find('he said "no". the harbour master rules.')
+    loc = Locator("He said \u201cno\u201d to it.\n\nThe  Harbour\nmaster   rules the quay.")
+    a, b = loc.find('he said "no" to it. the harbour master rules the quay.')
     assert (a, b) == (0, len(loc.text))
-    r = loc.find_parts("He said … master rules")
+    r = loc.find_parts("He said “no” to … master rules the quay")
     assert len(r[0]) == 2 and not r[1]
 
 

@@ -21,11 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from chunkscope.llm import NOT_CONFIGURED, LLMClient, LLMError, cache_dir
-from chunkscope.retrieval.questions import Locator, Question, QuestionSet, short
+from chunkscope.retrieval.questions import MIN_QUOTE_CHARS, Locator, Question, QuestionSet, short
 
 PROMPT_VERSION = "retrieval_questions_v1"
 PROMPT_FILE = "retrieval_questions_v1.txt"
-MIN_QUOTE_CHARS = 15
 
 
 def prompt_template() -> str:

@@ -18,7 +18,9 @@ Spans are end-exclusive character offsets into the document's text as ChunkScope
 (``chunkscope ingest --json``), or into the uploaded file's own text: when the loader normalised
 it (line endings...), ``raw_text`` (the file's text) lets each span be mapped onto the Document.
 A span given with its ``content`` is checked against it; a mismatched span is replaced by the
-located quote (and the mismatch reported).
+located quote (and the mismatch reported). A malformed span (not two whole numbers, empty, reversed
+or outside the text) leaves its row out: its ``content`` is not located instead. A quote (or a part
+of one between ellipses) shorter than ``MIN_QUOTE_CHARS`` is never located: too short to be unique.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from typing import Any, Iterable
 from chunkscope.retrieval.metrics import Range, union
 
 MAX_ROWS = 20_000
+MIN_QUOTE_CHARS = 15  # a shorter quote is not located: it may occur anywhere (Chroma's shortest excerpt: 22)
 _FOLD = {"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'", "\u201c": '"', "\u201d": '"',
          "\u201e": '"', "\u2033": '"', "\u2013": "-", "\u2014": "-", "\u2212": "-", "\u2010": "-", "\u2011": "-",
          "\u00a0": " ", "\u202f": " ", "\u2009": " ", "\u00ad": ""}
@@ -141,14 +144,15 @@ class Locator:
         return self.index[ns], self.index[ns + len(q) - 1] + 1
 
     def find_parts(self, quote: str, hint: int | None = None) -> tuple[list[Range], list[str]]:
-        """A quote with ellipses ("a ... b") is several excerpts: (found ranges, parts not found)."""
+        """A quote with ellipses ("a ... b") is several excerpts: (found ranges, parts not found).
+        A part shorter than ``MIN_QUOTE_CHARS`` is not looked for (it counts as not found)."""
         parts = [p for p in _ELLIPSIS.split(quote) if p.strip()]
         if len(parts) <= 1:
-            r = self.find(quote, hint)
+            r = self.find(quote, hint) if len(quote.strip()) >= MIN_QUOTE_CHARS else None
             return ([r], []) if r else ([], [quote])
         found, missing = [], []
         for p in parts:
-            r = self.find(p, hint)
+            r = self.find(p, hint) if len(p.strip()) >= MIN_QUOTE_CHARS else None
             if r:
                 found.append(r)
                 hint = r[1]
@@ -299,9 +303,11 @@ def same_document(corpus_id: str, doc_name: str) -> bool:
 
 
 def resolve_evidence(items: Iterable[dict[str, Any]], doc_text: str, raw_text: str | None, locator: Locator,
-                     where: str, problems: list[str], raw_locator: Locator | None = None) -> list[Range]:
-    """Evidence items -> ranges of ``doc_text``; every item that fails adds one problem line."""
+                     where: str, problems: list[str], raw_locator: Locator | None = None) -> list[Range] | None:
+    """Evidence items -> ranges of ``doc_text``; every item that fails adds one problem line.
+    None when a span is malformed: the row's evidence is not known, so the row is left out."""
     out: list[Range] = []
+    malformed = False
     n = len(doc_text)
     src = raw_text if raw_text is not None else doc_text
     mapped = raw_text is not None and raw_text != doc_text
@@ -313,13 +319,13 @@ def resolve_evidence(items: Iterable[dict[str, Any]], doc_text: str, raw_text: s
         if has_span:
             if s is None or e is None:
                 problems.append(f"{where}: evidence span [{it.get('start')}, {it.get('end')}] is not two whole numbers")
-                if content is None:
-                    continue
+                malformed = True
+                continue
             elif s < 0 or e <= s or e > len(src):
                 problems.append(f"{where}: evidence [{s}, {e}] lies outside the document (its text has {len(src)} "
                                 "characters)" if (s >= 0 and e > s) else f"{where}: evidence [{s}, {e}] is empty or reversed")
-                if content is None:
-                    continue
+                malformed = True
+                continue
             else:
                 piece = src[s:e]
                 if content is not None and piece != content and piece.strip() != content.strip():
@@ -344,9 +350,10 @@ def resolve_evidence(items: Iterable[dict[str, Any]], doc_text: str, raw_text: s
         qhint = None if s is None else int(s * n / max(1, len(src)))
         found, missing = locator.find_parts(content, qhint)
         for m in missing:
-            problems.append(f"{where}: quote not found in the document: {short(m)}")
+            problems.append(f"{where}: quote too short to locate (under {MIN_QUOTE_CHARS} characters): {short(m)}"
+                            if len(m.strip()) < MIN_QUOTE_CHARS else f"{where}: quote not found in the document: {short(m)}")
         out.extend(found)
-    return union(out)
+    return None if malformed else union(out)
 
 
 def read_questions(data: str | bytes, name: str, doc_text: str, doc_name: str = "",
@@ -382,6 +389,9 @@ def read_questions(data: str | bytes, name: str, doc_text: str, doc_name: str = 
             continue
         before = len(qs.problems)
         ev = resolve_evidence(items, doc_text, raw_text, locator, where, qs.problems)
+        if ev is None:
+            qs.problems.append(f"{where}: question {short(q)} left out (a malformed evidence span)")
+            continue
         if not ev:
             if len(qs.problems) == before:
                 qs.problems.append(f"{where}: question {short(q)} has no usable evidence")
