@@ -225,6 +225,23 @@ def test_self_test_is_a_deterministic_proxy_that_never_copies_the_sentence():
 
 # ----------------------------------------------------------------------------- generation
 
+def test_self_test_makes_the_number_asked_or_says_how_many_it_made():
+    from chunkscope.ingest import load_document
+    from chunkscope.retrieval.selftest import self_test
+
+    doc = load_document(str(Path(__file__).resolve().parent.parent / "assets" / "sample_policy.md"))
+    for n in (5, 16, 20):  # picks taken by a two-sentence question, or without two terms, are replaced
+        qs = self_test(doc, n)
+        assert len(qs.questions) == n and not qs.problems
+        assert len({tuple(q.evidence[0]) for q in qs.questions}) == n  # no sentence used twice
+    assert any(len(q.evidence) == 2 for q in self_test(doc, 20).questions)
+    cands = self_test(doc, 5).info["candidates"]
+    qs = self_test(doc, cands + 6)  # more than the candidates: every one made a question, and the message says so
+    assert len(qs.questions) == cands
+    assert qs.problems == [f"self-test: only {cands} question(s) could be made from the document's {cands} "
+                           f"candidate sentence(s), fewer than the {cands + 6} asked"]
+
+
 def test_generated_questions_are_verified_counted_and_cached(tmp_path, monkeypatch):
     from chunkscope.llm import LLMClient, LLMSettings
     from chunkscope.retrieval.generate import PROMPT_VERSION, generate

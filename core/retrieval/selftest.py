@@ -12,7 +12,9 @@ A *proxy*, labelled as such everywhere. Design (justified and validated in docs/
   that copies the sentence would make every retriever trivially exact and hide the effect of
   where the chunk boundaries fall;
 * sampling: candidates are spread evenly over the document (deterministic: the same
-  document always gives the same questions).
+  document always gives the same questions); picks that make no question are replaced from the
+  candidates left, and pairs give way to single sentences when candidates run short, so ``n``
+  questions are made unless the document has too few candidates (one problem line says so).
 
 What it measures: whether a chunking keeps a passage's distinctive vocabulary in one chunk
 near its evidence, so a lexical or dense retriever ranks that chunk high, and how much of the
@@ -84,32 +86,39 @@ def self_test(doc: Document | str, n: int = 30, *, terms: int = 6, multi: int = 
                            "outside tables and headings, so no proxy question can be made")
         return qs
     want = min(n, len(cands))
-    if want < n:
-        qs.problems.append(f"self-test: only {want} candidate sentence(s), fewer than the {n} asked")
-    picks = sorted({int((i + 0.5) * len(cands) / want) for i in range(want)})
     used: set[int] = set()
-    for qi, ci in enumerate(picks):
-        s, e, bi = cands[ci]
-        if ci in used:
-            continue
-        used.add(ci)
-        excerpts = [(s, e)]
-        if multi and qi % multi == multi - 1:  # a two-excerpt question: the next sentence of the passage
-            for cj in range(ci + 1, min(len(cands), ci + 4)):
-                s2, e2, bj = cands[cj]
-                if cj not in used and s2 - e <= span_chars and abs(bj - bi) <= 1:
-                    excerpts.append((s2, e2))
-                    used.add(cj)
-                    break
-        per = terms if len(excerpts) == 1 else max(2, terms // len(excerpts))
-        chosen: list[str] = []
-        for a, b in excerpts:
-            tf = Counter(_words(text[a:b], stop))
-            ranked = sorted(tf, key=lambda w: (-tf[w] * idf.get(w, 0.0), text.lower().find(w, a)))
-            chosen.extend(w for w in ranked[:per] if w not in chosen)
-        if len(chosen) < 2:
-            continue
-        qs.questions.append(Question(" ".join(chosen), excerpts, "self-test", f"s{len(qs.questions) + 1}"))
+    while len(qs.questions) < want:  # evenly spread picks; then the same over the candidates left, for any pick
+        rest = [c for c in range(len(cands)) if c not in used]  # that made no question or that a pair took
+        if not rest:
+            break
+        m = min(want - len(qs.questions), len(rest))
+        picks = sorted({rest[int((i + 0.5) * len(rest) / m)] for i in range(m)})
+        for qi, ci in enumerate(picks):
+            if ci in used:
+                continue
+            s, e, bi = cands[ci]
+            used.add(ci)
+            excerpts = [(s, e)]
+            spare = len(cands) - len(used) > want - len(qs.questions) - 1  # a pair leaves enough for the rest
+            if multi and qi % multi == multi - 1 and spare:  # a two-excerpt question: the next sentence of the passage
+                for cj in range(ci + 1, min(len(cands), ci + 4)):
+                    s2, e2, bj = cands[cj]
+                    if cj not in used and s2 - e <= span_chars and abs(bj - bi) <= 1:
+                        excerpts.append((s2, e2))
+                        used.add(cj)
+                        break
+            per = terms if len(excerpts) == 1 else max(2, terms // len(excerpts))
+            chosen: list[str] = []
+            for a, b in excerpts:
+                tf = Counter(_words(text[a:b], stop))
+                ranked = sorted(tf, key=lambda w: (-tf[w] * idf.get(w, 0.0), text.lower().find(w, a)))
+                chosen.extend(w for w in ranked[:per] if w not in chosen)
+            if len(chosen) < 2:
+                continue
+            qs.questions.append(Question(" ".join(chosen), excerpts, "self-test", f"s{len(qs.questions) + 1}"))
+    if qs.questions and len(qs.questions) < n:
+        qs.problems.append(f"self-test: only {len(qs.questions)} question(s) could be made from the document's "
+                           f"{len(cands)} candidate sentence(s), fewer than the {n} asked")
     qs.rows = len(qs.questions)
     if not qs.questions:
         qs.problems.append("self-test: no sentence has two distinctive terms")
