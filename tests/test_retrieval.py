@@ -308,7 +308,15 @@ def test_cli_json_schema(tmp_path, capsys):
         for pq in c["per_question"]:
             assert set(pq) >= {"retrieved", "recall", "precision", "iou"}
             assert all(len(r) == 3 for r in pq["retrieved"]) and len(pq["retrieved"]) <= 3
-    assert "SELF-TEST" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "SELF-TEST" in printed
+    # the table has a legend: sort key, every column, and which precision Ω it shows
+    head = next(line for line in printed.splitlines() if line.startswith("chunking "))
+    assert head.split()[-1] == "PΩ@3" and "R@60" in head and "full" in head
+    assert "sorted by R@60, best first" in printed
+    assert "@60: chunks in rank order up to 60 tokens" in printed and "@3: the top 3 chunks" in printed
+    assert "full: share of questions with all their evidence within 60 tokens" in printed
+    assert "PΩ@3: precision Ω (precision_omega)" in printed and "precision_omega_ideal" in printed
 
 
 @pytest.mark.parametrize("argv,msg", [

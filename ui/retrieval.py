@@ -168,8 +168,9 @@ def render_block(block: dict[str, Any]) -> None:
     st.dataframe(df.style.format(fmt, na_rep="–"), hide_index=True, width="stretch", key="cs_ret_table")
     st.caption(f"Sorted by recall@budget (evidence recall when chunks are taken in rank order until {block['budget']} "
                "tokens; the last one cut at the budget). full@budget: share of questions with all their evidence "
-               f"retrieved. @{block['k']}: the top {block['k']} chunks, whatever their size. precision Ω: precision when "
-               "retrieving as many chunks as hold evidence. Per question: the Compare page.")
+               f"retrieved. @{block['k']}: the top {block['k']} chunks, whatever their size. precision Ω@{block['k']}: "
+               "precision when retrieving as many chunks as hold evidence (it depends on the retriever). Per "
+               "question: the Compare page.")
     for n in note_lines(block):
         st.caption(f"note: {md_escape(n)}")
     ids = [r["chunking"] for r in rows]

@@ -87,9 +87,10 @@ def _f(v: float | None) -> str:
 
 
 def table_lines(d: dict[str, Any]) -> list[str]:
+    """The retrieval table, best recall within the budget first, and its legend."""
     k, b = d["k"], d["budget"]
     head = (f"{'chunking':<20} {'chunks':>6} {'tok':>5}  {'R@' + str(b):>7} {'±':>5} {'full':>5} {'P@' + str(b):>7} "
-            f"{'IoU@' + str(b):>8}  {'R@' + str(k):>5} {'P@' + str(k):>5} {'IoU@' + str(k):>6} {'PΩ':>5}")
+            f"{'IoU@' + str(b):>8}  {'R@' + str(k):>5} {'P@' + str(k):>5} {'IoU@' + str(k):>6} {'PΩ@' + str(k):>6}")
     lines = [head, "-" * len(head)]
     rows = sorted(d["chunkings"], key=lambda c: (-(c["at_budget"]["recall"] or 0), c["id"]))
     for c in rows:
@@ -97,7 +98,13 @@ def table_lines(d: dict[str, Any]) -> list[str]:
         lines.append(f"{c['id']:<20} {c['chunks']:>6} {c['mean_tokens']:>5.0f}  {_f(bb['recall']):>7} "
                      f"{_f(bb['recall_std']):>5} {_f(bb['full_recall_share']):>5} {_f(bb['precision']):>7} "
                      f"{_f(bb['iou']):>8}  {_f(a['recall']):>5} {_f(a['precision']):>5} {_f(a['iou']):>6} "
-                     f"{_f(a['precision_omega']):>5}")
+                     f"{_f(a['precision_omega']):>6}")
+    lines += [
+        f"sorted by R@{b}, best first · R recall, P precision, IoU: Chroma's token-level scores · tok: mean tokens "
+        "per chunk",
+        f"@{b}: chunks in rank order up to {b} tokens (the last one cut) · @{k}: the top {k} chunks",
+        f"±: std of R@{b} over questions · full: share of questions with all their evidence within {b} tokens",
+        f"PΩ@{k}: precision Ω (precision_omega), precision when retrieving as many chunks as hold evidence; it depends on",
+        "  the retriever (the study's retriever-independent one, ideal precision Ω: precision_omega_ideal in the JSON)",
+    ]
     return lines
-
-

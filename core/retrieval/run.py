@@ -241,7 +241,7 @@ def leaderboard(result: RetrievalResult | dict[str, Any]) -> list[dict[str, Any]
                      "recall@budget": b["recall"], "± std": b["recall_std"], "full@budget": b["full_recall_share"],
                      "precision@budget": b["precision"], "IoU@budget": b["iou"],
                      f"recall@{d['k']}": a["recall"], f"precision@{d['k']}": a["precision"],
-                     f"IoU@{d['k']}": a["iou"], "precision Ω": a["precision_omega"]})
+                     f"IoU@{d['k']}": a["iou"], f"precision Ω@{d['k']}": a["precision_omega"]})
     rows.sort(key=lambda r: (-(r["recall@budget"] or 0.0), r["chunking"]))
     return rows
 
