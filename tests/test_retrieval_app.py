@@ -93,6 +93,19 @@ def test_uploaded_questions_with_a_bad_row(at):
     assert "northern quay" in text
 
 
+def test_a_failed_run_marks_the_results_below_as_the_previous_ones(at):
+    run_self_test(at)
+    assert not any("Not updated" in w.value for w in at.warning)
+    at.radio(key="cs_ret_source").set_value("upload")
+    at.file_uploader(key="cs_ret_upload").upload("bad.csv", b"a,b\n1,2\n", "text/csv")
+    at.button(key="cs_ret_run").click().run()
+    assert not at.exception
+    assert any("no 'question' column" in e.value for e in at.error)
+    stale = [w.value for w in at.warning if "Not updated" in w.value]
+    assert stale and "results below are still those of the previous run" in stale[0]
+    assert any("SELF-TEST" in w.value for w in at.warning)  # the previous (self-test) results, kept and marked
+
+
 def test_compare_shows_the_question_and_what_each_chunking_retrieved(at):
     upload_questions(at)
     at.switch_page("pages/1_Compare.py").run()

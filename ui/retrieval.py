@@ -125,19 +125,25 @@ def section(doc: Document, report: Report) -> None:
         upload = st.file_uploader("Questions file (CSV or JSONL)", type=["csv", "jsonl", "json", "tsv"],
                                   key="cs_ret_upload")
         go = st.form_submit_button("Run retrieval check", type="primary", key="cs_ret_run")
+    failed = False
     if go:
         qs = _questions(doc, source, n, upload)
+        failed = qs is None
         if qs is not None:
             try:
                 _run(doc, report, qs, retriever, k, budget)
             except Exception as exc:
                 st.error(f"Retrieval check failed: {md_escape(short_error(exc, 300))}")
+                failed = True
             else:
                 st.rerun()  # the leaderboard and the winner card above show the new column / weight
     block = report.retrieval
     if not block:
         st.caption("No retrieval check for this analysis yet: pick a question source and press Run.")
         return
+    if failed:  # the error above is about the new run; what follows is not its result
+        st.warning("**Not updated**: the new run did not complete (the error above), so the results below are still "
+                   "those of the previous run.", icon="⏮")
     render_block(block)
 
 
