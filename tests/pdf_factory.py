@@ -174,6 +174,27 @@ def make_running_header_pdf(pages: int = 8) -> bytes:
     return _save(doc)
 
 
+def make_alternating_header_pdf(pages: int = 6) -> bytes:
+    """A short paper: page 1 has the title; even pages the header "Conference 2026, Lisbon, Portugal Smith et
+    al.", odd pages "A Study of Tests Conference 2026, Lisbon, Portugal" (twice in six pages); pages 2 and 4 both
+    start a section "Results of the second study" at the top, without a header above it on page 4."""
+    doc = pymupdf.open()
+    for k in range(1, pages + 1):
+        page = doc.new_page()
+        if k == 1:
+            page.insert_text((72, 60), "A Study of Tests", fontsize=16)
+        elif k == 4:
+            page.insert_text((72, 40), "Results of the second study", fontsize=8)
+        else:
+            page.insert_text((72, 40), "Conference 2026, Lisbon, Portugal Smith et al." if k % 2 == 0 else
+                             "A Study of Tests Conference 2026, Lisbon, Portugal", fontsize=8)
+        if k == 2:
+            page.insert_text((72, 62), "Results of the second study", fontsize=8)
+        page.insert_textbox(pymupdf.Rect(72, 80, 520, 300), LOREM + f"Body text of page {k} ends on word{k}.",
+                            fontsize=11)
+    return _save(doc)
+
+
 def make_bad_pages_pdf() -> bytes:
     """Page 1 normal, page 2 image-only (a picture, no text), page 3 thousands of tiny fragments."""
     doc = pymupdf.open()

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from pdf_factory import (
+    make_alternating_header_pdf,
     make_bad_pages_pdf,
     make_framed_pdf,
     make_header_painted_last_pdf,
@@ -113,6 +114,17 @@ def test_rotated_page_keeps_unrotated_boxes_and_warns():
     assert d.geometry.page_size(2) == (842.0, 595.0)  # A4 turned landscape
     assert x0 > 600 and y0 == pytest.approx(72, abs=1)
     assert "page 2: rotated 90°" in d.meta["health"]["warnings"]
+
+
+def test_alternating_headers_of_a_short_paper_are_running_lines():
+    """acmart's 6-page sample: the odd-page header is on pages 3 and 5 only, under the 3 pages the rule asked for,
+    so it stayed in the text and split a sentence across the page break."""
+    d = load_bytes(make_alternating_header_pdf(), "paper.pdf")
+    assert d.meta["running_lines"]["by_kind"] == {"header: repeated on alternate pages": 4}
+    assert d.text.count("<!-- PageHeader: A Study of Tests Conference 2026, Lisbon, Portugal -->") == 2
+    assert d.text.count("<!-- PageHeader: Conference 2026, Lisbon, Portugal Smith et al. -->") == 2
+    assert d.text.startswith("# A Study of Tests")  # the title page's title is no header
+    assert "\n\nResults of the second study\n\n" in d.text  # a page's first line once, elsewhere a second line
 
 
 def test_a_table_set_sideways_on_an_upright_page_is_not_lost():

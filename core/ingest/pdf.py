@@ -205,13 +205,18 @@ def find_running_lines(pages: list[str], edges: list[tuple[str, str]] | None = N
     header, its first two words (numbers aside) start the page ("CHAPTER 3. CHOOSING A DEBIAN ...
     3.1. WHICH ...", see ``_start_key``; never a heading or a list item). With
     ``edges`` (the top/bottom ink lines of each page) a page-number line must also be the page's
-    top (bottom) line, so a numbered heading or list item is never taken for one.
+    top (bottom) line, so a numbered heading or list item is never taken for one; and a line of three
+    words or more (not a heading, a table row or a list item) that is the top (bottom) ink line of at
+    least a quarter of the pages of one side, odd or even, and at least 2 of them, is a running line
+    too (alternating headers: a 6-page paper's "Title … Conference" on pages 3 and 5).
     """
     found = RunningLines()
     with_text = [i for i, md in enumerate(pages) if md.strip()]
     if len(with_text) < 3:
         return pages, found
     need = max(3, int(len(with_text) * min_share + 0.999))
+    # the same share of the pages of one side (odd or even), at least 2: "Title ... Conference" on pages 3 and 5 of 6
+    need_side = [max(2, int(sum(1 for k in with_text if k % 2 == side) * min_share + 0.999)) for side in (0, 1)]
 
     def ends(md: str) -> tuple[int, int, list[str]]:
         lines = md.split("\n")
@@ -220,6 +225,7 @@ def find_running_lines(pages: list[str], edges: list[tuple[str, str]] | None = N
 
     firsts: dict[str, int] = {}
     lasts: dict[str, int] = {}
+    by_side: dict[tuple[str, int, str], int] = {}  # (edge, page parity, key): running lines of odd / even pages
     starts: dict[str, int] = {}
     offsets: dict[tuple[str, int], int] = {}
     romans: dict[tuple[str, int], int] = {}
@@ -231,6 +237,9 @@ def find_running_lines(pages: list[str], edges: list[tuple[str, str]] | None = N
         info[k] = (i, j, lines)
         firsts[_line_key(lines[i])] = firsts.get(_line_key(lines[i]), 0) + 1
         lasts[_line_key(lines[j])] = lasts.get(_line_key(lines[j]), 0) + 1
+        for edge, n in (("header", lines[i]), ("footer", lines[j])):
+            side = (edge, k % 2, _line_key(n))
+            by_side[side] = by_side.get(side, 0) + 1
         sk = _start_key(lines[i])
         if sk is not None:
             starts[sk] = starts.get(sk, 0) + 1
@@ -268,6 +277,9 @@ def find_running_lines(pages: list[str], edges: list[tuple[str, str]] | None = N
         sk = _start_key(line) if edge == "header" else None
         if sk is not None and starts.get(sk, 0) >= need and on_edge(k, line, edge):
             return "same start"
+        if edges is not None and by_side.get((edge, k % 2, key), 0) >= need_side[k % 2] and len(key.split()) >= 3 \
+                and not line.lstrip().startswith(("#", "|")) and not _LIST_ITEM.match(line) and on_edge(k, line, edge):
+            return "repeated on alternate pages"  # a book's or a paper's odd-page header: too few pages for the first rule
         return None
 
     for k, (i, j, lines) in info.items():
