@@ -60,7 +60,8 @@ def render_health(doc: Document, expanded: bool = False, key: str = "cs_health")
         letters = t.get("letters") or 0
         c5.metric("text dropped", f"{(t.get('missing_letters') or 0) / letters:.1%}" if letters else "–",
                   help="letters PyMuPDF finds on the pages that are not in the Markdown (the converter left "
-                       "them out: text on shaded backgrounds taken for pictures)")
+                       "them out: text on shaded backgrounds taken for pictures); words left out at the same "
+                       "place on a quarter of the pages (a slide template's navigation bar) are not counted")
         mode = (h.get("running_lines") or {}).get("mode", "mark")
         c2.metric("running lines", t.get("running_lines", 0),
                   help="running headers/footers found (page numbers, chapter titles); "

@@ -17,7 +17,7 @@ Every check is per page and guarded: a strange page gives a warning, never an ex
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 _TABLE_SEP = re.compile(r"^\|[-:| ]+\|$", re.M)
 _FRAGMENTS = 3000  # words on one page above which extraction is suspect (drawn text, kerning)
@@ -73,22 +73,48 @@ _MISSING = 0.1  # share of a page's letters not in the Markdown above which a pa
 _MISSING_MIN = 200  # ... when the page has at least this many letters
 
 
-def missing_letters(words: Sequence[Sequence[Any]], runs: Sequence[Sequence[Any]]) -> tuple[int, int]:
+def missing_letters(words: Sequence[Sequence[Any]], runs: Sequence[Sequence[Any]],
+                    furniture: set[tuple[int, int, str]] | None = None) -> tuple[int, int]:
     """(letters of the page's words that no run of the Markdown covers, letters of all words):
     text PyMuPDF finds on the page that the Markdown converter dropped. A word counts as covered
     when its centre lies in a run's box (a run is a line part: a word missing inside a mapped
-    line is not seen, so this is a lower bound)."""
-    boxes = [(r[3], r[4], r[5], r[6]) for r in runs]
+    line is not seen, so this is a lower bound). Dropped words that are ``furniture`` (their
+    ``_place`` key; see ``dropped_furniture``) are counted in neither."""
     missing = total = 0
-    for w in words:
+    for w, covered in _coverage(words, runs):
         n = sum(ch.isalnum() for ch in str(w[4]))
-        if not n:
+        if not n or (not covered and furniture and _place(w) in furniture):
             continue
         total += n
-        cx, cy = (w[0] + w[2]) / 2, (w[1] + w[3]) / 2
-        if not any(x0 - 1 <= cx <= x1 + 1 and y0 - 1 <= cy <= y1 + 1 for x0, y0, x1, y1 in boxes):
-            missing += n
+        missing += 0 if covered else n
     return missing, total
+
+
+def _coverage(words: Sequence[Sequence[Any]], runs: Sequence[Sequence[Any]]) -> Iterator[tuple[Sequence[Any], bool]]:
+    """Each word with whether a run of the Markdown covers its centre."""
+    boxes = [(r[3], r[4], r[5], r[6]) for r in runs]
+    for w in words:
+        cx, cy = (w[0] + w[2]) / 2, (w[1] + w[3]) / 2
+        yield w, any(x0 - 1 <= cx <= x1 + 1 and y0 - 1 <= cy <= y1 + 1 for x0, y0, x1, y1 in boxes)
+
+
+def _place(w: Sequence[Any]) -> tuple[int, int, str]:
+    """A word and where it is on the page (to 4 points): the same key on many pages is a template's word."""
+    return round(float(w[0]) / 4), round(float(w[1]) / 4), str(w[4])
+
+
+def dropped_furniture(words: Sequence[Sequence[Sequence[Any]]], runs_by_page: dict[int, list],
+                      share: float = 0.25) -> set[tuple[int, int, str]]:
+    """Words the converter dropped at the same place on at least ``share`` of the pages (and 3): a slide
+    template's navigation bar, a footer line drawn on every page. Leaving them out of the Markdown loses
+    nothing, so they do not count as dropped text."""
+    pages_with = [k for k, wk in enumerate(words) if wk]
+    need = max(3, int(len(pages_with) * share + 0.999))
+    seen: dict[tuple[int, int, str], int] = {}
+    for k in pages_with:
+        for key in {_place(w) for w, covered in _coverage(words[k], runs_by_page.get(k + 1, [])) if not covered}:
+            seen[key] = seen.get(key, 0) + 1
+    return {key for key, n in seen.items() if n >= need}
 
 
 def pdf_health(pdf, page_texts: Sequence[str], tables: Sequence[int], running: Any,
@@ -102,6 +128,7 @@ def pdf_health(pdf, page_texts: Sequence[str], tables: Sequence[int], running: A
         for r in geometry.runs:
             runs_by_page.setdefault(r[2], []).append(r)
     found = getattr(running, "found", {}) or {}
+    furniture = dropped_furniture(words, runs_by_page) if words is not None and geometry is not None else set()
     for k, text in enumerate(page_texts):
         no = k + 1
         p: dict[str, Any] = {"page": no, "warnings": []}
@@ -125,7 +152,7 @@ def pdf_health(pdf, page_texts: Sequence[str], tables: Sequence[int], running: A
             if geometry is not None and k < len(geometry.page_coverage):
                 m, n = geometry.page_coverage[k]
                 p["coverage"] = round(m / n, 4) if n else None
-                lost, letters = missing_letters(wk, runs_by_page.get(no, []))
+                lost, letters = missing_letters(wk, runs_by_page.get(no, []), furniture)
                 p["missing_letters"], p["letters"] = lost, letters
             if info[0] <= 0 or info[1] <= 0:
                 p["warnings"].append("zero-size page")
