@@ -285,3 +285,25 @@ def test_underline_and_highlight_tags_are_not_text():
     doc = load_bytes(pdf.tobytes(), "underlined.pdf")
     assert "Underlined words here" in doc.text and "<u>" not in doc.text
     assert _tidy("**<mark>What</mark>** **<mark>is</mark>** x<sup>2</sup>") == "**What** **is** x<sup>2</sup>"
+
+
+def test_a_page_number_the_converter_put_between_the_columns_is_a_running_line():
+    """A two-column paper (revtex's sample) prints its page number at the top; the converter writes it between
+    the columns ("... {key-list}. ⏎ 2 ⏎ 2. Example citations"), so it was left in the text."""
+    from chunkscope.ingest.pdf import find_running_lines
+
+    pages = ["# A two-column paper\n\nThe first page has no number.\n\nIt ends here."]
+    fruit = ["apples", "pears", "plums", "figs", "dates", "limes", "kiwis"]
+    for k in range(2, 7):
+        pages.append(f"The {fruit[k - 1]} of the left column.\n\n{k}\n\nRight column of page {k} starts here.\n\n"
+                     f"And goes on with {k + 10} items.\n\n{k + 10}\n\nNothing but {fruit[k]}.")
+    edges = [("atwocolumnpaper", "itendshere")] + [(str(k), f"nothingbut{fruit[k]}") for k in range(2, 7)]
+    _, found = find_running_lines(pages, edges)
+    assert sorted(found.found) == [1, 2, 3, 4, 5]
+    for k in range(1, 6):
+        (item,) = found.found[k]
+        assert item == (2, "header", "page number inside the page") and found.texts[k] == [str(k + 1)]
+    assert not find_running_lines(pages)[1].found  # without the page's ink, a number inside a page is text
+    odd = list(pages)
+    odd[3] = odd[3].replace("\n\n4\n\n", "\n\n9\n\n")  # another number than the page's: not its page number
+    assert 3 not in find_running_lines(odd, edges)[1].found

@@ -282,6 +282,9 @@ def find_running_lines(pages: list[str], edges: list[tuple[str, str]] | None = N
             return "repeated on alternate pages"  # a book's or a paper's odd-page header: too few pages for the first rule
         return None
 
+    inner = _inner_page_numbers(info, edges)  # a page number the converter put between two columns
+    for k, (edge, n, _) in inner.items():
+        offsets[(edge, n - k)] = offsets.get((edge, n - k), 0) + 1
     for k, (i, j, lines) in info.items():
         items = []
         r = reason(k, lines[j], "footer", lasts)
@@ -290,10 +293,35 @@ def find_running_lines(pages: list[str], edges: list[tuple[str, str]] | None = N
         r = reason(k, lines[i], "header", firsts)
         if r:
             items.append((i, "header", r))
+        if k in inner and not items:
+            edge, n, at = inner[k]
+            if offsets[(edge, n - k)] >= need:
+                items.append((at, edge, "page number inside the page"))
         if items:
             found.found[k] = items
             found.texts[k] = [lines[n].strip() for n, _, _ in items]
     return pages, found
+
+
+def _inner_page_numbers(info: dict[int, tuple[int, int, list[str]]], edges: list[tuple[str, str]] | None
+                        ) -> dict[int, tuple[str, int, int]]:
+    """Pages whose top (bottom) ink line is a number alone that the Markdown has as a line of its own, but
+    not first (last): a two-column page's number, which the converter writes between the columns.
+    ``{page: (edge, number, line index)}``."""
+    out: dict[int, tuple[str, int, int]] = {}
+    if edges is None:
+        return out
+    for k, (i, j, lines) in info.items():
+        if k >= len(edges):
+            continue
+        for edge, ink in (("header", edges[k][0]), ("footer", edges[k][1])):
+            if not ink.isdigit() or len(ink) > 4:
+                continue
+            at = [n for n in range(i + 1, j) if plain(lines[n]) == ink]
+            if at:
+                out[k] = (edge, int(ink), at[0] if edge == "header" else at[-1])
+                break
+    return out
 
 
 def apply_running_lines(pages: list[str], found: RunningLines, strip: bool = False) -> list[str]:
