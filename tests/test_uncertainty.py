@@ -83,6 +83,8 @@ def test_a_chunking_that_respects_the_blocks_is_a_clear_winner():
     assert v["kind"] == "clear" and v["top"] == v["winner"] == r.winner == "aligned"
     assert v["rivals"][0]["ahead"] >= U.CLEAR and not v["tied"]
     assert "clear-winner" in r.flags and "clear winner" in r.explanation
+    # the rival named is the one beaten least often on the resamples, which need not be the runner-up on score
+    assert f"the candidate it beats least often, shifted, in {v['rivals'][0]['ahead']:.0%}" in r.explanation
     lo, hi = r.get("aligned").score_interval
     assert lo <= r.get("aligned").score <= hi
     assert r.get("shifted").metric_intervals["BI"][1] < r.get("aligned").metric_intervals["BI"][0]

@@ -61,7 +61,7 @@ def verdict_badge(v: dict | None, score_interval: list[float] | None, narrow: bo
         worst = min(v["rivals"], key=lambda r: r["ahead"])
         color, head = "#009E73", "✅ Clear winner, by a narrow margin" if narrow else "✅ Clear winner"
         body = (f"ahead of every other candidate in ≥ {v['clear_share']:.0%} of {n} resamples of the document "
-                f"(closest: {html.escape(worst['id'])}, {worst['ahead']:.0%}){ci}")
+                f"(the one it beats least often, {html.escape(worst['id'])}, in {worst['ahead']:.0%}){ci}")
     else:
         tied = [r for r in v["rivals"] if r["tied"]]
         color = "#E69F00"

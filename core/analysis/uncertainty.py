@@ -331,7 +331,7 @@ def verdict_text(v: dict[str, Any], report: Report) -> str:
     if v["kind"] == "clear":
         worst = min(v["rivals"], key=lambda r: r["ahead"])
         return (f"{top.id} is a clear winner: its score is above every other candidate's in at least "
-                f"{CLEAR:.0%} of {n} resamples of the document (against {worst['id']}, the closest: "
+                f"{CLEAR:.0%} of {n} resamples of the document (the candidate it beats least often, {worst['id']}, in "
                 f"{worst['ahead']:.0%}).")
     tied = [r for r in v["rivals"] if r["tied"]]
     names = [top.id] + [r["id"] for r in tied]
