@@ -187,9 +187,17 @@ def test_spans_on_the_uploaded_text_are_mapped_onto_the_normalised_document():
     # a span that does not match its content: reported, and the quote is used instead
     bad = {"question": "fees?", "references": [{"content": "Mooring fees are paid", "start_index": 0, "end_index": 5}]}
     qs2 = read_questions(json.dumps(bad), "q.jsonl", DOC.text, "harbour")
-    assert "does not match its quoted content" in qs2.problems[0]
+    assert qs2.problems == ["line 1: span [0, 5] does not match its quoted content 'Mooring fees are paid'; "
+                            "using the quote, found in the document"]
     (a, b), = qs2.questions[0].evidence
     assert DOC.text[a:b] == "Mooring fees are paid"
+    # ... and when the quote cannot stand in, one line says both, without claiming the quote is used
+    for quote, why in (("Fees", "quote too short to locate (under 15 characters): 'Fees'"),
+                       ("Mooring fees are paid in gold", "quote not found in the document")):
+        bad["references"][0]["content"] = quote
+        qs3 = read_questions(json.dumps([bad, row]), "q.jsonl", DOC.text, "harbour", raw_text=raw)
+        (line,) = [x for x in qs3.problems if "does not match" in x]
+        assert "the quote cannot stand in (" + why in line and "using" not in line
 
 
 def test_fewer_chunks_than_k_is_noted_and_scored():

@@ -312,6 +312,7 @@ def resolve_evidence(items: Iterable[dict[str, Any]], doc_text: str, raw_text: s
     src = raw_text if raw_text is not None else doc_text
     mapped = raw_text is not None and raw_text != doc_text
     for it in items:
+        mismatch = ""
         content = it.get("content")
         content = content if isinstance(content, str) and content.strip() else None
         s, e = _as_int(it.get("start")), _as_int(it.get("end"))
@@ -329,8 +330,7 @@ def resolve_evidence(items: Iterable[dict[str, Any]], doc_text: str, raw_text: s
             else:
                 piece = src[s:e]
                 if content is not None and piece != content and piece.strip() != content.strip():
-                    problems.append(f"{where}: span [{s}, {e}] does not match its quoted content {short(content)}; "
-                                    "using the located quote")
+                    mismatch = f"{where}: span [{s}, {e}] does not match its quoted content {short(content)}"
                 elif not mapped:
                     out.append((s, e))
                     continue
@@ -349,9 +349,13 @@ def resolve_evidence(items: Iterable[dict[str, Any]], doc_text: str, raw_text: s
             continue
         qhint = None if s is None else int(s * n / max(1, len(src)))
         found, missing = locator.find_parts(content, qhint)
-        for m in missing:
-            problems.append(f"{where}: quote too short to locate (under {MIN_QUOTE_CHARS} characters): {short(m)}"
-                            if len(m.strip()) < MIN_QUOTE_CHARS else f"{where}: quote not found in the document: {short(m)}")
+        why = [f"quote too short to locate (under {MIN_QUOTE_CHARS} characters): {short(m)}"
+               if len(m.strip()) < MIN_QUOTE_CHARS else f"quote not found in the document: {short(m)}" for m in missing]
+        if mismatch:  # one line: the span is wrong, and whether the quote stands in for it
+            problems.append(f"{mismatch}; " + ("using the quote, found in the document" if not why else
+                                               "the quote cannot stand in (" + "; ".join(why) + ")"))
+        else:
+            problems.extend(f"{where}: {w}" for w in why)
         out.extend(found)
     return None if malformed else union(out)
 
