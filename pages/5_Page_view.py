@@ -98,7 +98,8 @@ def details(doc, c, cid: str, idx: int, p: highlight.Problems) -> None:
     ch = c.chunks[idx]
     pages = sorted({x for x in (doc.page_of(ch.start), doc.page_of(max(ch.start, ch.end - 1))) if x})
     st.html(f'<div style="font-weight:700">{swatch(cid)} · chunk #{idx + 1} · {ch.tokens} tokens · '
-            f'pages {html.escape("–".join(map(str, dict.fromkeys(pages))) or "–")}</div>')
+            f'{"page" if len(set(pages)) < 2 else "pages"} {html.escape("–".join(map(str, dict.fromkeys(pages))) or "–")}'
+            '</div>')
     for f in _flags(doc, c, idx, p):
         st.caption(md_escape(f))
     body = doc.text[ch.start:ch.end]

@@ -95,6 +95,7 @@ def test_upload_is_escaped_and_analyze_shows_winner(fresh):
     board = at.dataframe[0].value
     assert list(board["chunking"])[:3] == ["recursive-1100+pp", "fixed-512", "sentence-5"]
     assert {"broken blocks", "split pairs", "out-of-size chunks"} <= set(board.columns)
+    assert at.dataframe[0].proto.placeholder == "–"  # a missing score reads "–", not Streamlit's "None"
 
 
 def test_exports_present(at):

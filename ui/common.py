@@ -9,6 +9,7 @@ Loading is cached with ``st.cache_data`` keyed by the file's sha256 (and name).
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 from contextlib import contextmanager
 from pathlib import Path
@@ -289,6 +290,11 @@ def render_warnings(doc: Document, limit: int = 8) -> None:
 
 
 _MD_SPECIAL = set("\\`*_{}[]()<>#+-.!|~$:")
+
+
+# a table's missing value reads "–", as in the CLI and the reports (Streamlit shows "None" otherwise; its
+# ``placeholder`` argument is recent, so only passed where the installed Streamlit has it)
+MISSING = {"placeholder": "–"} if "placeholder" in inspect.signature(st.dataframe).parameters else {}
 
 
 def md_escape(text: str) -> str:

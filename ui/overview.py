@@ -17,7 +17,7 @@ from chunkscope.document import Document
 from chunkscope.integrations.export import pipeline_snippet, winner_settings_text
 from chunkscope.present import figures, highlight, html_report
 from chunkscope.report import METRIC_GUIDE, METRICS, Report, chunk_records
-from ui.common import guard, md_escape
+from ui.common import MISSING, guard, md_escape
 
 
 def _shade(v) -> str:
@@ -180,7 +180,7 @@ def leaderboard(report: Report, doc: Document | None = None, key: str | None = "
     if extra:
         styled = styled.map(_shade, subset=extra).format(lambda v: "–" if v is None or v != v else f"{v:.3f}",
                                                          subset=extra)
-    st.dataframe(styled, hide_index=True, width="stretch", key=key,
+    st.dataframe(styled, hide_index=True, width="stretch", key=key, **MISSING,
                  column_config={"candidate": st.column_config.CheckboxColumn("candidate"),
                                 "●": st.column_config.TextColumn("", width=28),
                                 "note": st.column_config.TextColumn("note", width="medium"),

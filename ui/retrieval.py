@@ -18,7 +18,7 @@ from chunkscope.analysis import rescore
 from chunkscope.document import Document
 from chunkscope.present import figures
 from chunkscope.report import Report
-from ui.common import guard, md_escape, short_error
+from ui.common import MISSING, guard, md_escape, short_error
 
 WEIGHT_KEY = "cs_ret_weight"
 
@@ -171,7 +171,7 @@ def render_block(block: dict[str, Any]) -> None:
     df = pd.DataFrame(rows)
     fmt = {c: "{:.3f}" for c in df.columns if c not in ("chunking", "chunks", "mean tokens")}
     fmt["mean tokens"] = "{:.0f}"
-    st.dataframe(df.style.format(fmt, na_rep="–"), hide_index=True, width="stretch", key="cs_ret_table")
+    st.dataframe(df.style.format(fmt, na_rep="–"), hide_index=True, width="stretch", key="cs_ret_table", **MISSING)
     st.caption(f"Sorted by recall@budget (evidence recall when chunks are taken in rank order until {block['budget']} "
                "tokens; the last one cut at the budget). full@budget: share of questions with all their evidence "
                f"retrieved. @{block['k']}: the top {block['k']} chunks, whatever their size. precision Ω@{block['k']}: "

@@ -169,8 +169,9 @@ def pdf_health(pdf, page_texts: Sequence[str], tables: Sequence[int], running: A
                     f"{p['tables_detected']} table(s) detected, {p['tables_markdown']} came out as Markdown tables")
             elif p["table_captions"] > p["tables_markdown"]:
                 p["warnings"].append(
-                    f"{p['table_captions']} table caption(s), {p['tables_markdown']} Markdown table(s): a table without ruled "
-                    "lines comes out as lines of text, which Block Integrity cannot see as a table")
+                    f"{p['table_captions']} table caption(s), {p['tables_markdown']} Markdown table(s): a table the converter "
+                    "did not detect (no vertical rules, as in most journals) comes out as lines of text, which Block "
+                    "Integrity cannot see as a table")
             if p["order_jumps"] >= _JUMPS:
                 p["warnings"].append(f"extracted order jumps around the page {p['order_jumps']} times (columns?)")
             if p.get("letters", 0) >= _MISSING_MIN and p["missing_letters"] > _MISSING * p["letters"]:
