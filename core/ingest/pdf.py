@@ -283,8 +283,8 @@ def find_running_lines(pages: list[str], edges: list[tuple[str, str]] | None = N
         return None
 
     inner = _inner_page_numbers(info, edges)  # a page number the converter put between two columns
-    for k, (side, num, _) in inner.items():
-        offsets[(side, num - k)] = offsets.get((side, num - k), 0) + 1
+    for k, (at_edge, number, _) in inner.items():
+        offsets[(at_edge, number - k)] = offsets.get((at_edge, number - k), 0) + 1
     for k, (i, j, lines) in info.items():
         items = []
         r = reason(k, lines[j], "footer", lasts)
@@ -294,9 +294,9 @@ def find_running_lines(pages: list[str], edges: list[tuple[str, str]] | None = N
         if r:
             items.append((i, "header", r))
         if k in inner and not items:
-            side, num, at = inner[k]
-            if offsets[(side, num - k)] >= need:
-                items.append((at, side, "page number inside the page"))
+            at_edge, number, at = inner[k]
+            if offsets[(at_edge, number - k)] >= need:
+                items.append((at, at_edge, "page number inside the page"))
         if items:
             found.found[k] = items
             found.texts[k] = [lines[n].strip() for n, _, _ in items]
