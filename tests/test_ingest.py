@@ -307,3 +307,21 @@ def test_a_page_number_the_converter_put_between_the_columns_is_a_running_line()
     odd = list(pages)
     odd[3] = odd[3].replace("\n\n4\n\n", "\n\n9\n\n")  # another number than the page's: not its page number
     assert 3 not in find_running_lines(odd, edges)[1].found
+
+
+def test_a_manuscripts_margin_line_numbers_are_removed():
+    """aastex's review copy: "38 In 1996 Maxim …", a number alone where it cut a sentence ("Vikhlinin ⏎⏎ 40 ⏎ took
+    over"); 344 numbers through the text, and no heading found behind them."""
+    from chunkscope.ingest.pdf import MIN_LINE_NUMBERS, strip_line_numbers
+
+    body = [f"{n} Line {n} of the text goes on" for n in range(38, 60) if n not in (40, 45, 52)]
+    lines = ["<!-- PageHeader: 2 Schwarz et al. -->", ""] + body[:2] + ["", "40", "took over the work."] + body[2:]
+    page = "\n".join(lines + ["", "```", "1 first line of code", "2 second", "```"])
+    out, n = strip_line_numbers(page)
+    assert n == len(body) + 1  # 52 was lost by the converter: a step of 2 goes on
+    assert "Line 38 of the text goes on\nLine 39 of the text goes on\ntook over the work.\nLine 41" in out
+    assert "\n40\n" not in out and "2 Schwarz" in out and "1 first line of code" in out
+    short = "\n".join(f"{k} apples" for k in range(1, MIN_LINE_NUMBERS))
+    assert strip_line_numbers(short) == (short, 0)  # a short numbered list is text
+    prose = "\n".join([f"{k} step" for k in range(1, 12)] + ["A line of prose."] * 14)
+    assert strip_line_numbers(prose)[1] == 0  # numbers on under half of the page's lines

@@ -87,6 +87,48 @@ def _unfence_headings(md: str) -> str:
 _CHAPTER_WORD = re.compile(r"(?m)^([*_]*(?:chapter|appendix|part)[*_]*)[ \t]*\n\n(#{1,6}) ", re.IGNORECASE)
 
 
+_LINE_NUMBER = re.compile(r"(\d{1,5})(?: (?=\S)|$)")
+MIN_LINE_NUMBERS = 10  # consecutive margin numbers a page needs before they are taken for line numbering
+
+
+def strip_line_numbers(md: str) -> tuple[str, int]:
+    """A manuscript's margin line numbers (a journal's review copy, ``lineno``: "38 In 1996 Maxim …", "40" alone
+    on a line), which the converter writes into the text, removed: the page's longest run of lines that start
+    with increasing numbers (steps of 1, or up to 3 where the converter lost one), when it has at least ``MIN_LINE_NUMBERS`` and covers half of the page's lines
+    (outside fenced code). A number alone on its line goes with the blank lines before it when the text before
+    does not end a sentence and the text after goes on in lower case (the number had cut a sentence). Returns the page and how many were removed."""
+    lines = md.split("\n")
+    fenced = False
+    run: list[tuple[int, int]] = []
+    best: list[tuple[int, int]] = []
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        m = None if fenced else _LINE_NUMBER.match(line)
+        if m is None:
+            continue
+        n = int(m.group(1))
+        run = run + [(i, n)] if run and 1 <= n - run[-1][1] <= 3 else [(i, n)]  # a number the converter lost
+        if len(run) > len(best):
+            best = run
+    if len(best) < MIN_LINE_NUMBERS or len(best) < 0.5 * sum(1 for x in lines if x.strip()):
+        return md, 0
+    drop: set[int] = set()
+    for i, n in best:
+        rest = lines[i][len(str(n)):].lstrip(" ")
+        if rest:
+            lines[i] = rest
+            continue
+        drop.add(i)
+        k = i - 1
+        while k >= 0 and not lines[k].strip():
+            k -= 1
+        after = next((x.strip() for x in lines[i + 1:] if x.strip()), "")
+        if k >= 0 and not lines[k].rstrip().endswith((".", "!", "?", ":")) and after[:1].islower():
+            drop.update(range(k + 1, i))  # the number had cut a sentence: join it again
+    return "\n".join(x for j, x in enumerate(lines) if j not in drop), len(best)
+
+
 def _tidy(md: str) -> str:
     md = _COPYRIGHT.sub("©", md)
     md = _STYLE_TAG.sub("", md)  # underline and highlight are the page's look, not its words
@@ -586,7 +628,16 @@ def load_pdf_bytes(data: bytes, filename: str, name: str, *, running: str = "mar
         pages: list[Span] = []
         pos = 0
         empty: list[int] = []
-        tidy, running_found = find_running_lines([_tidy(raw) for raw in raw_pages], tops)
+        tidy = [_tidy(raw) for raw in raw_pages]
+        numbered = []
+        for k, md in enumerate(tidy):
+            tidy[k], n = strip_line_numbers(md)
+            if n:
+                numbered.append((k + 1, n))
+        if numbered:
+            warnings.append(f"{_page_list([k for k, _ in numbered])}: {sum(n for _, n in numbered):,} margin line "
+                            "numbers (a manuscript's line numbering) removed from the text")
+        tidy, running_found = find_running_lines(tidy, tops)
         marked = apply_running_lines(tidy, running_found, strip=running == "strip")
         try:
             toc = doc.get_toc(simple=True)
