@@ -122,3 +122,17 @@ def test_a_bold_title_wrapped_over_two_lines_is_its_bookmark():
     assert "Two more categories." in out[0] and out[0].count("KEYWORDS") == 1
     three = "Text.\n\n**8** **CCS CONCEPTS AND**\n**USER-DEFINED**\n**KEYWORDS**\n\nMore."
     assert apply_outline([three], toc)[0] == [three]  # a bold paragraph of three lines is not a wrapped title
+
+
+def test_a_plain_title_line_is_its_bookmark_when_nothing_else_on_the_page_is():
+    """aastex's sample writes its section titles in plain capitals ("1. INTRODUCTION"): 24 bookmarks, 0 headings.
+    A plain line alone is looked at only for the bookmarks a heading or bold line did not take; a label
+    ending in ":" stays a label."""
+    toc = [[1, "Introduction", 1], [2, "Tables", 1], [1, "Examples", 1]]
+    page = ("Intro text.\n\n1. INTRODUCTION\n\nLaTeX is a markup language.\n\nTables\n\n**Tables**\n\nRows.\n\n"
+            "Examples:\n\nplot 'file'")
+    out, stats = apply_outline([page], toc)
+    assert "## 1. INTRODUCTION\n" in out[0] and "### **Tables**" in out[0]
+    assert "\n\nTables\n\n" in out[0]  # the bold line took the bookmark first: the plain one stays text
+    assert "Examples:" in out[0] and "# Examples:" not in out[0]
+    assert stats["promoted"] == 2

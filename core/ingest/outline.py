@@ -38,6 +38,7 @@ _WORDS = r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirte
          r"|seventeen|eighteen|nineteen|twenty"
 _NUMBERING = re.compile(rf"(?:chapter|appendix|part|section)(?:\d+|[a-z]|[ivxlc]+|{_WORDS})?|\d*|[a-z]\d+|{_WORDS}")
 _LABEL = re.compile(r"[a-z]|[ivxlc]+")
+_NOT_TITLE = ("|", "-", "*", "+", ">", "<", "!", "[", "`")  # a table row, list item, quote, tag, image, link, code
 MAX_TITLE = 200  # characters: a longer line is text, whatever it starts with
 MIN_KEY = 2  # alphanumerics an outline title needs to be matched ("If", "Cd": gnuplot's commands; exactly then)
 
@@ -98,16 +99,19 @@ def _split_at(body: str, n: int) -> int:
     return i
 
 
-def _retitle(line: str, entries: list[tuple[int, str]], stats: dict[str, int], alone: bool) -> str | None:
+def _retitle(line: str, entries: list[tuple[int, str]], stats: dict[str, int], alone: bool,
+             plain_line: bool = False) -> str | None:
     """The line rewritten as outline heading(s), or None to keep it. ``alone``: the line is a
-    paragraph of its own (blank lines around it); only then may a bold line become a heading."""
+    paragraph of its own (blank lines around it); only then may a bold line become a heading, or, with
+    ``plain_line`` (the second look at a page, for its bookmarks still unmatched), a line without markup."""
     stripped = line.strip()
     if not stripped or len(stripped) > MAX_TITLE or stripped.startswith("<!--"):
         return None
     m = _HEADING.match(stripped)
     if m:
         body = m.group(2)
-    elif alone and _BOLD_LINE.fullmatch(stripped):
+    elif alone and (_BOLD_LINE.fullmatch(stripped) or (plain_line and not stripped.startswith(_NOT_TITLE)
+                                                           and not stripped.endswith(":"))):  # "Examples:" a label
         body = stripped
     else:
         return None
@@ -154,14 +158,19 @@ def apply_outline(pages: list[str], toc: list[list[Any]]) -> tuple[list[str], di
         mine = list(entries.get(k) or [])  # a copy: each bookmark claims one line of its page
         if not mine:
             continue
-        for i in _lines_outside_code(lines):
-            alone = (i == 0 or not lines[i - 1].strip()) and (i + 1 == len(lines) or not lines[i + 1].strip())
-            new = _retitle(lines[i], mine, stats, alone)
-            if new is None:
-                new = _two_lines(lines, i, mine, stats)
-            if new is not None:
-                lines[i] = new
-                matched.add((k, i))
+        for plain_line in (False, True):  # headings and bold lines first; then plain lines for what is left
+            for i in _lines_outside_code(lines):
+                if not mine:
+                    break
+                if (k, i) in matched:
+                    continue
+                alone = (i == 0 or not lines[i - 1].strip()) and (i + 1 == len(lines) or not lines[i + 1].strip())
+                new = _retitle(lines[i], mine, stats, alone, plain_line)
+                if new is None and not plain_line:
+                    new = _two_lines(lines, i, mine, stats)
+                if new is not None:
+                    lines[i] = new
+                    matched.add((k, i))
     if len(matched) >= MIN_NESTING:
         _nest(out, matched, stats)
     return ["\n".join(lines) for lines in out], stats
