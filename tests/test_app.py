@@ -145,6 +145,20 @@ def test_render_views_and_escaping():
     assert [v.label for v in vs3] == ["page 1", "page 2", "page 3"], [v.label for v in vs3]
     assert "releases and every upload" in blocks_html(three, vs3[1], with_tokens=False)
 
+    # ... and a page where a paragraph from the page before ends, then a block starts, lists that paragraph first
+    # (acmart's sample: page 5's running header sat in a block listed under page 4 only)
+    pdf = pymupdf.open()
+    pdf.new_page().insert_text((72, 700), "The maintainers keep the archive consistent across", fontsize=11)
+    page = pdf.new_page()
+    page.insert_text((72, 80), "releases and every upload is checked.", fontsize=11)
+    page.insert_text((72, 130), "A second paragraph starts on this page.", fontsize=11)
+    two = load_bytes(pdf.tobytes(), "two.pdf")
+    pdf.close()
+    assert two.meta["continued_blocks"] == 1
+    first, second = views(two)
+    assert (first.first, first.last) == (0, 0) and (second.first, second.last) == (0, 1)
+    assert "A second paragraph" in blocks_html(two, second, with_tokens=False)
+
     giant = load_bytes(("word " * (MAX_BLOCK_CHARS // 2)).encode(), "giant.txt")
     assert "more characters in this block" in blocks_html(giant, views(giant)[0], with_tokens=False)
 

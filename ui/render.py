@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import bisect
 import html
+import re
 
 from chunkscope.blocks import kind_word
 from chunkscope.document import Block, Document
@@ -43,16 +44,24 @@ CSS = """<style>
 def views(doc: Document, window_chars: int = WINDOW_CHARS) -> list[View]:
     """The block view's pieces: ``chunkscope.paging.document_views`` (pages, or windows of about
     ``window_chars`` ending on a block boundary) that hold a block start, or text of a block that
-    started before (a PDF paragraph going on over a whole page: that block is shown there too)."""
+    started before (a PDF paragraph going on over a page: that block is shown there too, first)."""
     starts = [b.start for b in doc.blocks]
     out = []
     for v in document_views(doc, window_chars):
         if v.has_blocks:
+            before = doc.blocks[v.first - 1] if v.first > 0 else None
+            if before is not None and before.end > v.start and _words(doc.text[v.start:before.end]):
+                v = View(v.label, v.start, v.end, v.first - 1, v.last)  # a block going on from the page before
             out.append(v)
         elif starts and doc.text[v.start:v.end].strip():
             i = max(0, bisect.bisect_right(starts, v.start) - 1)
             out.append(View(v.label, v.start, v.end, i, i))
     return out
+
+
+def _words(text: str) -> bool:
+    """Text with words outside layout comments (a page break, a running header)."""
+    return any(ch.isalnum() for ch in re.sub(r"<!--.*?-->", "", text, flags=re.S))
 
 
 def block_html(doc: Document, index: int, block: Block, tokens: int | None = None) -> str:
