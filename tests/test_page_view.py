@@ -61,7 +61,10 @@ def test_page_view_draws_chunks_steps_and_selects(pdf_doc_report):
     assert at.multiselect(key="cs_pv_chunkings").value == [report.winner]
     charts = at.get("plotly_chart")
     assert len(charts) == 1
-    assert "Extraction health" in at.expander[0].label
+    # one count for the page checks and what the conversion said (the blank page 3), both listed inside
+    n = len(doc.meta["health"]["warnings"]) + len(doc.warnings)
+    assert doc.warnings and at.expander[0].label == f"Extraction health: {n} warning(s)"
+    assert "⚠ conversion: page 3 has no extractable text" in [c.value for c in at.expander[0].caption]
     assert next(m.value for m in at.metric if m.label == "text dropped") == "0.0%"
     at.button(key="cs_pv_next").click().run()
     _ok(at)

@@ -52,7 +52,9 @@ def render_health(doc: Document, expanded: bool = False, key: str = "cs_health")
     t = h.get("totals", {})
     warns = h.get("warnings", [])
     cov = h.get("coverage")
-    head = (f"Extraction health: {len(warns)} warning(s)" if warns else "Extraction health: no warnings")
+    conv = list(doc.warnings)  # what the conversion said (text recovered, pages as plain text, ...)
+    n = len(warns) + len(conv)
+    head = f"Extraction health: {n} warning(s)" if n else "Extraction health: no warnings"
     with st.expander(head, expanded=expanded):
         c1, c5, c2, c3, c4 = st.columns(5)
         c1.metric("page boxes", "–" if cov is None else f"{cov:.1%}",
@@ -69,6 +71,8 @@ def render_health(doc: Document, expanded: bool = False, key: str = "cs_health")
         c3.metric("tables", f"{t.get('tables_detected', 0)} / {t.get('tables_markdown', 0)}",
                   help="tables detected on the pages / tables that came out as Markdown tables")
         c4.metric("hyphenated breaks", t.get("hyphenated", 0), help="line breaks inside a word (word- / next line)")
+        for w in conv[:8]:
+            st.caption("⚠ conversion: " + html.escape(w))
         for w in warns[:12]:
             st.caption("⚠ " + html.escape(w))
         if len(warns) > 12:
