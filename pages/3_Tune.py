@@ -97,10 +97,10 @@ if current is not None:
     cols[6].metric("chunks", len(current.chunks),
                    delta=None if baseline is None else f"{len(current.chunks) - len(baseline.chunks):+,}",
                    delta_color="off", delta_arrow="off")  # "+83" like the tokens' delta: a count, no arrow
-    cols[7].metric("tokens embedded", f"{tune.index_cost(current):,}",
+    cols[7].metric("tokens", f"{tune.index_cost(current):,}",  # "tokens embedded" did not fit an eighth
                    delta=None if baseline is None else f"{tune.index_cost(current) - tune.index_cost(baseline):+,}",
                    delta_color="off", delta_arrow="off",
-                   help="index cost: total tokens of all chunks (overlap counts twice)")
+                   help="tokens embedded, the index cost: total tokens of all chunks (overlap counts twice)")
     st.caption(f"**{shown.id}** · {dt * 1000:.0f} ms (cached configurations are instant)"
                + (f" · deltas against **{baseline.id}**" if baseline is not None else ""))
 

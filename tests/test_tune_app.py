@@ -53,7 +53,7 @@ def test_change_parameter_updates_metrics(tuned):
     view = at.selectbox(key="cs_tune_view")
     n = [int(re.search(r"\((\d+) boundar", o).group(1)) if "differ)" in o else 0 for o in view.options]
     assert max(n) > 0 and n[view.index] == max(n), (view.index, view.options)
-    counts = {m.label: m.proto.delta for m in at.metric if m.label in ("chunks", "tokens embedded")}
+    counts = {m.label: m.proto.delta for m in at.metric if m.label in ("chunks", "tokens")}
     assert all(d[:1] in "+-" for d in counts.values()), counts  # both signed the same way ("+83" beside "+46")
     assert any("recursive-600@chunk_size=200" in c.value for c in at.caption)
     # an invalid combination is rejected at the widget with a message, nothing crashes
