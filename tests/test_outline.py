@@ -136,3 +136,26 @@ def test_a_plain_title_line_is_its_bookmark_when_nothing_else_on_the_page_is():
     assert "\n\nTables\n\n" in out[0]  # the bold line took the bookmark first: the plain one stays text
     assert "Examples:" in out[0] and "# Examples:" not in out[0]
     assert stats["promoted"] == 2
+
+
+def test_a_slide_decks_bold_frame_titles_are_headings():
+    """beamer writes frame titles in bold at the size of the text: 2 headings for 31 slides, so a chunker cutting
+    at headings cut mid-slide. A deck (landscape pages, few words) gets ``##`` for each slide's bold first line;
+    a portrait document, or a landscape one full of text, does not."""
+    from chunkscope.ingest import load_bytes
+    from chunkscope.ingest.outline import is_deck
+
+    titles = ["Why haplotyping matters", "The formal model", "Blocks help", "Hardness results", "Tractable cases",
+              "Summary and outlook"]
+    pdf = pymupdf.open()
+    for k, title in enumerate(titles):
+        page = pdf.new_page(width=364, height=273)
+        page.insert_text((20, 30), title, fontsize=11, fontname="hebo")
+        page.insert_text((20, 70), f"A point about topic {k + 1} that the talk makes.", fontsize=9)
+    deck = load_bytes(pdf.tobytes(), "deck.pdf")
+    assert deck.meta["outline"]["slide_titles"] == 6
+    assert [x for x in deck.text.split("\n") if x.startswith("#")] == [f"## **{t}**" for t in titles]
+    assert not is_deck([(595.0, 842.0, 0.0)] * 6, [40] * 6)  # portrait pages
+    assert is_deck([(595.0, 842.0, 90.0)] * 6, [40] * 6)  # portrait pages shown turned: landscape
+    assert not is_deck([(842.0, 595.0, 0.0)] * 6, [400] * 6)  # a landscape report full of text
+    assert not is_deck([(364.0, 273.0, 0.0)] * 4, [40] * 4)  # too few pages to tell

@@ -238,3 +238,37 @@ def _nest(pages: list[list[str]], matched: set[tuple[int, int]], stats: dict[str
             elif last is not None and len(heads[-1].group(1)) <= last:
                 lines[i] = f"{'#' * min(6, last + 1)} {heads[-1].group(2)}"
                 stats["nested"] += 1
+
+
+# ------------------------------------------------------------------ slide decks
+MIN_SLIDES = 5  # pages a deck needs
+SLIDE_WORDS = 150  # a slide holds fewer words than this (median over the pages)
+
+
+def is_deck(infos: list[tuple[float, ...]], words_per_page: list[int]) -> bool:
+    """A slide deck: at least ``MIN_SLIDES`` pages, four in five of them landscape (as displayed: a rotation
+    of 90 or 270 degrees swaps the sides), and few words a page (median under ``SLIDE_WORDS``)."""
+    if len(infos) < MIN_SLIDES or len(words_per_page) != len(infos):
+        return False
+    wide = sum(1 for w, h, rot, *_ in infos if (w > h) != (int(rot) % 180 == 90))
+    counts = sorted(words_per_page)
+    return wide >= 0.8 * len(infos) and counts[len(counts) // 2] < SLIDE_WORDS
+
+
+def slide_titles(pages: list[str]) -> tuple[list[str], int]:
+    """A deck's slide titles as headings: a page's first line (after layout comments), when it stands alone,
+    is all bold and short, and is not a heading already, becomes ``##`` (beamer writes its frame titles in bold
+    at the size of the text, so the converter makes no heading of them: 2 headings for 31 slides). Only ``#``
+    marks change. Returns the pages and how many titles were made."""
+    out, made = [], 0
+    for md in pages:
+        lines = md.split("\n")
+        i = next((n for n, x in enumerate(lines) if x.strip() and not x.lstrip().startswith("<!--")), None)
+        if i is not None:
+            first = lines[i].strip()
+            alone = i + 1 == len(lines) or not lines[i + 1].strip()
+            if alone and len(first) <= MAX_TITLE // 2 and _BOLD_LINE.fullmatch(first) and alnum(first):
+                lines[i] = f"## {first}"
+                made += 1
+        out.append("\n".join(lines))
+    return out, made
