@@ -65,6 +65,8 @@ def test_self_test_fills_the_section_and_the_leaderboard_column(at):
     table = at.dataframe[1].value
     assert sorted(table["chunking"]) == sorted(CHUNKERS)
     assert table["recall@budget"].is_monotonic_decreasing
+    winner = board.loc[board[""] == "🏆", "chunking"].item()  # the leaderboard's marks, in the retrieval table too
+    assert dict(zip(table["chunking"], table[""])) == {c: "🏆" if c == winner else "◆" for c in CHUNKERS}
     assert any(c.proto.id and "cs_ret_curve" in c.proto.id for c in at.get("plotly_chart"))
     # the per-chunking notes the CLI prints are shown too ('whole' is one chunk, fewer than k = 5)
     notes = [c.value.replace("\\", "") for c in at.caption if c.value.startswith("note: ")]  # markdown-escaped
@@ -144,3 +146,18 @@ def test_snippet_of_a_long_chunk_marks_every_excerpt_it_holds():
     assert "w0400" not in html_ and " … " in html_
     # a short chunk is shown whole, its excerpt marked
     assert _snippet(text, 0, 300, [[12, 20]]).count("<mark") == 1
+
+
+def test_chunkings_with_the_same_chunks_are_named_under_the_chart():
+    """On state_of_the_union recursive-1100, recursive-1100+pp and structure cut alike: their curves lie on top
+    of each other and the winner's could not be seen. The caption names them."""
+    from chunkscope.analysis import Settings, analyze
+    from chunkscope.ingest import load_document
+    from ui.retrieval import same_chunks
+
+    doc = load_document(str(TINY))
+    ids = ["whole", "recursive-1100", "sentence-5"]
+    report = analyze(doc, Settings(chunkers=tuple(ids), candidates=tuple(ids), coref="none", embedder="none"))
+    assert len(report.get("recursive-1100").chunks) == 1  # a short document: one chunk, as 'whole'
+    assert same_chunks(report, ids) == [["whole", "recursive-1100"]]
+    assert same_chunks(report, ["whole", "sentence-5"]) == []

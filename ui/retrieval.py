@@ -144,14 +144,25 @@ def section(doc: Document, report: Report) -> None:
     if failed:  # the error above is about the new run; what follows is not its result
         st.warning("**Not updated**: the new run did not complete (the error above), so the results below are still "
                    "those of the previous run.", icon="⏮")
-    render_block(block)
+    render_block(block, report)
 
 
 def _weight_changed(report: Report) -> None:
     apply_weight(report)
 
 
-def render_block(block: dict[str, Any]) -> None:
+def same_chunks(report: Report, ids: list[str]) -> list[list[str]]:
+    """Groups (of two or more) of ``ids`` whose chunkings have exactly the same chunks: their retrieval results,
+    and their curves, coincide."""
+    groups: dict[tuple, list[str]] = {}
+    for cid in ids:
+        c = report.get(cid)
+        if c is not None and c.ok:
+            groups.setdefault(tuple((ch.start, ch.end) for ch in c.chunks), []).append(cid)
+    return [g for g in groups.values() if len(g) > 1]
+
+
+def render_block(block: dict[str, Any], report: Report | None = None) -> None:
     from chunkscope.retrieval.run import leaderboard, note_lines
 
     src = block["question_source"]
@@ -171,6 +182,10 @@ def render_block(block: dict[str, Any]) -> None:
     df = pd.DataFrame(rows)
     fmt = {c: "{:.3f}" for c in df.columns if c not in ("chunking", "chunks", "mean tokens")}
     fmt["mean tokens"] = "{:.0f}"
+    if report is not None:  # the same marks as the leaderboard: 🏆 adaptive winner, ◆ candidate
+        cands = set(report.settings.get("candidates") or [])
+        df.insert(0, "", ["🏆" if r["chunking"] == report.winner else ("◆" if r["chunking"] in cands else "")
+                          for r in rows])
     st.dataframe(df.style.format(fmt, na_rep="–"), hide_index=True, width="stretch", key="cs_ret_table", **MISSING)
     st.caption(f"Sorted by recall@budget (evidence recall when chunks are taken in rank order until {block['budget']} "
                "tokens; the last one cut at the budget). full@budget: share of questions with all their evidence "
@@ -183,6 +198,8 @@ def render_block(block: dict[str, Any]) -> None:
     left, right = st.columns([2, 1])
     with left, guard("The recall-vs-budget chart"):
         st.plotly_chart(figures.retrieval_curve_figure(block, ids), width="stretch", key="cs_ret_curve")
+        for group in same_chunks(report, ids) if report is not None else []:
+            st.caption("Same chunks, so one curve: " + md_escape(" = ".join(group)))
     with right:
         st.slider("Weight of retrieval recall in the adaptive score (0 = off)", 0.0, 3.0, step=0.25,
                   key=WEIGHT_KEY, help="Budgeted recall joins the weighted mean of the five metrics as one more term "
