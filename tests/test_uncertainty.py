@@ -164,7 +164,8 @@ def test_retrieval_that_disagrees_with_the_winner_is_said_at_weight_zero():
     ex = explain(r)
     assert r.winner == "aligned" and "retrieval-disagrees" in ex.flags  # the score is unchanged (weight 0) ...
     assert any("shifted finds more of the evidence (budgeted recall 0.910 vs 0.740)" in w for w in ex.warnings)
-    assert "Retrieval disagrees" in r.explanation  # ... but the user is told
+    assert "Retrieval disagrees" in r.explanation  # ... but the user is told, once: not again apart from the text
+    assert not [w for w in ex.cautions() if "Retrieval disagrees" in w] and ex.to_dict()["cautions"] == ex.cautions()
     rescore(_with_recall(r, {"aligned": 0.74, "shifted": 0.74 + RETRIEVAL_GAP / 2}))
     assert "retrieval-disagrees" not in explain(r).flags
 

@@ -104,7 +104,7 @@ def winner_card(report: Report, key: str | None = "cs_winner_card") -> None:
                     f'{_chips(ws["leads"], "+")}</div>'
                     f'<div style="margin:.2rem 0"><b>Trails it on</b> {_chips(ws["trails"], "-")}</div>')
         st.caption(md_escape(report.explanation))
-        for w in ws["warnings"]:
+        for w in ws["cautions"]:  # a warning the explanation already says is not repeated
             st.warning(md_escape(w), icon="⚠️")
 
 

@@ -37,10 +37,14 @@ class Explanation:
     text: str = ""
     verdict: dict[str, Any] | None = None  # report.verdict plus "text" (None: not computed)
 
+    def cautions(self) -> list[str]:
+        """The warnings a reader has not just read in ``text`` (shown apart, below it)."""
+        return [w for w in self.warnings if w not in self.text]
+
     def to_dict(self) -> dict[str, Any]:
         return {"winner": self.winner, "runner": self.runner, "margin": self.margin, "leads": self.leads,
                 "trails": self.trails, "flags": self.flags, "warnings": self.warnings, "text": self.text,
-                "verdict": self.verdict}
+                "verdict": self.verdict, "cautions": self.cautions()}
 
 
 def audit_failure(c: ChunkingResult) -> str:

@@ -187,7 +187,7 @@ def html_report(report: Report, doc: Any = None) -> str:
                             ensure_ascii=False))
     warn = "".join(f"<li>{e(w)}</li>" for w in report.warnings)
     flags = ", ".join(e(f) for f in ex.flags) or "none"
-    cautions = "".join(f'<p class="warn">⚠️ {e(w)}</p>' for w in ex.warnings)
+    cautions = "".join(f'<p class="warn">⚠️ {e(w)}</p>' for w in ex.cautions())
     pages = _pages_section(report, doc, ex.winner or report.winner, ex.runner)
     return f"""<!doctype html><html lang="en"><head><meta charset="utf-8">
 <title>ChunkScope report: {e(d.get('name', ''))}</title>
