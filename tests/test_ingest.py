@@ -325,3 +325,21 @@ def test_a_manuscripts_margin_line_numbers_are_removed():
     assert strip_line_numbers(short) == (short, 0)  # a short numbered list is text
     prose = "\n".join([f"{k} step" for k in range(1, 12)] + ["A line of prose."] * 14)
     assert strip_line_numbers(prose)[1] == 0  # numbers on under half of the page's lines
+
+
+def test_a_title_over_overlay_slides_is_not_an_alternating_header():
+    """A frame title repeated over three overlay slides (pages 7-9) tops pages of both sides: two of them were
+    taken for an odd-page header. And a superscript digit at a page's edge ("²".isdigit()) is no page number."""
+    from chunkscope.ingest.pdf import find_running_lines
+
+    titles = ["Why this question matters", "Earlier work on haplotypes", "The formal model today",
+              "Blocks help the search", "Hardness of the general case", "Tractable special cases"]
+    titles[6:6] = ["Results of the experiment"] * 3
+    titles += ["Closing words of the talk", "Open problems we see", "Questions from the floor", "Backup material",
+               "More data in a table", "Proof of the lemma", "Acknowledgements and thanks"]  # 16 slides
+    pages = [f"{t}\n\nBody of slide {k}: {w}." for k, (t, w) in enumerate(zip(titles, "abcdefghijklmnop"))]
+    edges = [(t.lower().replace(" ", ""), f"bodyofslide{k}{w}") for k, (t, w) in enumerate(zip(titles, "abcdefghijklmnop"))]
+    assert not find_running_lines(pages, edges)[1].found
+    words = ("alpha", "beta", "gamma", "delta")
+    sup = [f"{w} leads this page\n\nbody a\n\n²\n\nmore body\n\n{w} ends it" for w in words]
+    assert not find_running_lines(sup, [(f"{w}leadsthispage", "²") for w in words])[1].found  # and no ValueError

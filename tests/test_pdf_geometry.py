@@ -139,6 +139,16 @@ def test_a_table_set_sideways_on_an_upright_page_is_not_lost():
     assert [b[0] for b in chunk_boxes(d, s, e)] == [2]  # the Page view still finds it on its page
 
 
+def test_text_lost_for_another_reason_keeps_the_pages_markdown(monkeypatch):
+    """ufrgscca's manual hides white words behind its pages (PyMuPDF finds them, the converter does not): those
+    pages kept their Markdown before, and must not turn into plain text. Only text set sideways does."""
+    from chunkscope.ingest import pdf
+
+    monkeypatch.setattr(pdf, "_sideways", lambda page: False)
+    d = load_bytes(make_sideways_table_pdf(), "side.pdf")
+    assert "Row 3 sideways" not in d.text and not [w for w in d.warnings if "plain text used" in w]
+
+
 def test_a_table_caption_without_a_markdown_table_warns():
     """A table without ruled lines (most journal tables) comes out as lines of text: the page's caption says a
     table was there (acmart, revtex and aastex samples: "tables 0 / 0" and no warning)."""

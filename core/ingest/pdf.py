@@ -249,8 +249,9 @@ def find_running_lines(pages: list[str], edges: list[tuple[str, str]] | None = N
     ``edges`` (the top/bottom ink lines of each page) a page-number line must also be the page's
     top (bottom) line, so a numbered heading or list item is never taken for one; and a line of three
     words or more (not a heading, a table row or a list item) that is the top (bottom) ink line of at
-    least a quarter of the pages of one side, odd or even, and at least 2 of them, is a running line
-    too (alternating headers: a 6-page paper's "Title … Conference" on pages 3 and 5).
+    least a quarter of the pages of one side, odd or even, and at least 2 of them, and that never starts
+    (ends) a page of the other side, is a running line too (alternating headers: a 6-page paper's "Title …
+    Conference" on pages 3 and 5; not a slide title repeated over three overlay slides, 7 to 9).
     """
     found = RunningLines()
     with_text = [i for i, md in enumerate(pages) if md.strip()]
@@ -319,7 +320,8 @@ def find_running_lines(pages: list[str], edges: list[tuple[str, str]] | None = N
         sk = _start_key(line) if edge == "header" else None
         if sk is not None and starts.get(sk, 0) >= need and on_edge(k, line, edge):
             return "same start"
-        if edges is not None and by_side.get((edge, k % 2, key), 0) >= need_side[k % 2] and len(key.split()) >= 3 \
+        if edges is not None and by_side.get((edge, k % 2, key), 0) >= need_side[k % 2] \
+                and not by_side.get((edge, 1 - k % 2, key)) and len(key.split()) >= 3 \
                 and not line.lstrip().startswith(("#", "|")) and not _LIST_ITEM.match(line) and on_edge(k, line, edge):
             return "repeated on alternate pages"  # a book's or a paper's odd-page header: too few pages for the first rule
         return None
@@ -357,7 +359,7 @@ def _inner_page_numbers(info: dict[int, tuple[int, int, list[str]]], edges: list
         if k >= len(edges):
             continue
         for edge, ink in (("header", edges[k][0]), ("footer", edges[k][1])):
-            if not ink.isdigit() or len(ink) > 4:
+            if not re.fullmatch(r"[0-9]{1,4}", ink):  # "²".isdigit() is true, and int("²") fails
                 continue
             at = [n for n in range(i + 1, j) if plain(lines[n]) == ink]
             if at:
@@ -511,12 +513,12 @@ def _recover_lost_text(doc, raw_pages: list[str], words: list[list[tuple]] | Non
     shaded code blocks and list items lose their text the same way. Redone: pages that kept less
     than half of their letters, and pages without a detected table that kept less than
     ``_LOST_NO_TABLE`` (without graphics pymupdf4llm detects no table: a page with one keeps its
-    first conversion unless it lost half). A page that still keeps less than half of its letters (text
-    set sideways, which the converter drops: a landscape table on an upright page) takes PyMuPDF's plain
-    text instead. Rotated pages are left to the plain-text fallback. One warning names the pages of
+    first conversion unless it lost half). A page that still keeps less than half of its letters and
+    whose letters mostly run sideways (which the converter drops: a landscape table on an upright page)
+    takes PyMuPDF's plain text instead. Rotated pages are left to the plain-text fallback. One warning names the pages of
     each kind."""
     redone: list[tuple[int, int, int]] = []
-    as_plain: list[tuple[int, int, int, bool]] = []
+    as_plain: list[tuple[int, int, int]] = []
     for k, raw in enumerate(raw_pages):
         if int(infos[k][2]) % 360:
             continue
@@ -540,14 +542,14 @@ def _recover_lost_text(doc, raw_pages: list[str], words: list[list[tuple]] | Non
             raw_pages[k] = again
             redone.append((k + 1, got, want))
             got = kept
-        if got < _LOST_SHARE * want:  # still most of the page lost (text set sideways: a landscape table)
-            try:
+        if got < _LOST_SHARE * want and _sideways(doc[k]):  # most of the page lost, and set sideways: a landscape
+            try:                                                # table (not hidden text: white, invisible words)
                 plain = doc[k].get_text("text")
             except Exception:
                 continue
             if _letters(plain) > got + 0.05 * want:
                 raw_pages[k] = plain
-                as_plain.append((k + 1, got, want, _sideways(doc[k])))
+                as_plain.append((k + 1, got, want))
                 if redone and redone[-1][0] == k + 1:
                     redone.pop()
     if redone:
@@ -557,10 +559,9 @@ def _recover_lost_text(doc, raw_pages: list[str], words: list[list[tuple]] | Non
                         "vector graphics (tables there are not detected)")
     if as_plain:
         got, want = sum(r[1] for r in as_plain), sum(r[2] for r in as_plain)
-        why = "text set sideways, such as a landscape table" if any(r[3] for r in as_plain) else "unknown layout"
         warnings.append(f"{_page_list([r[0] for r in as_plain])}: Markdown conversion kept only {got:,} of {want:,} "
-                        f"letters ({why}); PyMuPDF's plain text used instead (one line per text line: no "
-                        "Markdown table or headings there)")
+                        "letters (text set sideways, such as a landscape table); PyMuPDF's plain text used instead "
+                        "(one line per text line: no Markdown table or headings there)")
 
 
 def _sideways(page) -> bool:
