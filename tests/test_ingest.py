@@ -309,22 +309,43 @@ def test_a_page_number_the_converter_put_between_the_columns_is_a_running_line()
     assert 3 not in find_running_lines(odd, edges)[1].found
 
 
+def _line_words(lines: list[str], number_x: float) -> list[tuple]:
+    """PyMuPDF-like words of ``lines`` (12 pt apart): a leading number at ``number_x``, the text from x 86."""
+    out = []
+    for k, line in enumerate(lines):
+        y = 100.0 + 12 * k
+        head, _, rest = line.partition(" ")
+        if head.isdigit():
+            out.append((number_x, y, number_x + 6 * len(head), y + 10, head))
+        else:
+            rest = line
+        x = 86.0
+        for w in rest.split():
+            out.append((x, y, x + 6 * len(w), y + 10, w))
+            x += 6 * len(w) + 4
+    return out
+
+
 def test_a_manuscripts_margin_line_numbers_are_removed():
-    """aastex's review copy: "38 In 1996 Maxim …", a number alone where it cut a sentence ("Vikhlinin ⏎⏎ 40 ⏎ took
-    over"); 344 numbers through the text, and no heading found behind them."""
+    """aastex's review copy: "38 In 1996 Maxim …", a number alone where it cut a sentence ("Vikhlinin ⏎⏎ 40 ⏎⏎ took
+    over"); 344 numbers through the text, and no heading found behind them. Numbers that are the text's own
+    (years opening lines, a listing numbered in the text column) stay."""
     from chunkscope.ingest.pdf import MIN_LINE_NUMBERS, strip_line_numbers
 
     body = [f"{n} Line {n} of the text goes on" for n in range(38, 60) if n not in (40, 45, 52)]
-    lines = ["<!-- PageHeader: 2 Schwarz et al. -->", ""] + body[:2] + ["", "40", "took over the work."] + body[2:]
+    lines = ["<!-- PageHeader: 2 Schwarz et al. -->", ""] + body[:2] + ["", "40", "", "took over the work."] + body[2:]
     page = "\n".join(lines + ["", "```", "1 first line of code", "2 second", "```"])
-    out, n = strip_line_numbers(page)
+    words = _line_words(body + ["40"], 20.0)  # the numbers in the margin, the text from x 86
+    out, n = strip_line_numbers(page, words)
     assert n == len(body) + 1  # 52 was lost by the converter: a step of 2 goes on
     assert "Line 38 of the text goes on\nLine 39 of the text goes on\ntook over the work.\nLine 41" in out
     assert "\n40\n" not in out and "2 Schwarz" in out and "1 first line of code" in out
-    short = "\n".join(f"{k} apples" for k in range(1, MIN_LINE_NUMBERS))
-    assert strip_line_numbers(short) == (short, 0)  # a short numbered list is text
-    prose = "\n".join([f"{k} step" for k in range(1, 12)] + ["A line of prose."] * 14)
-    assert strip_line_numbers(prose)[1] == 0  # numbers on under half of the page's lines
+    assert strip_line_numbers(page, None) == (page, 0)  # without the page's words, no evidence
+    assert strip_line_numbers("007 a\n" + page, words)[0].startswith("007 a")  # not in the run: untouched
+    years = [f"{1990 + i} was the year of event {i}." for i in range(12)]
+    assert strip_line_numbers("\n".join(years), _line_words(years, 60.0))[1] == 0  # a space before the text
+    short = [f"{k} apples" for k in range(1, MIN_LINE_NUMBERS)]
+    assert strip_line_numbers("\n".join(short), _line_words(short, 20.0))[1] == 0  # a short numbered list
 
 
 def test_a_title_over_overlay_slides_is_not_an_alternating_header():

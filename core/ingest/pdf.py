@@ -18,7 +18,7 @@ import re
 import threading
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, Sequence
 
 from chunkscope.blocks import build_blocks, join_continued
 from chunkscope.document import Document, Span
@@ -89,18 +89,24 @@ _CHAPTER_WORD = re.compile(r"(?m)^([*_]*(?:chapter|appendix|part)[*_]*)[ \t]*\n\
 
 _LINE_NUMBER = re.compile(r"(\d{1,5})(?: (?=\S)|$)")
 MIN_LINE_NUMBERS = 10  # consecutive margin numbers a page needs before they are taken for line numbering
+MARGIN_GAP = 10.0  # points between a margin number and the text column (a line's own first word: a space)
 
 
-def strip_line_numbers(md: str) -> tuple[str, int]:
+def strip_line_numbers(md: str, words: Sequence[Sequence[Any]] | None) -> tuple[str, int]:
     """A manuscript's margin line numbers (a journal's review copy, ``lineno``: "38 In 1996 Maxim …", "40" alone
     on a line), which the converter writes into the text, removed: the page's longest run of lines that start
-    with increasing numbers (steps of 1, or up to 3 where the converter lost one), when it has at least ``MIN_LINE_NUMBERS`` and covers half of the page's lines
-    (outside fenced code). A number alone on its line goes with the blank lines before it when the text before
-    does not end a sentence and the text after goes on in lower case (the number had cut a sentence). Returns the page and how many were removed."""
+    with increasing numbers (steps of 1, or up to 3 where the converter lost one), when it has at least
+    ``MIN_LINE_NUMBERS``, covers half of the page's lines (outside fenced code) and four in five of its numbers
+    are words in the page's margin (``words``: PyMuPDF's, ``MARGIN_GAP`` or more left of where the text starts
+    or right of where it ends; so years opening lines of prose, a table's index column or a contents list stay). A number alone on
+    its line goes with the blank lines around it when the text before does not end a sentence and the text
+    after goes on in lower case (the number had cut a sentence). Returns the page and how many were removed."""
+    if not words:
+        return md, 0
     lines = md.split("\n")
     fenced = False
-    run: list[tuple[int, int]] = []
-    best: list[tuple[int, int]] = []
+    run: list[tuple[int, re.Match[str]]] = []
+    best: list[tuple[int, re.Match[str]]] = []
     for i, line in enumerate(lines):
         if line.lstrip().startswith(("```", "~~~")):
             fenced = not fenced
@@ -108,25 +114,38 @@ def strip_line_numbers(md: str) -> tuple[str, int]:
         if m is None:
             continue
         n = int(m.group(1))
-        run = run + [(i, n)] if run and 1 <= n - run[-1][1] <= 3 else [(i, n)]  # a number the converter lost
+        run = run + [(i, m)] if run and 1 <= n - int(run[-1][1].group(1)) <= 3 else [(i, m)]  # a number lost
         if len(run) > len(best):
             best = run
     if len(best) < MIN_LINE_NUMBERS or len(best) < 0.5 * sum(1 for x in lines if x.strip()):
         return md, 0
+    numbers = {m.group(1) for _, m in best}
+    text_words = [w for w in words if str(w[4]) not in numbers]
+    if not text_words:
+        return md, 0
+    left = sorted(float(w[0]) for w in text_words)[len(text_words) // 10]  # where the text starts (10th pct.)
+    right = sorted(float(w[2]) for w in text_words)[-1 - len(text_words) // 10]
+    margin = {str(w[4]) for w in words if str(w[4]) in numbers  # a gutter between them and the text, not a space
+              and (float(w[2]) <= left - MARGIN_GAP or float(w[0]) >= right + MARGIN_GAP)}
+    if len(margin) < 0.8 * len(numbers):
+        return md, 0
     drop: set[int] = set()
-    for i, n in best:
-        rest = lines[i][len(str(n)):].lstrip(" ")
-        if rest:
+    for i, m in best:
+        rest = lines[i][m.end():]
+        if rest.strip():
             lines[i] = rest
             continue
         drop.add(i)
         k = i - 1
         while k >= 0 and not lines[k].strip():
             k -= 1
-        after = next((x.strip() for x in lines[i + 1:] if x.strip()), "")
-        if k >= 0 and not lines[k].rstrip().endswith((".", "!", "?", ":")) and after[:1].islower():
-            drop.update(range(k + 1, i))  # the number had cut a sentence: join it again
-    return "\n".join(x for j, x in enumerate(lines) if j not in drop), len(best)
+        j = i + 1
+        while j < len(lines) and not lines[j].strip():
+            j += 1
+        if k >= 0 and j < len(lines) and not lines[k].rstrip().endswith((".", "!", "?", ":")) \
+                and lines[j].strip()[:1].islower():
+            drop.update(range(k + 1, j))  # the number had cut a sentence: join it again
+    return "\n".join(x for n, x in enumerate(lines) if n not in drop), len(best)
 
 
 def _tidy(md: str) -> str:
@@ -632,12 +651,12 @@ def load_pdf_bytes(data: bytes, filename: str, name: str, *, running: str = "mar
         tidy = [_tidy(raw) for raw in raw_pages]
         numbered = []
         for k, md in enumerate(tidy):
-            tidy[k], n = strip_line_numbers(md)
+            tidy[k], n = strip_line_numbers(md, words[k] if words is not None else None)
             if n:
                 numbered.append((k + 1, n))
         if numbered:
-            warnings.append(f"{_page_list([k for k, _ in numbered])}: {sum(n for _, n in numbered):,} margin line "
-                            "numbers (a manuscript's line numbering) removed from the text")
+            warnings.append(f"{_page_list([k for k, _ in numbered])}: {sum(n for _, n in numbered):,} line numbers "
+                            "printed in the margin (a manuscript's or a listing's) removed from the text")
         tidy, running_found = find_running_lines(tidy, tops)
         marked = apply_running_lines(tidy, running_found, strip=running == "strip")
         try:
