@@ -198,6 +198,12 @@ def test_spans_on_the_uploaded_text_are_mapped_onto_the_normalised_document():
         qs3 = read_questions(json.dumps([bad, row]), "q.jsonl", DOC.text, "harbour", raw_text=raw)
         (line,) = [x for x in qs3.problems if "does not match" in x]
         assert "the quote cannot stand in (" + why in line and "using" not in line
+    # a quote in parts ("a … b") of which one is found: that part is used, and the line says so
+    bad["references"][0]["content"] = "Mooring fees are paid … and nowhere in these harbour rules"
+    qs4 = read_questions(json.dumps([bad, row]), "q.jsonl", DOC.text, "harbour", raw_text=raw)
+    (line,) = [x for x in qs4.problems if "does not match" in x]
+    assert "using the part(s) of the quote found (quote not found in the document" in line
+    assert DOC.text[slice(*qs4.questions[0].evidence[0])] == "Mooring fees are paid"
 
 
 def test_fewer_chunks_than_k_is_noted_and_scored():

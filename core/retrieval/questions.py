@@ -351,9 +351,10 @@ def resolve_evidence(items: Iterable[dict[str, Any]], doc_text: str, raw_text: s
         found, missing = locator.find_parts(content, qhint)
         why = [f"quote too short to locate (under {MIN_QUOTE_CHARS} characters): {short(m)}"
                if len(m.strip()) < MIN_QUOTE_CHARS else f"quote not found in the document: {short(m)}" for m in missing]
-        if mismatch:  # one line: the span is wrong, and whether the quote stands in for it
+        if mismatch:  # one line: the span is wrong, and whether the quote (or which of its parts) stands in
             problems.append(f"{mismatch}; " + ("using the quote, found in the document" if not why else
-                                               "the quote cannot stand in (" + "; ".join(why) + ")"))
+                                               "the quote cannot stand in (" + "; ".join(why) + ")" if not found else
+                                               "using the part(s) of the quote found (" + "; ".join(why) + ")"))
         else:
             problems.extend(f"{where}: {w}" for w in why)
         out.extend(found)
