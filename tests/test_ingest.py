@@ -364,3 +364,19 @@ def test_a_title_over_overlay_slides_is_not_an_alternating_header():
     words = ("alpha", "beta", "gamma", "delta")
     sup = [f"{w} leads this page\n\nbody a\n\n²\n\nmore body\n\n{w} ends it" for w in words]
     assert not find_running_lines(sup, [(f"{w}leadsthispage", "²") for w in words])[1].found  # and no ValueError
+
+
+def test_a_page_number_between_the_columns_under_a_running_title():
+    """The number the converter wrote between the columns is found on a page whose running footer (a title)
+    was found too; an edge that already has its running line is not given a second one."""
+    from chunkscope.ingest.pdf import find_running_lines
+
+    fruit = ["apples", "pears", "plums", "figs", "dates", "limes", "kiwis"]
+    pages = []
+    for k in range(1, 7):
+        pages.append(f"The {fruit[k]} of the left column.\n\n{k}\n\nRight column {fruit[k - 1]} starts.\n\n"
+                     f"{k}\n\nA Journal of Fruit, volume nine")
+    edges = [(str(k), "ajournaloffruitvolumenine") for k in range(1, 7)]
+    _, found = find_running_lines(pages, edges)
+    for k in range(6):
+        assert sorted(found.found[k]) == [(2, "header", "page number inside the page"), (8, "footer", "repeated")]

@@ -73,6 +73,8 @@ def render_health(doc: Document, expanded: bool = False, key: str = "cs_health")
         c4.metric("hyphenated breaks", t.get("hyphenated", 0), help="line breaks inside a word (word- / next line)")
         for w in conv[:8]:
             st.caption("⚠ conversion: " + html.escape(w))
+        if len(conv) > 8:
+            st.caption(f"… and {len(conv) - 8} more from the conversion (see the warnings under the document)")
         for w in warns[:12]:
             st.caption("⚠ " + html.escape(w))
         if len(warns) > 12:

@@ -77,7 +77,7 @@ def rescore(report: Report, weights: dict[str, float] | None = None,
     report.settings["weights"] = weights
     report.settings["candidates"] = list(cands)
     report.settings["retrieval_weight"] = rw
-    recall = retrieval_recall(report) if rw > 0 else {}
+    recall = uncertainty.retrieval_recall(report) if rw > 0 else {}
     for c in report.chunkings:
         c.candidate = c.id in cands
         if not c.ok:
@@ -110,13 +110,6 @@ def judge(report: Report, weights: dict[str, float], pool: Sequence[ChunkingResu
     report.verdict = v
 
 
-def retrieval_recall(report: Report) -> dict[str, float]:
-    """Budgeted retrieval recall per chunking id (empty without a retrieval block)."""
-    from chunkscope.retrieval.run import recall_by_chunking
-
-    return recall_by_chunking(report.retrieval)
-
-
 def explain(report: Report) -> Explanation:
     """Why the report's winner won (or why there is none), from the report alone."""
     weights = {m: 1.0 for m in METRICS} | dict(report.settings.get("weights") or {})
@@ -128,7 +121,7 @@ def explain(report: Report) -> Explanation:
     runner = pool[0] if pool else None
     ex = Explanation(winner=best.id, verdict=report.verdict)
     rw = float(report.settings.get("retrieval_weight") or 0.0)
-    recall = retrieval_recall(report)
+    recall = uncertainty.retrieval_recall(report)  # the score's, the tie-break's and the explanation's: one reading
     v: dict[str, Any] = report.verdict if report.verdict and report.verdict.get("winner") == best.id else {}
     parts = [f"{best.id} wins with a score of {best.score:.3f}{_ci(best)}"]
     tied = bool(v) and v["kind"] == "tie"

@@ -356,9 +356,9 @@ def find_running_lines(pages: list[str], edges: list[tuple[str, str]] | None = N
         r = reason(k, lines[i], "header", firsts)
         if r:
             items.append((i, "header", r))
-        if k in inner and not items:
+        if k in inner:  # also on a page whose running line of the other edge was found (its running title)
             at_edge, number, at = inner[k]
-            if offsets[(at_edge, number - k)] >= need:
+            if offsets[(at_edge, number - k)] >= need and all(e != at_edge for _, e, _ in items):
                 items.append((at, at_edge, "page number inside the page"))
         if items:
             found.found[k] = items
