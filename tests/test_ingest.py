@@ -341,6 +341,10 @@ def test_a_manuscripts_margin_line_numbers_are_removed():
     assert "Line 38 of the text goes on\nLine 39 of the text goes on\ntook over the work.\nLine 41" in out
     assert "\n40\n" not in out and "2 Schwarz" in out and "1 first line of code" in out
     assert strip_line_numbers(page, None) == (page, 0)  # without the page's words, no evidence
+    # a number of the text between two numbered lines (an equation "0 = x + y") neither ends the run nor goes
+    jumbled = page.replace("\n49 Line 49", "\n0 = x + y\n49 Line 49")
+    out2, n2 = strip_line_numbers(jumbled, words)
+    assert n2 == n and "\n0 = x + y\nLine 49 of the text" in out2
     assert strip_line_numbers("007 a\n" + page, words)[0].startswith("007 a")  # not in the run: untouched
     years = [f"{1990 + i} was the year of event {i}." for i in range(12)]
     assert strip_line_numbers("\n".join(years), _line_words(years, 60.0))[1] == 0  # a space before the text

@@ -105,7 +105,7 @@ def strip_line_numbers(md: str, words: Sequence[Sequence[Any]] | None) -> tuple[
         return md, 0
     lines = md.split("\n")
     fenced = False
-    run: list[tuple[int, re.Match[str]]] = []
+    runs: dict[int, list[tuple[int, re.Match[str]]]] = {}  # the runs so far, by their last number
     best: list[tuple[int, re.Match[str]]] = []
     for i, line in enumerate(lines):
         if line.lstrip().startswith(("```", "~~~")):
@@ -114,7 +114,9 @@ def strip_line_numbers(md: str, words: Sequence[Sequence[Any]] | None) -> tuple[
         if m is None:
             continue
         n = int(m.group(1))
-        run = run + [(i, m)] if run and 1 <= n - int(run[-1][1].group(1)) <= 3 else [(i, m)]  # a number lost
+        # a run goes on from n-1 (or n-3: numbers the converter lost), over numbers of the text in between
+        prev = next((runs.pop(n - d) for d in (1, 2, 3) if n - d in runs), [])
+        run = runs[n] = prev + [(i, m)]
         if len(run) > len(best):
             best = run
     if len(best) < MIN_LINE_NUMBERS or len(best) < 0.5 * sum(1 for x in lines if x.strip()):
