@@ -17,7 +17,7 @@ Every check is per page and guarded: a strange page gives a warning, never an ex
 from __future__ import annotations
 
 import re
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterable, Sequence
 
 _TABLE_SEP = re.compile(r"^\|[-:| ]+\|$", re.M)
 _FRAGMENTS = 3000  # words on one page above which extraction is suspect (drawn text, kerning)
@@ -80,8 +80,13 @@ def missing_letters(words: Sequence[Sequence[Any]], runs: Sequence[Sequence[Any]
     when its centre lies in a run's box (a run is a line part: a word missing inside a mapped
     line is not seen, so this is a lower bound). Dropped words that are ``furniture`` (their
     ``_place`` key; see ``dropped_furniture``) are counted in neither."""
+    return _missing(_coverage(words, runs), furniture)
+
+
+def _missing(coverage: Iterable[tuple[Sequence[Any], bool]],
+             furniture: set[tuple[int, int, str]] | None) -> tuple[int, int]:
     missing = total = 0
-    for w, covered in _coverage(words, runs):
+    for w, covered in coverage:
         n = sum(ch.isalnum() for ch in str(w[4]))
         if not n or (not covered and furniture and _place(w) in furniture):
             continue
@@ -90,12 +95,11 @@ def missing_letters(words: Sequence[Sequence[Any]], runs: Sequence[Sequence[Any]
     return missing, total
 
 
-def _coverage(words: Sequence[Sequence[Any]], runs: Sequence[Sequence[Any]]) -> Iterator[tuple[Sequence[Any], bool]]:
+def _coverage(words: Sequence[Sequence[Any]], runs: Sequence[Sequence[Any]]) -> list[tuple[Sequence[Any], bool]]:
     """Each word with whether a run of the Markdown covers its centre."""
     boxes = [(r[3], r[4], r[5], r[6]) for r in runs]
-    for w in words:
-        cx, cy = (w[0] + w[2]) / 2, (w[1] + w[3]) / 2
-        yield w, any(x0 - 1 <= cx <= x1 + 1 and y0 - 1 <= cy <= y1 + 1 for x0, y0, x1, y1 in boxes)
+    return [(w, any(x0 - 1 <= (w[0] + w[2]) / 2 <= x1 + 1 and y0 - 1 <= (w[1] + w[3]) / 2 <= y1 + 1
+                    for x0, y0, x1, y1 in boxes)) for w in words]
 
 
 def _place(w: Sequence[Any]) -> tuple[int, int, str]:
@@ -108,11 +112,15 @@ def dropped_furniture(words: Sequence[Sequence[Sequence[Any]]], runs_by_page: di
     """Words the converter dropped at the same place on at least ``share`` of the pages (and 3): a slide
     template's navigation bar, a footer line drawn on every page. Leaving them out of the Markdown loses
     nothing, so they do not count as dropped text."""
-    pages_with = [k for k, wk in enumerate(words) if wk]
+    return _furniture([_coverage(wk, runs_by_page.get(k + 1, [])) for k, wk in enumerate(words)], share)
+
+
+def _furniture(coverage: Sequence[list[tuple[Sequence[Any], bool]]], share: float = 0.25) -> set[tuple[int, int, str]]:
+    pages_with = [cov for cov in coverage if cov]
     need = max(3, int(len(pages_with) * share + 0.999))
     seen: dict[tuple[int, int, str], int] = {}
-    for k in pages_with:
-        for key in {_place(w) for w, covered in _coverage(words[k], runs_by_page.get(k + 1, [])) if not covered}:
+    for cov in pages_with:
+        for key in {_place(w) for w, covered in cov if not covered}:
             seen[key] = seen.get(key, 0) + 1
     return {key for key, n in seen.items() if n >= need}
 
@@ -128,7 +136,13 @@ def pdf_health(pdf, page_texts: Sequence[str], tables: Sequence[int], running: A
         for r in geometry.runs:
             runs_by_page.setdefault(r[2], []).append(r)
     found = getattr(running, "found", {}) or {}
-    furniture = dropped_furniture(words, runs_by_page) if words is not None and geometry is not None else set()
+    # each word covered by the Markdown or not, once: the template's furniture and each page's dropped text
+    try:
+        coverage = [_coverage(wk, runs_by_page.get(k + 1, [])) for k, wk in enumerate(words or [])] \
+            if geometry is not None else []
+    except Exception:  # a strange word box: no dropped-text counts, never an exception
+        coverage = []
+    furniture = _furniture(coverage)
     for k, text in enumerate(page_texts):
         no = k + 1
         p: dict[str, Any] = {"page": no, "warnings": []}
@@ -152,7 +166,7 @@ def pdf_health(pdf, page_texts: Sequence[str], tables: Sequence[int], running: A
             if geometry is not None and k < len(geometry.page_coverage):
                 m, n = geometry.page_coverage[k]
                 p["coverage"] = round(m / n, 4) if n else None
-                lost, letters = missing_letters(wk, runs_by_page.get(no, []), furniture)
+                lost, letters = _missing(coverage[k] if k < len(coverage) else [], furniture)
                 p["missing_letters"], p["letters"] = lost, letters
             if info[0] <= 0 or info[1] <= 0:
                 p["warnings"].append("zero-size page")
