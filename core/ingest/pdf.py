@@ -287,9 +287,7 @@ def find_running_lines(pages: list[str], edges: list[tuple[str, str]] | None = N
         idx = [i for i, ln in enumerate(lines) if ln.strip()]
         return (idx[0], idx[-1], lines) if len(idx) >= 2 else (-1, -1, lines)
 
-    firsts: dict[str, int] = {}
-    lasts: dict[str, int] = {}
-    by_side: dict[tuple[str, int, str], int] = {}  # (edge, page parity, key): running lines of odd / even pages
+    by_side: dict[tuple[str, int, str], int] = {}  # (edge, page parity, key): first / last lines of odd, even pages
     starts: dict[str, int] = {}
     offsets: dict[tuple[str, int], int] = {}
     romans: dict[tuple[str, int], int] = {}
@@ -299,8 +297,6 @@ def find_running_lines(pages: list[str], edges: list[tuple[str, str]] | None = N
         if i < 0:
             continue
         info[k] = (i, j, lines)
-        firsts[_line_key(lines[i])] = firsts.get(_line_key(lines[i]), 0) + 1
-        lasts[_line_key(lines[j])] = lasts.get(_line_key(lines[j]), 0) + 1
         for edge, n in (("header", lines[i]), ("footer", lines[j])):
             side = (edge, k % 2, _line_key(n))
             by_side[side] = by_side.get(side, 0) + 1
@@ -322,11 +318,11 @@ def find_running_lines(pages: list[str], edges: list[tuple[str, str]] | None = N
         a = alnum(line)
         return bool(a) and bool(ink) and (a == ink or (len(ink) >= 1 and (ink in a or a in ink)))
 
-    def reason(k: int, line: str, edge: str, counts: dict[str, int]) -> str | None:
+    def reason(k: int, line: str, edge: str) -> str | None:
         key = _line_key(line)
         if not key or key.startswith("|") or len(key) > 200:
             return None
-        if counts.get(key, 0) >= need:
+        if by_side.get((edge, 0, key), 0) + by_side.get((edge, 1, key), 0) >= need:  # pages of both sides
             return "repeated" if on_edge(k, line, edge) else None
         num = _page_number(line)
         if num is not None:
@@ -352,10 +348,10 @@ def find_running_lines(pages: list[str], edges: list[tuple[str, str]] | None = N
         offsets[(at_edge, number - k)] = offsets.get((at_edge, number - k), 0) + 1
     for k, (i, j, lines) in info.items():
         items = []
-        r = reason(k, lines[j], "footer", lasts)
+        r = reason(k, lines[j], "footer")
         if r:
             items.append((j, "footer", r))
-        r = reason(k, lines[i], "header", firsts)
+        r = reason(k, lines[i], "header")
         if r:
             items.append((i, "header", r))
         if k in inner:  # also on a page whose running line of the other edge was found (its running title)
