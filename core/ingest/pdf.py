@@ -98,9 +98,10 @@ def strip_line_numbers(md: str, words: Sequence[Sequence[Any]] | None) -> tuple[
     with increasing numbers (steps of 1, or up to 3 where the converter lost one), when it has at least
     ``MIN_LINE_NUMBERS``, covers half of the page's lines (outside fenced code) and four in five of its numbers
     are words in the page's margin (``words``: PyMuPDF's, ``MARGIN_GAP`` or more left of where the text starts
-    or right of where it ends; so years opening lines of prose, a table's index column or a contents list stay). A number alone on
-    its line goes with the blank lines around it when the text before does not end a sentence and the text
-    after goes on in lower case (the number had cut a sentence). Returns the page and how many were removed."""
+    or right of where it ends; so years opening lines of prose, a table's index column or a contents list
+    stay). A number alone on its line goes with the blank lines around it when the text before does not end a
+    sentence and the text after goes on in lower case (the number had cut a sentence). Returns the page and
+    how many were removed."""
     if not words:
         return md, 0
     lines = md.split("\n")
@@ -498,13 +499,17 @@ def _page_markdown(doc) -> tuple[list[str], list[str], list[int]]:
         pages = [by_page[i] for i in range(doc.page_count)]
     except Exception as exc:  # fall back to PyMuPDF's plain text, say so
         warnings.append(f"Markdown conversion failed ({_first_line(exc)}); plain text extracted instead")
-        pages = []
-        for page in doc:
-            try:
-                pages.append(page.get_text("text"))
-            except Exception:
-                pages.append("")
+        pages = [_plain_text(page) for page in doc]
     return pages, warnings, tables
+
+
+def _plain_text(page) -> str:
+    """PyMuPDF's plain text of a page (one line per text line), "" when it cannot be read: what stands in
+    for the Markdown where the converter failed or lost the page's text."""
+    try:
+        return page.get_text("text")
+    except Exception:
+        return ""
 
 
 _LOST_SHARE = 0.5  # a page whose Markdown keeps less than this share of the page's letters lost text
@@ -532,8 +537,8 @@ def _recover_lost_text(doc, raw_pages: list[str], words: list[list[tuple]] | Non
     ``_LOST_NO_TABLE`` (without graphics pymupdf4llm detects no table: a page with one keeps its
     first conversion unless it lost half). A page that still keeps less than half of its letters and
     whose letters mostly run sideways (which the converter drops: a landscape table on an upright page)
-    takes PyMuPDF's plain text instead. Rotated pages are left to the plain-text fallback. One warning names the pages of
-    each kind."""
+    takes PyMuPDF's plain text instead. Rotated pages are left to the plain-text fallback. One warning
+    names the pages of each kind."""
     redone: list[tuple[int, int, int]] = []
     as_plain: list[tuple[int, int, int]] = []
     for k, raw in enumerate(raw_pages):
@@ -560,12 +565,9 @@ def _recover_lost_text(doc, raw_pages: list[str], words: list[list[tuple]] | Non
             redone.append((k + 1, got, want))
             got = kept
         if got < _LOST_SHARE * want and _sideways(doc[k]):  # most of the page lost, and set sideways: a landscape
-            try:                                                # table (not hidden text: white, invisible words)
-                plain = doc[k].get_text("text")
-            except Exception:
-                continue
-            if _letters(plain) > got + 0.05 * want:
-                raw_pages[k] = plain
+            text = _plain_text(doc[k])                          # table (not hidden text: white, invisible words)
+            if _letters(text) > got + 0.05 * want:
+                raw_pages[k] = text
                 as_plain.append((k + 1, got, want))
                 if redone and redone[-1][0] == k + 1:
                     redone.pop()
@@ -632,12 +634,9 @@ def load_pdf_bytes(data: bytes, filename: str, name: str, *, running: str = "mar
             warnings.append("the PDF was damaged and repaired on opening; some content may be missing")
         for k, raw in enumerate(raw_pages):  # pymupdf4llm drops the text of some pages (rotated ones)
             if not _has_text(raw):
-                try:
-                    plain = doc[k].get_text("text")
-                except Exception:
-                    plain = ""
-                if _has_text(plain):
-                    raw_pages[k] = plain
+                text = _plain_text(doc[k])
+                if _has_text(text):
+                    raw_pages[k] = text
                     rot = int(infos[k][2])
                     warnings.append(f"page {k + 1}: Markdown conversion found no text, PyMuPDF's plain text used"
                                     + (f" (page rotated {rot}°)" if rot else ""))
