@@ -159,3 +159,87 @@ def test_a_slide_decks_bold_frame_titles_are_headings():
     assert is_deck([(595.0, 842.0, 90.0)] * 6, [40] * 6)  # portrait pages shown turned: landscape
     assert not is_deck([(842.0, 595.0, 0.0)] * 6, [400] * 6)  # a landscape report full of text
     assert not is_deck([(364.0, 273.0, 0.0)] * 4, [40] * 4)  # too few pages to tell
+
+
+JOURNAL = """# **A Study of Things**
+
+**I.** **INTRODUCTION:**
+**WHY THINGS** _matter_
+
+Things are studied here at length, and the study is long.
+
+**A.** **Earlier work**
+
+Many have looked at things before.
+
+_1._ _Surveys_
+
+A survey of the surveys.
+
+**II.** **METHODS**
+
+We measure things.
+
+**1.** **The provider shall measure things.**
+
+**Appendix** **A:** **Proofs**
+
+**1.** **A lemma**
+"""
+
+
+def test_numbered_bold_or_italic_paragraphs_are_headings_when_a_pdf_has_no_outline():
+    """A journal paper (revtex, elsarticle) sets its section titles in bold or italics at the size of the text and
+    has no bookmarks: the converter made no heading of "**I.** **INTRODUCTION**", so Block Integrity, the heading
+    paths and the structure chunker saw one flat text. Numbered bold or italic paragraphs become headings, levelled
+    by their numbering (Roman numerals first, then each style one under the title before it where it first
+    appears); a two-line title is one heading; a numbered sentence is not a title."""
+    from chunkscope.ingest.markup import alnum
+    from chunkscope.ingest.outline import numbered_titles
+
+    out, made = numbered_titles([JOURNAL])
+    heads = [x for x in out[0].split("\n") if x.startswith("#")]
+    assert heads == ["# **A Study of Things**",
+                     "## **I.** **INTRODUCTION:** **WHY THINGS** _matter_",
+                     "### **A.** **Earlier work**",
+                     "#### _1._ _Surveys_",
+                     "## **II.** **METHODS**",
+                     "## **Appendix** **A:** **Proofs**",
+                     "### **1.** **A lemma**"], heads
+    assert made == 6
+    assert alnum(out[0]) == alnum(JOURNAL)  # only "#" marks and line breaks change: page boxes still map
+
+
+def test_numbered_titles_need_a_document_without_headings_and_several_titles():
+    from chunkscope.ingest.outline import numbered_titles
+
+    few = "**1.** **Introduction**\n\ntext\n\n**2.** **Results**\n\nmore text\n"
+    assert numbered_titles([few]) == ([few], 0)  # two are not enough to tell a document's numbering
+    three = few + "\n**3.** **Discussion**\n\nthe end\n"
+    assert numbered_titles([three])[1] == 3
+    assert numbered_titles(["# Title\n\n" + three])[1] == 3  # the converter found the title only
+    found = "# Title\n\n## Converter's heading\n\n" + three
+    assert numbered_titles([found]) == ([found], 0)  # the converter's headings are the document's
+    contents = "".join(f"**{k}** **Chapter title {k}** **{k * 7}**\n\n" for k in range(1, 6))
+    assert numbered_titles([contents])[1] == 0  # a table of contents: each entry ends with its page number
+    chapters = "".join(f"**CHAPTER {k}**\n\nText of chapter {k}.\n\n" for k in range(1, 4))
+    assert numbered_titles([chapters])[1] == 3  # a chapter's number is not a contents entry's page number
+    lowercase = "".join(f"**{k}.** **then** **we** **go**\n\n" for k in range(1, 6))
+    assert numbered_titles([lowercase])[1] == 0  # a numbered list in bold is not a list of titles
+
+
+def test_a_journal_pdf_without_bookmarks_gets_its_numbered_section_titles():
+    from chunkscope.ingest import load_bytes
+
+    pdf = pymupdf.open()
+    titles = ["I. INTRODUCTION", "A. Earlier work", "II. METHODS", "III. RESULTS"]
+    page = pdf.new_page()
+    y = 72
+    for title in titles:
+        page.insert_text((72, y), title, fontsize=10, fontname="hebo")
+        page.insert_text((72, y + 24), "Body text of the section, at the same size as its title.", fontsize=10)
+        y += 72
+    doc = load_bytes(pdf.tobytes(), "paper.pdf")
+    assert doc.meta["outline"]["numbered_titles"] == 4
+    assert [x for x in doc.text.split("\n") if x.startswith("#")] == [
+        "## **I. INTRODUCTION**", "### **A. Earlier work**", "## **II. METHODS**", "## **III. RESULTS**"]

@@ -272,3 +272,84 @@ def slide_titles(pages: list[str]) -> tuple[list[str], int]:
                 made += 1
         out.append("\n".join(lines))
     return out, made
+
+
+# ------------------------------------------------------------------ numbered titles without an outline
+# a line made only of italic runs ("_1._ _Wide_ _text_"), as pymupdf4llm writes a sub-section title in italics
+_ITALIC_LINE = re.compile(r"(?:_[^_\n]+_|\*[^*\n]+\*|[ \t])+")
+_EMPHASIS_LINE = re.compile(r"(?:\*\*(?:[^*\n]|\*(?!\*))+\*\*|_[^_\n]+_|\*[^*\n]+\*|`[^`\n]+`|[ \t])+")  # either, mixed
+# a section number and its title: "I. FIRST-LEVEL", "A. Second-level", "1. Citations", "2.3 Results", "4 Methods";
+# or a part of the document and its number, perhaps with a title: "Appendix B: A little more", "CHAPTER 3"
+_NUMBERED = re.compile(r"(?P<label>[IVXLC]+\.|[A-Z]\.|\d{1,2}(?:\.\d{1,2})*\.?)\s+(?P<title>\S.*)"
+                       r"|(?P<named>(?i:appendix|chapter|part|section)\s+(?:[A-Z]|[IVXLC]+|\d{1,2})\b[.:]?)(?:\s+(?P<rest>\S.*))?")
+_PAGE_NUMBER = re.compile(r"\S\s+\d+$")  # "1 Introduction 2": an entry of a table of contents
+MIN_NUMBERED = 3  # numbered titles a document needs before any is taken for a heading
+
+
+def _numbered_style(paragraph: list[str]) -> tuple[str, str] | None:
+    """``(emphasis, numbering)`` when the paragraph (one or two lines) is a numbered title written in
+    bold or italics, else None. ``numbering``: "roman", "letter", or "digits" and its depth ("digits2")."""
+    kind = "bold" if _BOLD_LINE.fullmatch(paragraph[0]) else "italic" if _ITALIC_LINE.fullmatch(paragraph[0]) else ""
+    if not kind or not all(_EMPHASIS_LINE.fullmatch(x) for x in paragraph[1:]):
+        return None  # the first line says the style; a wrapped second line may mix them ("**FORCED** _\\_")
+    text = " ".join(plain(x) for x in paragraph)
+    m = _NUMBERED.fullmatch(text)
+    if not m or len(text) > MAX_TITLE // 2 or text.endswith((".", ",", ";")):
+        return None
+    title = (m.group("rest") or "") if m.group("named") else m.group("title")
+    if title and (not (title[0].isupper() or title[0] == "(") or _PAGE_NUMBER.search(title)):
+        return None
+    if m.group("named"):
+        return kind, "named"
+    label = m.group("label").rstrip(".")
+    if sum(ch.isalpha() for ch in title) < 3:
+        return None
+    if label[0].isdigit():
+        return kind, f"digits{label.count('.') + 1}"
+    return kind, "roman" if label in ("I", "V", "X") or len(label) > 1 else "letter"
+
+
+def numbered_titles(pages: list[str]) -> tuple[list[str], int]:
+    """Section titles in a PDF without an outline and without headings (a journal's "**I.**
+    **INTRODUCTION**", "**A.** **Formatting**", "_1._ _Citations_": bold or italic paragraphs at the size
+    of the text, so the converter made no heading of them) as headings.
+
+    A paragraph of one or two lines is a title when it is all bold or all italic, starts with a section
+    number (Roman, capital letter or digits; or "Appendix B", "Chapter 3") and reads as a title
+    (capitalised, not a sentence, not a contents entry ending with its page number); a document needs
+    ``MIN_NUMBERED`` of them. Roman numerals and "Appendix ..." are the top level, ``##`` (``#`` stays the
+    document's title); any other style (emphasis and kind of number) keeps the level it gets where it
+    first appears: one under the title before it. A two-line title becomes one heading (the second line
+    is emptied, its text moves up); only ``#`` marks and line breaks change. Returns the pages and how
+    many titles were made (0 when the converter found more than one heading: a title is all it may have
+    found)."""
+    lines_of = [md.split("\n") for md in pages]
+    found: list[tuple[int, int, int, tuple[str, str]]] = []  # page, line, lines in the paragraph, style
+    heads = 0
+    for k, lines in enumerate(lines_of):
+        for i in _lines_outside_code(lines):
+            if _HEADING.match(lines[i].strip()):
+                heads += 1
+                if heads > 1:  # the converter found headings (a title at most is all it may have found)
+                    return pages, 0
+            if not lines[i].strip() or (i and lines[i - 1].strip()):
+                continue
+            for n in (1, 2):
+                end = i + n
+                if end < len(lines) and lines[end].strip():
+                    continue
+                style = _numbered_style([x.strip() for x in lines[i:end]])
+                if style:
+                    found.append((k, i, n, style))
+                break
+    if len(found) < MIN_NUMBERED:
+        return pages, 0
+    levels: dict[tuple[str, str], int] = {}
+    level = 1 if any(style[1] == "roman" for *_, style in found) else 0  # Roman numerals number the top level
+    for k, i, n, style in found:
+        level = 1 if style[1] in ("named", "roman") else levels.setdefault(style, min(5, level + 1))
+        lines = lines_of[k]
+        lines[i] = f"{_marks(level)} {' '.join(x.strip() for x in lines[i:i + n])}"
+        for j in range(i + 1, i + n):
+            lines[j] = ""
+    return ["\n".join(lines) for lines in lines_of], len(found)

@@ -25,7 +25,7 @@ from chunkscope.document import Document, Span
 from chunkscope.ingest import pdfmap
 from chunkscope.ingest.errors import IngestError
 from chunkscope.ingest.markup import alnum, plain
-from chunkscope.ingest.outline import apply_outline, is_deck, slide_titles
+from chunkscope.ingest.outline import apply_outline, is_deck, numbered_titles, slide_titles
 
 PAGE_BREAK = "<!-- PageBreak -->"
 _PLACEHOLDER = re.compile(r"\*{0,2}==>.*?<==\*{0,2}|!\[[^\]]*\]\([^)]*\)")
@@ -663,6 +663,8 @@ def load_pdf_bytes(data: bytes, filename: str, name: str, *, running: str = "mar
         marked, meta["outline"] = apply_outline(marked, toc)
         if words is not None and is_deck(infos, [len(w) for w in words]):
             marked, meta["outline"]["slide_titles"] = slide_titles(marked)
+        elif not meta["outline"]["entries"]:
+            marked, meta["outline"]["numbered_titles"] = numbered_titles(marked)
         for k, md in enumerate(marked, start=1):
             if not _has_text(md):
                 empty.append(k)
