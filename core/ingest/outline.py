@@ -29,7 +29,10 @@ from chunkscope.ingest.markup import TAG, alnum, plain
 
 _HEADING = re.compile(r"(#{1,6}) +(\S.*)$")
 # a line made only of bold runs and inline code: a sub-section title the converter did not call a heading
-_BOLD_LINE = re.compile(r"(?:\*\*(?:[^*\n]|\*(?!\*))+\*\*|`[^`\n]+`|[ \t])+")  # "***.eps)**": a "*" inside
+_BOLD = r"\*\*(?:[^*\n]|\*(?!\*))+\*\*"  # "***.eps)**": a "*" inside
+_ITALIC = r"_[^_\n]+_|\*[^*\n]+\*"
+_CODE = r"`[^`\n]+`"
+_BOLD_LINE = re.compile(rf"(?:{_BOLD}|{_CODE}|[ \t])+")
 # what may come before an outline title on the page: a section number ("2.1" gives "21", an appendix's
 # "D.1" gives "d1"), a chapter or appendix word and its number or letter ("CHAPTER TWO", "Appendix B");
 # a lone letter or Roman numeral only with its own punctuation ("B. Title", "IV) Title": see ``_matches``), so that "A note"
@@ -276,8 +279,8 @@ def slide_titles(pages: list[str]) -> tuple[list[str], int]:
 
 # ------------------------------------------------------------------ numbered titles without an outline
 # a line made only of italic runs ("_1._ _Wide_ _text_"), as pymupdf4llm writes a sub-section title in italics
-_ITALIC_LINE = re.compile(r"(?:_[^_\n]+_|\*[^*\n]+\*|[ \t])+")
-_EMPHASIS_LINE = re.compile(r"(?:\*\*(?:[^*\n]|\*(?!\*))+\*\*|_[^_\n]+_|\*[^*\n]+\*|`[^`\n]+`|[ \t])+")  # either, mixed
+_ITALIC_LINE = re.compile(rf"(?:{_ITALIC}|[ \t])+")
+_EMPHASIS_LINE = re.compile(rf"(?:{_BOLD}|{_ITALIC}|{_CODE}|[ \t])+")  # bold and italics mixed
 # a section number and its title: "I. FIRST-LEVEL", "A. Second-level", "1. Citations", "2.3 Results", "4 Methods";
 # or a part of the document and its number, perhaps with a title: "Appendix B: A little more", "CHAPTER 3"
 _NUMBERED = re.compile(r"(?P<label>[IVXLC]+\.|[A-Z]\.|\d{1,2}(?:\.\d{1,2})*\.?)\s+(?P<title>\S.*)"
