@@ -374,3 +374,42 @@ def test_no_tokenizer_path_is_typed_on_a_shared_server(tmp_path, monkeypatch):
         assert not at.exception, at.exception
         boxes = [t for t in at.text_input if t.key == "cs_target_tokenizer"]
         assert len(boxes) == (0 if shared_mode else 1), shared_mode
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_stopping_the_app_command_stops_its_server(tmp_path):
+    """A service manager (or ``kill``) stops ``chunkscope app`` with SIGTERM: the Streamlit server it started must
+    stop too. Before, the wrapper died alone and the server kept answering on the port, so a restart found the
+    port taken."""
+    import signal
+    import subprocess
+    import urllib.request
+
+    from browser_tour import free_port
+
+    port = free_port()
+    env = {**os.environ, "CHUNKSCOPE_CACHE_DIR": str(tmp_path), "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
+    script = "import sys\nfrom chunkscope.cli import main\nsys.exit(main(sys.argv[1:]))\n"
+    proc = subprocess.Popen([sys.executable, "-c", script, "app", "--port", str(port)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+
+    def answers() -> bool:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as r:
+                return r.status == 200
+        except OSError:
+            return False
+
+    try:
+        deadline = time.time() + 90
+        while not answers():
+            assert proc.poll() is None and time.time() < deadline, "the app did not start"
+            time.sleep(0.3)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)  # Streamlit closes cleanly on SIGTERM
+        deadline = time.time() + 10
+        while answers() and time.time() < deadline:
+            time.sleep(0.3)
+        assert not answers(), "the server outlived the command that started it"
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL) if proc.poll() is None or answers() else None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -115,10 +116,21 @@ def cmd_app(args: argparse.Namespace) -> int:
         return 0
     where = f"http://{pol.bind}:{pol.port}"
     print(f"chunkscope app: {'shared mode' if pol.shared else 'local'} on {where}", file=sys.stderr)
+    proc = subprocess.Popen(cmd, env=env)
+    # a service manager or `kill` stops this process: the server must go with it (it kept the port before)
+    forwarded = [sig for sig in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if sig]
+    previous = {sig: signal.signal(sig, lambda signum, _frame: proc.send_signal(signum)) for sig in forwarded}
     try:
-        return subprocess.call(cmd, env=env)
-    except KeyboardInterrupt:
+        rc = proc.wait()
+        return 128 - rc if rc < 0 else rc  # killed by a signal: the shell's convention (143 for SIGTERM)
+    except KeyboardInterrupt:  # Ctrl-C reached the server too (same process group): let it close
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
         return 130
     finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
         if pol.shared and env.get("_CHUNKSCOPE_OWN_WORKSPACE_ROOT"):  # this run's workspaces and caches go with it
             shutil.rmtree(pol.workspace_root, ignore_errors=True)
