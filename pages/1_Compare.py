@@ -17,7 +17,7 @@ from chunkscope.ingest.health import blame
 from chunkscope.present import figures, highlight, paging
 from ui import limits
 from ui.analysis import keep_state
-from ui.common import counted, guard, md_escape, scroll_to_here
+from ui.common import counted, counted_pairs, guard, md_escape, scroll_to_here
 from ui.overview import radar_ids, swatch
 from ui.page import require_report
 
@@ -70,7 +70,11 @@ def main() -> None:
     views = paging.document_views(doc)
 
     c1, c2, c3, c4 = st.columns([1.5, 1.6, 0.8, 0.8])
-    counts = {k: sum(len(problems[cid].positions(v, chunkings[cid])) for cid in sel) for k, v in KINDS.items()}
+    counts: dict[str, int | str] = {k: sum(len(problems[cid].positions(v, chunkings[cid])) for cid in sel)
+                                    for k, v in KINDS.items()}
+    no_pairs = not any(problems[cid].pairs_checked for cid in sel)  # RC not computed: no pair was looked for
+    if no_pairs:
+        counts["split pairs"] = "not computed"
     kind_label = c1.radio("Problem kind", list(KINDS), key="cs_cmp_kind",
                           format_func=lambda k: f"{k} ({counts[k]})")
     kind = KINDS[kind_label]
@@ -153,7 +157,11 @@ def main() -> None:
         vi = st.selectbox("Part of the document", range(len(views)), format_func=lambda i: labels[i],
                           key="cs_cmp_view")
         a, b = views[vi].start, views[vi].end
-        st.caption(f"{len(marks)} of {len(views)} parts hold {kind_label} for the selected chunkings (marked ⚠).")
+        if kind == "split" and no_pairs:
+            why = (report.coref or {}).get("reason") or "no coreference backend ran"
+            st.caption(f"Split pairs are not computed for this document: {md_escape(why)}.")
+        else:
+            st.caption(f"{len(marks)} of {len(views)} parts hold {kind_label} for the selected chunkings (marked ⚠).")
 
     cols = st.columns(len(sel))
     for col, cid in zip(cols, sel):
@@ -191,7 +199,7 @@ def column(doc, report, cid, c, p: highlight.Problems, kinds, a: int, b: int, sh
     st.html(f'<div style="font-weight:700;font-size:1.05rem">{swatch(cid)}{win}'
             f'<span style="font-weight:400;opacity:.8">{html.escape(score)}</span></div>')
     st.caption(" · ".join([counted(len(c.chunks), "chunk"), counted(len(p.broken), "broken block"),
-                           counted(len(p.split), "split pair"), counted(len(p.out_of_size), "out-of-size chunk")]))
+                           counted_pairs(p.split_count()), counted(len(p.out_of_size), "out-of-size chunk")]))
     over_limit_line(doc, c)
     cov = c.audit.get("summary") if c.audit else None
     if cov:

@@ -15,7 +15,7 @@ import streamlit as st
 from chunkscope.ingest.health import blame
 from chunkscope.present import highlight, pdfpages
 from ui.analysis import current_report, keep_state, latest_report, settings_sidebar
-from ui.common import counted, guard, md_escape
+from ui.common import counted, counted_pairs, guard, md_escape
 from ui.overview import swatch
 from ui.page import require_document
 from ui.pdfview import PV_FOCUS, PV_PAGE, render_health
@@ -136,7 +136,7 @@ def panel(doc, report, cid: str, page: int, height: int, single: bool = False) -
 def _side(doc, c, cid: str, page: int, p, layers, sel, on_page, texts) -> None:
     st.caption(f"{counted(len(on_page), 'chunk')} on this page · "
                f"{counted(sum(len(b['boxes']) > 0 for b in layers.broken), 'broken block')} · "
-               f"{counted(len(layers.split), 'split-pair mention')}")
+               f"{counted_pairs(len(layers.split) if p.pairs_checked else None, 'split-pair mention')}")
     opts = [None] + on_page
     pick = f"cs_pv_pick_{cid}_{page}"
     here = sel if sel in opts else None  # a chunk chosen on another page is not this page's

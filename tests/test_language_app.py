@@ -72,6 +72,18 @@ def test_language_shown_overridden_and_analysis_rerun():
     assert second is not first and second.document["language"] == "de"
     assert all(c.metrics.get("RC") is None for c in second.ranked)
     assert "non-English" in str(second.coref)
+    # no pair was looked for: the problem counts say so rather than "0 split pairs" (checked, none found)
+    board = at.dataframe[0].value
+    assert board["split pairs"].isna().all() and (board["broken blocks"] >= 0).all()
+    at.switch_page("pages/1_Compare.py").run()
+    _ok(at)
+    assert at.radio(key="cs_cmp_kind").format_func("split pairs") == "split pairs (not computed)"
+    columns = [c for c in _captions(at) if " broken block" in c and c[0].isdigit()]
+    assert len(columns) == 2 and all("· split pairs not computed ·" in c for c in columns), columns
+    at.radio(key="cs_cmp_kind").set_value("split pairs").run()
+    _ok(at)
+    assert any(c.startswith("Split pairs are not computed for this document: non-English") for c in _captions(at))
+    at.switch_page("app.py").run()
 
     # back to the detected language: the earlier analysis is reused, nothing re-runs
     n = len(at.session_state["cs_reports"])

@@ -308,6 +308,12 @@ def counted(n: int, word: str, plural: str | None = None) -> str:
     return f"{n:,} {word if n == 1 else (plural or word + 's')}"
 
 
+def counted_pairs(n: int | None, word: str = "split pair") -> str:
+    """``counted`` for split pairs; ``n`` None: RC was not computed, so "none" would say what was never looked
+    for ("split pairs not computed")."""
+    return counted(n, word) if n is not None else f"{word}s not computed"
+
+
 def short_error(exc: BaseException, limit: int = 240) -> str:
     """One line for the page: the exception's type and message, whitespace collapsed, truncated."""
     msg = " ".join(str(exc).split())

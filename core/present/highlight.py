@@ -21,6 +21,7 @@ class Problems:
     broken: list[dict[str, Any]]
     split: list[dict[str, Any]]
     out_of_size: dict[int, dict[str, Any]]
+    pairs_checked: bool = True  # False: RC was not computed (no coreference: a non-English document, --coref none)
 
     @classmethod
     def of(cls, c: ChunkingResult) -> "Problems":
@@ -35,7 +36,12 @@ class Problems:
         split = entries("RC", "split", lambda x: _span(x["entity"]) and _span(x["pronoun"])
                         and isinstance(x["boundary"], int))
         oos = entries("SC", "out_of_size", lambda x: isinstance(x["chunk"], int) and 0 <= x["chunk"] < len(c.chunks))
-        return cls(broken=broken, split=split, out_of_size={o["chunk"]: o for o in oos})
+        return cls(broken=broken, split=split, out_of_size={o["chunk"]: o for o in oos},
+                   pairs_checked=isinstance(d.get("RC"), dict))
+
+    def split_count(self) -> int | None:
+        """How many pairs the chunking splits; None when no pairs were looked for (not "none found")."""
+        return len(self.split) if self.pairs_checked else None
 
     def positions(self, kind: str, c: ChunkingResult | None = None) -> list[int]:
         """Document offsets of each problem of ``kind`` (broken | split | size), for navigation.
@@ -244,6 +250,7 @@ def _is_hex(color: str) -> bool:
     return color.startswith("#") and len(h) in (3, 6) and all(ch in "0123456789abcdefABCDEF" for ch in h)
 
 
-def problem_counts(c: ChunkingResult) -> dict[str, int]:
+def problem_counts(c: ChunkingResult) -> dict[str, int | None]:
+    """The leaderboard's problem columns; "split pairs" is None when RC was not computed."""
     p = Problems.of(c)
-    return {"broken blocks": len(p.broken), "split pairs": len(p.split), "out-of-size chunks": len(p.out_of_size)}
+    return {"broken blocks": len(p.broken), "split pairs": p.split_count(), "out-of-size chunks": len(p.out_of_size)}

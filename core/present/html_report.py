@@ -180,7 +180,7 @@ def html_report(report: Report, doc: Any = None) -> str:
         cells += [f"<td{_cell_shade(c.metrics.get(m))}>{'–' if c.metrics.get(m) is None else f'{c.metrics[m]:.3f}'}"
                   f"{_pm(c.metric_intervals.get(m))}</td>" for m in METRICS]
         cells += [f"<td><b>{'–' if c.score is None else f'{c.score:.3f}'}</b>{_ci_small(c.score_interval)}</td>",
-                  f"<td>{pc['broken blocks']}</td>", f"<td>{pc['split pairs']}</td>",
+                  f"<td>{pc['broken blocks']}</td>", f"<td>{'–' if pc['split pairs'] is None else pc['split pairs']}</td>",
                   f"<td>{pc['out-of-size chunks']}</td>", f"<td>{c.seconds:.2f}</td>"]
         body.append("<tr>" + "".join(cells) + "</tr>")
     settings = e(json.dumps({k: v for k, v in report.settings.items() if not k.startswith("_")}, indent=1,
