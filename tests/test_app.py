@@ -223,3 +223,16 @@ def test_counts_read_as_words():
 
     assert counted(1, "broken block") == "1 broken block" and counted(0, "split pair") == "0 split pairs"
     assert counted(1200, "chunk") == "1,200 chunks" and counted(2, "entry", "entries") == "2 entries"
+
+
+def test_the_same_bytes_as_markdown_and_as_text_are_summarised_as_two_documents(app):
+    """notes.md and notes.txt with the same bytes are two documents (Markdown has headings and blocks; plain text
+    has paragraphs): the summary was cached by the text and the name, so the second upload showed the first's
+    format, blocks and headings."""
+    body = "".join(f"## Part {k}\n\nA paragraph about part {k}.\n\n" for k in range(4)).encode()
+    app.sidebar.file_uploader[0].set_value(("notes.md", body, "text/markdown")).run()
+    assert not app.exception
+    assert metric(app, "Format") == "markdown" and metric(app, "Headings") == "4"
+    app.sidebar.file_uploader[0].set_value(("notes.txt", body, "text/plain")).run()
+    assert not app.exception
+    assert metric(app, "Format") == "text" and metric(app, "Headings") == "0"

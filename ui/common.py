@@ -259,8 +259,8 @@ LARGE_TOKENS = 300_000  # above this, say before Analyze that the analysis takes
 
 
 def render_summary(doc: Document) -> dict:
-    """The same facts as ``chunkscope ingest``, as metrics; returns the summary dict (cached by sha256)."""
-    s = _summary(doc.sha256 + doc.name + doc.language, doc)
+    """The same facts as ``chunkscope ingest``, as metrics; returns the summary dict (cached by the document's fingerprint)."""
+    s = _summary(doc.fingerprint + doc.name, doc)  # the text alone is not the document: notes.md vs notes.txt
     st.subheader(md_escape(doc.name), anchor=False)  # a JSON document names itself: shown as typed
     cols = st.columns([1.45, 0.85, 1.05, 1.15, 0.8, 0.8, 0.9])  # "markdown", "reference" fit
     cols[0].metric("Format", s["format"])
