@@ -225,14 +225,23 @@ def test_counts_read_as_words():
     assert counted(1200, "chunk") == "1,200 chunks" and counted(2, "entry", "entries") == "2 entries"
 
 
-def test_the_same_bytes_as_markdown_and_as_text_are_summarised_as_two_documents(app):
+def test_the_same_bytes_as_markdown_and_as_text_are_two_documents(app):
     """notes.md and notes.txt with the same bytes are two documents (Markdown has headings and blocks; plain text
     has paragraphs): the summary was cached by the text and the name, so the second upload showed the first's
-    format, blocks and headings."""
+    format, blocks and headings, and the Markdown's report was shown as the text's last results."""
     body = "".join(f"## Part {k}\n\nA paragraph about part {k}.\n\n" for k in range(4)).encode()
     app.sidebar.file_uploader[0].set_value(("notes.md", body, "text/markdown")).run()
     assert not app.exception
     assert metric(app, "Format") == "markdown" and metric(app, "Headings") == "4"
+    app.sidebar.multiselect(key="cs_chunkers").set_value(["fixed-512", "structure"])
+    app.sidebar.multiselect(key="cs_candidates").set_value(["fixed-512", "structure"])
+    app.sidebar.selectbox(key="cs_coref").set_value("none")
+    app.run()
+    app.button(key="cs_analyze").click().run(timeout=300)
+    assert not app.exception and len(app.session_state["cs_reports"]) == 1
     app.sidebar.file_uploader[0].set_value(("notes.txt", body, "text/plain")).run()
     assert not app.exception
     assert metric(app, "Format") == "text" and metric(app, "Headings") == "0"
+    # the Markdown's results are not this document's, not even as "the last results"
+    assert not [w for w in app.warning if "Settings changed" in w.value]
+    assert any(c.value.startswith("Press Analyze") for c in app.caption)

@@ -335,7 +335,7 @@ class AnalysisJob:
     touches Streamlit; the page reads these fields and draws them."""
 
     def __init__(self, key: str, doc: Document, s: Settings, resources: Resources):
-        self.key, self.doc_sha = key, doc.sha256
+        self.key, self.doc_id = key, document_id(doc)
         self.stage, self.fraction, self.message = "starting", 0.0, ""
         self.snapshot: Report | None = None
         self.report: Report | None = None
@@ -409,7 +409,7 @@ def start_analysis(doc: Document, s: Settings) -> AnalysisJob | None:
 
 def running_job(doc: Document | None) -> AnalysisJob | None:
     job = st.session_state.get(JOB_KEY)
-    return job if job is not None and doc is not None and job.doc_sha == doc.sha256 else None
+    return job if job is not None and doc is not None and job.doc_id == document_id(doc) else None
 
 
 def _adopt(job: AnalysisJob) -> None:
@@ -508,12 +508,21 @@ def current_report(doc: Document | None, s: Settings | None) -> Report | None:
     return r
 
 
+def document_id(doc: Document | dict) -> tuple[str | None, str | None]:
+    """Which document a job or a report is about, whatever its settings or language: its text and its
+    format (notes.md and notes.txt with the same bytes are two documents: their blocks and headings
+    differ). ``doc``: a Document, or a report's ``document`` facts."""
+    if isinstance(doc, dict):
+        return doc.get("sha256"), doc.get("format")
+    return doc.sha256, doc.source_format
+
+
 def latest_report(doc: Document | None) -> Report | None:
     """Most recent report for this document under any settings (to show stale results with a note)."""
     if doc is None:
         return None
     for r in reversed(list(st.session_state.get(REPORTS_KEY, {}).values())):
-        if r.document.get("sha256") == doc.sha256:
+        if document_id(r.document) == document_id(doc):
             return r
     return None
 
@@ -526,7 +535,7 @@ def provisional_banner(report: Report) -> None:
     from ui.common import md_escape
 
     job = st.session_state.get(JOB_KEY)
-    running = job is not None and not job.done and job.doc_sha == report.document.get("sha256")
+    running = job is not None and not job.done and job.doc_id == document_id(report.document)
     note = md_escape(provisional_note(report))
     if running:
         st.info(f"{note[0].upper()}{note[1:]}. The analysis is still running: these scores use the metrics known so far "

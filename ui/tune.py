@@ -32,7 +32,7 @@ from ui.analysis import (
 )
 
 SAVED = "cs_tune_saved"  # widget values, kept while other pages run (Streamlit drops unrendered widgets)
-POINTS = "cs_tune_points"  # (doc sha, metric key, name) -> point
+POINTS = "cs_tune_points"  # (document fingerprint, metric key, name) -> point
 SWEEP = "cs_tune_sweep"  # the last sweep: chunker, param, rows, ...
 CANCEL = "cs_tune_cancel_flag"
 FRONTIER_NOW = "cs_tune_frontier_now"
@@ -174,7 +174,7 @@ def record(doc: Document, settings: Settings, c: ChunkingResult, chunker_id: str
     name = tune.variant_name(chunker_id, c.params)
     p = {"name": name, "chunker": chunker_id, "params": params, "tokens": tune.index_cost(c),
          "chunks": len(c.chunks), "metrics": dict(c.metrics), "source": source}
-    st.session_state.setdefault(POINTS, {})[(doc.sha256, tune.metric_key(settings), name)] = p
+    st.session_state.setdefault(POINTS, {})[(doc.fingerprint, tune.metric_key(settings), name)] = p
     return p
 
 
@@ -196,8 +196,8 @@ def frontier_points(doc: Document, settings: Settings, report: Report) -> list[d
                     "source": "variant" if c.id in (report.settings.get("variants") or {}) else "analysis"})
         seen.add(c.id)
     mk = tune.metric_key(settings)
-    for (sha, key, name), p in st.session_state.get(POINTS, {}).items():
-        if sha != doc.sha256 or key != mk or name in seen:
+    for (fp, key, name), p in st.session_state.get(POINTS, {}).items():
+        if fp != doc.fingerprint or key != mk or name in seen:
             continue
         out.append({**p, "score": metric_score(p["metrics"], settings.weights)})
         seen.add(name)
