@@ -555,3 +555,14 @@ def test_fenced_code_is_not_read_for_pairs():
         assert pairs, "the prose around the code is still read"
         # no pronoun in the code is paired (a "# comment" line is not a heading) and no code word is an entity
         assert all(not (code_start <= x < code_end) for p in pairs for x in (p.pronoun.start, p.entity.start))
+
+
+def test_entity_spans_hold_whole_inline_code():
+    """A manual's Markdown writes code in backticks; a mention that began or ended inside a code span showed as
+    "true` the returned value" on Compare (asymptote's manual). It now starts after, or ends after, the span."""
+    text = ("If `user` is `true` the returned value is in user coordinates, otherwise it is in `PostScript` "
+            "coordinates.\n\nNote that `Microsoft` `Windows` users should set their default browser.\n\n"
+            "This defines a boolean variable `b` and initializes it to the value true.")
+    got = resolved(text)
+    assert ("`Windows` users", "their") in got and ("a boolean variable `b`", "it") in got, got
+    assert all(ent.count("`") % 2 == 0 for ent, _ in got), got

@@ -84,8 +84,9 @@ from typing import Any
 from chunkscope.coref.base import CorefResult, Pair, cached_pairs
 from chunkscope.document import Document, Span
 
-VERSION = "heuristic-6.3"  # heuristic-6's rules; a markup fragment ("u>") is never a mention (6.1); a list item
-# reaches its list's lead-in only within LEAD_CHARS, "the data itself" (6.2); "a number of" is no entity (6.3)
+VERSION = "heuristic-6.4"  # heuristic-6's rules; a markup fragment ("u>") is never a mention (6.1); a list item
+# reaches its list's lead-in only within LEAD_CHARS, "the data itself" (6.2); "a number of" is no entity (6.3);
+# a mention holds whole inline code spans (6.4)
 BATCH_SIZE = 64
 EXCLUDE = ("ner", "lemmatizer", "attribute_ruler")  # spaCy components not needed (noun_chunks reads tags)
 MAX_BLOCK_CHARS = 20_000  # longer blocks (no blank lines) are cut at line ends
@@ -571,6 +572,24 @@ def _mention_start(nc: Any) -> int:
     return start
 
 
+def _whole_code(text: str, start: int, end: int) -> tuple[int, int]:
+    """A mention's ``(start, end)`` moved so that it holds whole inline code spans: one that starts inside
+    `` `...` `` starts after it ("`Microsoft` `Windows` users", not "Microsoft` `Windows` users"; "If `user` is
+    `true` the returned value": "the returned value"), and one that ends inside it ends after it ("a variable
+    `b`"). Backticks are counted from the start of the line (the converter writes code runs on one line)."""
+    line = text.rfind("\n", 0, start) + 1
+    if text.count("`", line, start) % 2:
+        close = text.find("`", start, end)
+        if close >= 0:
+            rest = text[close + 1:end]
+            start = close + 1 + len(rest) - len(rest.lstrip())
+    if text.count("`", start, end) % 2:
+        eol = text.find("\n", end)
+        close = text.find("`", end, len(text) if eol < 0 else eol)
+        end = close + 1 if close >= 0 else start + len(text[start:text.rfind("`", start, end)].rstrip())
+    return start, end
+
+
 def _candidates(sdoc: Any, offset: int, block: int, sent_base: int) -> tuple[list[_Cand], dict[int, int]]:
     sent_of: dict[int, int] = {}
     for k, s in enumerate(sdoc.sents):
@@ -602,8 +621,11 @@ def _candidates(sdoc: Any, offset: int, block: int, sent_base: int) -> tuple[lis
         plural = _plural(root)
         person = low in PERSON_NOUNS
         embedded = root.dep_ == "pobj" and root.head.dep_ == "prep" and root.head.head.tag_ in NOUN_TAGS
+        start, end = _whole_code(sdoc.text, _mention_start(nc), nc.end_char)
+        if end <= start:
+            continue
         cands.append(_Cand(
-            start=offset + _mention_start(nc), end=offset + nc.end_char, sent=sent_of[root.i], tok=root.i,
+            start=offset + start, end=offset + end, sent=sent_of[root.i], tok=root.i,
             block=block, plural=plural, person=person, subject=root.dep_ in SUBJECT_DEPS, embedded=embedded,
             head_i=root.head.i, arg=root.dep_ in ARG_DEPS,
             proper=_name(root) and not person, speaker=root.head.lower_ in SPEECH_VERBS,
