@@ -157,6 +157,38 @@ def test_validation_messages_shared_by_all_entry_points():
         registry.get("recursive-600").resolve_params({"chunk_overlap": 600})
 
 
+def test_overlap_that_repeats_the_text_absurdly_is_refused_before_any_work(doc, res, monkeypatch, capsys):
+    # size 2000 / overlap 1999 passed (overlap < size) and embedded a 30k-token document ~2000 times
+    absurd = {"size": 2000, "overlap": 1999}
+    msg = ("overlap (1999 tokens) would embed the text about 2,000 times (size / (size - overlap)), at most 4: "
+           "keep overlap <= 1,500 tokens at size 2,000")
+    assert tune.problems("fixed-512", absurd) == [msg]
+    with pytest.raises(ParamError, match="would embed the text about 2,000 times"):
+        registry.get("fixed-512").resolve_params(absurd)
+    assert any("at most 4" in p for p in tune.problems("recursive-600", {"chunk_size": 400, "chunk_overlap": 301}))
+    assert any("at most 4" in p for p in tune.problems("langchain-default", {"chunk_overlap": 3001}))
+    assert any("at most 4" in p for p in tune.problems("recursive-1100+pp", {"chunk_overlap": 1000}))
+    # legitimate overlaps (up to 3/4 of the size) still pass
+    for cid, ok in (("fixed-512", {"size": 2000, "overlap": 1000}), ("fixed-512", {"size": 2000, "overlap": 1500}),
+                    ("fixed-512", {"size": 4, "overlap": 3}), ("recursive-600", {"chunk_overlap": 300}),
+                    ("langchain-default", {"chunk_overlap": 2000}), ("langchain-1100", {"chunk_overlap": 825})):
+        assert tune.problems(cid, ok) == [], (cid, ok)
+    # nothing is chunked or embedded for it: the engine refuses it with the same words
+    calls = []
+    monkeypatch.setattr(tune, "fill_metrics", lambda *a, **k: calls.append(a))
+    c = tune.score_chunking(doc, "fixed-512", absurd, FAST, res, cache=tune.TuneCache())
+    assert not c.ok and "would embed the text about 2,000 times" in c.reason and not calls
+    # the CLI's --param agrees (chunk, analyze, sweep)
+    assert main(["chunk", str(POLICY), "-c", "fixed-512", "-p", "size=2000", "-p", "overlap=1999"]) == 2
+    assert "would embed the text about 2,000 times" in capsys.readouterr().err
+    assert main(["analyze", str(POLICY), "--chunkers", "fixed-512", "--param", "fixed-512.size=2000",
+                 "--param", "fixed-512.overlap=1999", "--coref", "none", "--quiet"]) == 2
+    assert "would embed the text about 2,000 times" in capsys.readouterr().err
+    assert main(["sweep", str(POLICY), "--chunker", "fixed-512", "--param", "overlap=1990:1999:9",
+                 "--set", "size=2000", "--coref", "none", "--quiet"]) == 2
+    assert "at most 4" in capsys.readouterr().err
+
+
 def test_cli_sweep_rejects_invalid_combination(capsys):
     rc = main(["sweep", str(POLICY), "--chunker", "recursive-1100", "--param", "chunk_size=100:200:100",
                "--set", "chunk_overlap=500", "--coref", "none"])

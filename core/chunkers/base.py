@@ -108,13 +108,30 @@ ChunkFn = Callable[[Document, dict[str, Any], "RunContext | None"], ChunkResult]
 ValidateFn = Callable[[dict[str, Any]], list[str]]
 
 
+# The index cost of overlap: consecutive chunks advance by about size - overlap, so the text is
+# embedded about size / (size - overlap) times (tokens embedded over the document's tokens).
+# Beyond MAX_REPEAT a configuration is refused before anything is computed: overlap up to 3/4 of
+# the size is allowed (the usual 10-50% costs 1.1-2x); size 2000 with overlap 1999 would embed a
+# 30k-token document 2000 times (57 M tokens, minutes of work for one widget change).
+MAX_REPEAT = 4
+
+
 def overlap_below(size: str = "chunk_size", overlap: str = "chunk_overlap", unit: str = "tokens") -> ValidateFn:
-    """A validator: ``params[overlap]`` must be smaller than ``params[size]``."""
+    """A validator: ``params[overlap]`` must be smaller than ``params[size]`` and repeat the
+    text at most ``MAX_REPEAT`` times (overlap <= size - size / MAX_REPEAT)."""
 
     def check(params: dict[str, Any]) -> list[str]:
         s, o = params.get(size), params.get(overlap)
-        if s is not None and o is not None and o >= s:
+        if s is None or o is None:
+            return []
+        if o >= s:
             return [f"{overlap} ({o} {unit}) must be smaller than {size} ({s} {unit})"]
+        if MAX_REPEAT * (s - o) < s:
+            most = s - -(-s // MAX_REPEAT)  # the largest overlap with s / (s - o) <= MAX_REPEAT
+            r = s / (s - o)
+            return [f"{overlap} ({o} {unit}) would embed the text about {f'{r:,.0f}' if r >= 100 else f'{r:.3g}'} "
+                    f"times ({size} / ({size} - {overlap})), at most {MAX_REPEAT}: keep {overlap} <= {most:,} "
+                    f"{unit} at {size} {s:,}"]
         return []
 
     return check
