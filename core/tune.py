@@ -11,7 +11,8 @@ No Streamlit here: the Tune page, ``chunkscope sweep`` and the benchmark call th
 * ``sweep(...)`` -> rows ``{"value", "chunks", "tokens", "metrics", "score"}`` (``tokens`` = total
   tokens embedded, the index cost; overlap inflates it); cancellable, with progress.
 * ``parse_range("200:1500:100")``, ``pareto_front(points)``, ``gain_stops(rows)``.
-* Named variants: ``variant_name(chunker_id, params)``, ``add_variant(report, result)``.
+* Named variants: ``variant_name(chunker_id, params)``, ``add_variant(report, result)``,
+  ``same_configuration`` (an existing chunking a new variant would only copy).
 * Configs: ``config_dict`` / ``config_text`` / ``save_config`` (TOML or JSON) and
   ``parse_config``; ``chunkscope analyze --config FILE`` reads the same files.
 """
@@ -25,7 +26,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import fields
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from chunkscope.analysis.coreference import coref_pairs
 from chunkscope.analysis.embedding import span_embedding
@@ -156,6 +157,28 @@ def changed_params(chunker_id: str, params: Mapping[str, Any]) -> dict[str, Any]
     spec = registry.get(chunker_id)
     resolved = spec.resolve_params(dict(params))
     return {p.name: resolved[p.name] for p in spec.params if resolved[p.name] != p.default}
+
+
+def same_configuration(chunker_id: str, params: Mapping[str, Any],
+                       others: Iterable[tuple[str, str, Mapping[str, Any]]]) -> str | None:
+    """The name of the first of ``others`` (name, chunker id, params) that chunks exactly as
+    ``chunker_id`` with ``params`` does: the same chunker and the same resolved parameters,
+    defaults included (``recursive-1100@default`` is ``recursive-1100``). None when none does."""
+    from chunkscope.chunkers.base import ParamError
+
+    try:
+        mine = canonical_params(resolve(chunker_id, params))
+    except (ParamError, KeyError):
+        return None
+    for name, cid, ps in others:
+        if cid != chunker_id:
+            continue
+        try:
+            if canonical_params(resolve(cid, ps)) == mine:
+                return name
+        except (ParamError, KeyError):
+            continue
+    return None
 
 
 def _fmt_value(v: Any) -> str:

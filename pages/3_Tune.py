@@ -211,16 +211,20 @@ st.caption("Every configuration of this session for this document (analysis ● 
            "fewer tokens embedded.")
 if points:
     order = sorted(range(len(points)), key=lambda i: (i not in front, -(points[i]["score"] or 0)))
+    now = next((i for i in order if points[i]["name"] == cur_name), None)
+    if st.session_state.get("cs_tune_promote_for") != cur_name:  # another configuration: the box follows it
+        st.session_state["cs_tune_promote_for"] = cur_name
+        if now is not None:
+            st.session_state["cs_tune_promote_pick"] = now
     if st.session_state.get("cs_tune_promote_pick") not in order:
-        st.session_state["cs_tune_promote_pick"] = next(
-            (i for i in order if points[i]["name"] == cur_name), order[0])
+        st.session_state["cs_tune_promote_pick"] = order[0] if now is None else now
     p1, p2, p3 = st.columns([2.2, 1.6, 1])
     p1.selectbox("Point", order, key="cs_tune_promote_pick",
                  format_func=lambda i: f"{'◎ ' if i in front else ''}{points[i]['name']} · score "
                                        f"{points[i]['score']:.3f} · {points[i]['tokens']:,} tokens")
     p2.text_input("Name (blank: the configuration's name)", key="cs_tune_promote_name",
                   placeholder=points[st.session_state["cs_tune_promote_pick"]]["name"])
-    p3.button("Promote to candidate", key="cs_tune_promote", on_click=T.promote, args=(doc, settings),
+    p3.button("Promote to candidate", key="cs_tune_promote", on_click=T.promote, args=(doc, settings, report),
               type="primary")
 variants = st.session_state.get(VARIANTS_KEY, {})
 if variants:

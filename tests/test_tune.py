@@ -301,6 +301,19 @@ def test_variant_name():
     assert tune.variant_name("semantic", {"threshold_amount": 90.0}) == "semantic@threshold_amount=90"
 
 
+def test_same_configuration_names_the_chunking_a_variant_would_copy():
+    others = [("recursive-1100", "recursive-1100", {"chunk_size": 1100, "chunk_overlap": 0}),
+              ("mine", "recursive-600", {"chunk_size": 250}), ("fixed-512", "fixed-512", {})]
+    # defaults included: "@default" is the chunker itself, a value given as text is the same value
+    assert tune.same_configuration("recursive-1100", {}, others) == "recursive-1100"
+    assert tune.same_configuration("recursive-600", {"chunk_size": "250", "chunk_overlap": 0}, others) == "mine"
+    assert tune.same_configuration("fixed-512", {"size": 512, "overlap": 64}, others) == "fixed-512"
+    # another value or another chunker with the same values is another configuration
+    assert tune.same_configuration("recursive-1100", {"chunk_size": 700}, others) is None
+    assert tune.same_configuration("recursive-1100+pp", {}, others) is None
+    assert tune.same_configuration("recursive-600", {"chunk_size": 250, "chunk_overlap": 10}, others) is None
+
+
 def test_tune_cache_is_keyed_by_the_llm_endpoint(doc, tmp_path, monkeypatch):
     from chunkscope.llm import LLMSettings
 

@@ -155,3 +155,38 @@ def test_tune_state_survives_other_pages(tuned):
     _run(at)
     assert at.selectbox(key="cs_tune_chunker").value == "fixed-512"
     assert at.number_input(key="cs_tune_p_fixed-512_size").value == 128
+
+
+def test_promote_follows_the_current_configuration_and_refuses_a_copy(tuned):
+    at = tuned
+    cid = at.selectbox(key="cs_tune_chunker").value  # the winner's chunker, at its defaults
+    winner = at.session_state["cs_tune_baseline"]
+    key = f"cs_tune_p_{cid}_chunk_size"
+    default = at.number_input(key=key).value
+    at.number_input(key=key).set_value(700)
+    _run(at)
+    points = at.session_state["cs_tune_frontier_now"]
+    picked = points[at.selectbox(key="cs_tune_promote_pick").value]["name"]
+    assert picked == f"{cid}@chunk_size=700", picked  # not the point of the configuration shown first
+    at.button(key="cs_tune_promote").click()
+    _run(at)
+    assert any(f"Promoted “{cid}@chunk_size=700”" in s.value for s in at.success)
+    # back to the defaults: the point follows, and promoting it would only clone the winner
+    at.number_input(key=key).set_value(default)
+    _run(at)
+    points = at.session_state["cs_tune_frontier_now"]
+    assert points[at.selectbox(key="cs_tune_promote_pick").value]["name"] == f"{cid}@default"
+    at.button(key="cs_tune_promote").click()
+    _run(at)
+    assert not at.success
+    assert any(f"same configuration as “{winner}”" in e.value for e in at.error), [e.value for e in at.error]
+    assert set(at.session_state["cs_variants"]) == {f"{cid}@chunk_size=700"}
+    # a configuration already promoted is not promoted twice under another name
+    at.number_input(key=key).set_value(700)
+    _run(at)
+    at.text_input(key="cs_tune_promote_name").input("again")
+    _run(at)
+    at.button(key="cs_tune_promote").click()
+    _run(at)
+    assert any(f"same configuration as “{cid}@chunk_size=700”" in e.value for e in at.error)
+    assert set(at.session_state["cs_variants"]) == {f"{cid}@chunk_size=700"}

@@ -206,12 +206,14 @@ def frontier_points(doc: Document, settings: Settings, report: Report) -> list[d
 
 # ------------------------------------------------------------------ promotion
 
-def promote(doc: Document, report_settings_: Settings) -> None:
+def promote(doc: Document, report_settings_: Settings, report: Report | None = None) -> None:
     """Callback: the picked frontier point becomes a named variant and a candidate.
 
     The variant goes into the sidebar's settings (Settings.variants via session state) and, when
     the current analysis is up to date, straight into a copy of it, stored under the new
-    settings' key, so the Overview leaderboard and Compare show it without re-running.
+    settings' key, so the Overview leaderboard and Compare show it without re-running. A point
+    that chunks exactly like a chunking of ``report`` or a named candidate is refused (it would
+    only be a copy of it, tied with it on every metric).
     """
     points = st.session_state.get(FRONTIER_NOW) or []
     i = st.session_state.get("cs_tune_promote_pick")
@@ -226,6 +228,13 @@ def promote(doc: Document, report_settings_: Settings) -> None:
         st.session_state[MSG] = ("error", f"“{name}” is a built-in chunker id: choose another name.")
         return
     variants = dict(st.session_state.get(VARIANTS_KEY, {}))
+    existing = [(c.id, str(c.info.get("variant_of") or c.id), c.params) for c in (report.chunkings if report else [])]
+    existing += [(n, v["chunker"], v.get("params") or {}) for n, v in variants.items()]
+    same = tune.same_configuration(p["chunker"], p["params"], existing)
+    if same is not None:
+        st.session_state[MSG] = ("error", f"Not promoted: {p['name']} is the same configuration as “{same}” "
+                                 f"({p['chunker']} with the same parameters, defaults included).")
+        return
     variants[name] = {"chunker": p["chunker"], "params": dict(p["params"])}
     before = sidebar_settings()
     st.session_state[VARIANTS_KEY] = variants
