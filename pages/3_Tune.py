@@ -11,6 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from chunkscope import tune
+from chunkscope.analysis.selection import fewer_metrics_warning, missing_metrics
 from chunkscope.analysis.settings import config_text
 from chunkscope.chunkers import registry
 from chunkscope.present import figures, highlight, paging
@@ -103,6 +104,15 @@ if current is not None:
                    help="tokens embedded, the index cost: total tokens of all chunks (overlap counts twice)")
     st.caption(f"**{shown.id}** · {dt * 1000:.0f} ms (cached configurations are instant)"
                + (f" · deltas against **{baseline.id}**" if baseline is not None else ""))
+    miss = missing_metrics(current, settings.weights)
+    bmiss = missing_metrics(baseline, settings.weights) if baseline is not None else miss
+    if miss or bmiss != miss:  # the Overview's warning, plus what it means for the deltas
+        why = "; ".join(f"{m}: {current.metric_reasons.get(m) or 'not computed'}" for m in miss)
+        text = fewer_metrics_warning("This configuration's", miss) + f" {why}." if miss else ""
+        if bmiss != miss and baseline is not None:
+            text += (f" The baseline {baseline.id} " + (f"is missing {', '.join(bmiss)}" if bmiss else "has all five")
+                     + ", so the score delta compares means over different metrics.")
+        st.warning(md_escape(text.strip()))
 
     left, right = st.columns([1, 1.4])
     pair = [x for x in (shown, baseline) if x is not None]

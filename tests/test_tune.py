@@ -314,6 +314,18 @@ def test_same_configuration_names_the_chunking_a_variant_would_copy():
     assert tune.same_configuration("recursive-600", {"chunk_size": 250, "chunk_overlap": 10}, others) is None
 
 
+def test_one_wording_for_a_score_over_fewer_metrics():
+    from chunkscope.analysis.selection import fewer_metrics_warning, missing_metrics
+    from chunkscope.report import ChunkingResult
+
+    c = ChunkingResult(id="x", label="x", params={}, candidate=True, status="ok", metrics={"RC": None, "ICC": 0.5, "DCC": None, "BI": 1.0,
+                                                                 "SC": 1.0})
+    assert missing_metrics(c) == ["RC", "DCC"]
+    assert missing_metrics(c, {"RC": 0.0}) == ["DCC"]  # a metric weighted 0 is not part of the mean anyway
+    assert missing_metrics(c, None, {"DCC"}) == ["RC"]  # still being computed (provisional report)
+    assert fewer_metrics_warning("The winner's", ["DCC"]) == "The winner's score averages fewer than five metrics (missing: DCC)."
+
+
 def test_tune_cache_is_keyed_by_the_llm_endpoint(doc, tmp_path, monkeypatch):
     from chunkscope.llm import LLMSettings
 

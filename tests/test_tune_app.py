@@ -190,3 +190,22 @@ def test_promote_follows_the_current_configuration_and_refuses_a_copy(tuned):
     _run(at)
     assert any(f"same configuration as “{cid}@chunk_size=700”" in e.value for e in at.error)
     assert set(at.session_state["cs_variants"]) == {f"{cid}@chunk_size=700"}
+
+
+def test_score_over_fewer_metrics_is_said_as_on_the_overview(tuned):
+    at = tuned
+    at.selectbox(key="cs_tune_chunker").select("fixed-512")
+    _run(at)
+    shown = [re.sub(r"\\(.)", r"\1", w.value) for w in at.warning]
+    # RC missing here as for the baseline: the Overview's warning, nothing about the deltas
+    assert ("This configuration's score averages fewer than five metrics (missing: RC). "
+            "RC: coreference disabled (--coref none).") in shown, shown
+    at.number_input(key="cs_tune_p_fixed-512_size").set_value(5000)  # the whole document in one chunk: no DCC
+    at.number_input(key="cs_tune_p_fixed-512_overlap").set_value(0)
+    _run(at)
+    shown = [re.sub(r"\\(.)", r"\1", w.value) for w in at.warning]
+    baseline = at.session_state["cs_tune_baseline"]
+    want = ("This configuration's score averages fewer than five metrics (missing: RC, DCC). "
+            f"RC: coreference disabled (--coref none); DCC: one chunk only. The baseline {baseline} is missing "
+            "RC, so the score delta compares means over different metrics.")
+    assert want in shown, shown

@@ -165,14 +165,14 @@ def explain(report: Report) -> Explanation:
         if not ex.leads and not ex.trails and not one_sided:
             parts.append("Both score the same on every metric.")
     pending = set(report.pending_metrics) if report.provisional else set()
-    missing = [m for m in METRICS if best.metrics.get(m) is None and weights.get(m, 0) > 0 and m not in pending]
+    missing = missing_metrics(best, weights, pending)
     if report.provisional:
         _provisional(report, ex, parts)
     if missing:
         ex.flags.append("metrics-missing")
         reasons = "; ".join(f"{m}: {best.metric_reasons.get(m, 'not computed')}" for m in missing)
         parts.append(f"Scored without {', '.join(missing)} ({reasons}), so the mean covers fewer metrics.")
-        ex.warnings.append(f"The winner's score averages fewer than five metrics (missing: {', '.join(missing)}).")
+        ex.warnings.append(fewer_metrics_warning("The winner's", missing))
     if len(best.chunks) == 1:
         ex.flags.append("single-chunk")
         parts.append("Warning: the winner is a single chunk (the whole document); BI and RC are trivially "
@@ -194,6 +194,19 @@ def explain(report: Report) -> Explanation:
         parts.append(f"(Non-candidate {top.id} scores higher, {top.score:.3f}; add it to the candidates to let it win.)")
     ex.text = " ".join(parts)
     return ex
+
+
+def missing_metrics(c: ChunkingResult, weights: dict[str, float] | None = None,
+                    pending: Sequence[str] | set[str] = ()) -> list[str]:
+    """The weighted metrics left out of ``c``'s score because they were not computed for it
+    (``pending``: not computed *yet*, which a provisional report says on its own)."""
+    w = {m: 1.0 for m in METRICS} | dict(weights or {})
+    return [m for m in METRICS if c.metrics.get(m) is None and w.get(m, 0) > 0 and m not in pending]
+
+
+def fewer_metrics_warning(whose: str, missing: Sequence[str]) -> str:
+    """The one wording of "this score is a mean over fewer metrics" (winner card, reports, Tune)."""
+    return f"{whose} score averages fewer than five metrics (missing: {', '.join(missing)})."
 
 
 def _explain_excluded(report: Report, ex: Explanation, parts: list[str]) -> None:
