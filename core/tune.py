@@ -10,7 +10,8 @@ No Streamlit here: the Tune page, ``chunkscope sweep`` and the benchmark call th
   not part of the key (the score is re-weighted on the way out).
 * ``sweep(...)`` -> rows ``{"value", "chunks", "tokens", "metrics", "score"}`` (``tokens`` = total
   tokens embedded, the index cost; overlap inflates it); cancellable, with progress.
-* ``parse_range("200:1500:100")``, ``pareto_front(points)``, ``gain_stops(rows)``.
+* ``parse_range("200:1500:100")``, ``pareto_front(points)``, ``gain_stops(rows)``,
+  ``sweep_summary(rows, param, complete)`` (the conclusion both the page and the CLI print).
 * Named variants: ``variant_name(chunker_id, params)``, ``add_variant(report, result)``,
   ``same_configuration`` (an existing chunking a new variant would only copy).
 * Configs: ``config_dict`` / ``config_text`` / ``save_config`` (TOML or JSON) and
@@ -411,6 +412,30 @@ def gain_stops(rows: Sequence[Mapping[str, Any]], tol: float = 0.005) -> Mapping
         return None
     best = max(r["score"] for r in scored)
     return next(r for r in scored if r["score"] >= best - tol)
+
+
+def sweep_summary(rows: Sequence[Mapping[str, Any]], param: str, complete: bool = True,
+                  tol: float = 0.005) -> str | None:
+    """The one conclusion drawn from a sweep (Tune page and ``chunkscope sweep``); None without a score.
+
+    A complete sweep: the best score and the value from which it stops gaining (``gain_stops``).
+    A stopped one (cancelled, interrupted) cannot say where the score stops gaining: only the best
+    among the values reached, and whether the score was still rising at the last of them."""
+    scored = [r for r in rows if r.get("score") is not None]
+    if not scored:
+        return None
+    best = max(scored, key=lambda r: r["score"])
+    if complete:
+        stop = gain_stops(rows, tol)
+        assert stop is not None
+        return (f"Best score {best['score']:.3f} at {param}={best['value']}; the score stops gaining "
+                f"(within {tol:g} of the best) from {param}={stop['value']}.")
+    text = (f"Best score so far {best['score']:.3f} at {param}={best['value']}, among the {len(rows)} values "
+            f"reached; ")
+    if len(scored) >= 2 and scored[-1]["score"] > scored[-2]["score"]:
+        return text + (f"the score was still rising at the last one ({param}={scored[-1]['value']}), so where it "
+                       "stops gaining is not known: run the whole sweep.")
+    return text + "where the score stops gaining is only known from the whole sweep."
 
 
 def pareto_front(points: Sequence[Any]) -> list[int]:

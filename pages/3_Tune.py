@@ -18,7 +18,7 @@ from chunkscope.present import figures, highlight, paging
 from chunkscope.report import METRICS, Report
 from ui import tune as T
 from ui.analysis import VARIANTS_KEY, keep_state, session_resources
-from ui.common import md_escape
+from ui.common import MISSING, md_escape
 from ui.page import require_report
 
 st.set_page_config(page_title="Tune · ChunkScope", page_icon="🎛️", layout="wide")
@@ -199,15 +199,13 @@ else:
                           format_func=lambda x: "total tokens embedded" if x == "tokens" else "chunks")
         st.plotly_chart(figures.sweep_cost_figure(rows, f"{sw['chunker']} {sw['param']}", second), width="stretch",
                         key="cs_tune_sweep_fig")
-        stop_row = tune.gain_stops(rows)
-        best = max((r for r in rows if r.get("score") is not None), key=lambda r: r["score"], default=None)
-        if best is not None:
-            st.info(f"Best score {best['score']:.3f} at {sw['param']}={best['value']}; the score stops gaining "
-                    f"(within 0.005 of the best) from {sw['param']}={stop_row['value']}.")
+        summary = tune.sweep_summary(rows, sw["param"], complete=bool(sw.get("done")))
+        if summary:
+            st.info(summary)
         table = pd.DataFrame([{sw["param"]: r["value"], "chunks": r["chunks"], "tokens": r["tokens"],
                                **{m: r["metrics"].get(m) for m in METRICS}, "score": r["score"],
                                "note": r.get("error", "")} for r in rows])
-        st.dataframe(table, hide_index=True, width="stretch")
+        st.dataframe(table, hide_index=True, width="stretch", **MISSING)  # RC not computed: "–", as on the tiles
 
 # ---------------------------------------------------------------- frontier + promote
 st.subheader("Quality–cost frontier")

@@ -95,6 +95,30 @@ def test_sweep_invalid_points_are_rows_with_the_reason(doc, res):
         tune.sweep(doc, "recursive-1100", "nope", [1], FAST, res)
 
 
+def test_a_stopped_sweep_draws_no_plateau_conclusion(capsys, monkeypatch):
+    rows = [{"value": v, "score": s} for v, s in ((50, 0.50), (100, 0.61), (150, 0.616), (200, None), (250, 0.62))]
+    assert tune.sweep_summary(rows, "chunk_size") == ("Best score 0.620 at chunk_size=250; the score stops gaining "
+                                                       "(within 0.005 of the best) from chunk_size=150.")
+    # cancelled after 5 values while the score was still rising: no "stops gaining from 150"
+    stopped = tune.sweep_summary(rows, "chunk_size", complete=False)
+    assert stopped == ("Best score so far 0.620 at chunk_size=250, among the 5 values reached; the score was still "
+                       "rising at the last one (chunk_size=250), so where it stops gaining is not known: run the "
+                       "whole sweep.")
+    falling = tune.sweep_summary(rows[:3] + [{"value": 200, "score": 0.6}], "chunk_size", complete=False)
+    assert "stops gaining from" not in falling and "only known from the whole sweep" in falling
+    assert tune.sweep_summary([{"value": 1, "score": None}], "x") is None
+    # the CLI says the same after Ctrl-C
+    def interrupted(doc, cid, name, values, *a, **k):
+        yield from (({**r, "chunks": 1, "tokens": 1, "metrics": {}}, None) for r in rows)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(tune, "iter_sweep", interrupted)
+    rc = main(["sweep", str(POLICY), "--chunker", "recursive-1100", "--param", "chunk_size=50:5000:50",
+               "--coref", "none", "--quiet"])
+    out = capsys.readouterr().out
+    assert rc == 130 and stopped in out and "stops gaining (within" not in out
+
+
 def test_overlap_inflates_index_cost(doc, res):
     rows = tune.sweep(doc, "fixed-512", "overlap", [0, 128], FAST, res, base_params={"size": 256})
     assert rows[1]["tokens"] > rows[0]["tokens"] and rows[1]["chunks"] > rows[0]["chunks"]

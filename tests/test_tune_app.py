@@ -111,6 +111,17 @@ def test_sweep_then_promote(tuned):
     assert "my-250" in list(board.iloc[:, 1]) or "my-250" in board.to_string()
 
 
+def test_cancelled_sweep_draws_no_conclusion_and_missing_values_read_dash(tuned):
+    at = sweep_and_promote(tune_recursive_600(tuned))
+    assert at.dataframe[-1].proto.placeholder == "–"  # RC is not computed (coref none): "–" as on the tiles
+    sw = at.session_state["cs_tune_sweep"]
+    at.session_state["cs_tune_sweep"] = {**sw, "n": 40, "done": False}  # what Cancel after 3 of 40 values leaves
+    _run(at)
+    assert any("Sweep stopped after 3 of 40 values (cancelled)." in w.value for w in at.warning)
+    assert not any("stops gaining (within" in i.value for i in at.info), [i.value for i in at.info]
+    assert any("among the 3 values reached" in i.value for i in at.info)
+
+
 def test_save_and_reload_config(tuned):
     at = sweep_and_promote(tune_recursive_600(tuned))
     names = [p["name"] for p in at.session_state["cs_tune_frontier_now"]]

@@ -108,11 +108,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         cancelled = True
         print(f"interrupted: {len(rows)} of {len(values)} values done", file=sys.stderr)
-    stop = tune.gain_stops(rows)
-    best = max((r for r in rows if r.get("score") is not None), key=lambda r: r["score"], default=None)
-    if best is not None:
-        print(f"best score {best['score']:.3f} at {name}={best['value']}; the score stops gaining "
-              f"(within 0.005 of the best) from {name}={stop['value']}", file=out)
+    summary = tune.sweep_summary(rows, name, complete=not cancelled)
+    if summary:
+        print(summary, file=out)
     if args.json:
         data = {"chunker": args.chunker, "param": name, "rows": rows}
         if cancelled:
