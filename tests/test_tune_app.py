@@ -220,3 +220,26 @@ def test_score_over_fewer_metrics_is_said_as_on_the_overview(tuned):
             f"RC: coreference disabled (--coref none); DCC: one chunk only. The baseline {baseline} is missing "
             "RC, so the score delta compares means over different metrics.")
     assert want in shown, shown
+
+
+def test_out_of_range_and_absurd_values_are_refused_with_a_message(tuned):
+    at = tuned
+    at.selectbox(key="cs_tune_chunker").select("fixed-512")
+    _run(at)
+    # above the declared maximum: said, not silently computed at the maximum
+    at.number_input(key="cs_tune_p_fixed-512_size").set_value(2_000_000)
+    _run(at)
+    assert at.number_input(key="cs_tune_p_fixed-512_size").value == 2_000_000  # what was typed stays
+    assert [e.value for e in at.error] == ["Invalid: size must be <= 1,000,000 (got 2000000)"]
+    assert not at.metric  # nothing computed
+    # an overlap that would embed the text ~2000 times: one line, nothing computed
+    at.number_input(key="cs_tune_p_fixed-512_size").set_value(2000)
+    at.number_input(key="cs_tune_p_fixed-512_overlap").set_value(1999)
+    _run(at)
+    assert [e.value for e in at.error] == [
+        "Invalid: overlap (1999 tokens) would embed the text about 2,000 times (size / (size - overlap)), "
+        "at most 4: keep overlap <= 1,500 tokens at size 2,000"]
+    assert not at.metric
+    at.number_input(key="cs_tune_p_fixed-512_overlap").set_value(1000)
+    _run(at)
+    assert not at.error and at.metric

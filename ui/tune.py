@@ -99,12 +99,16 @@ def param_widgets(spec: ChunkerSpec, columns: int = 3) -> dict[str, Any]:
                 lo = None if p.min is None else cast(p.min)
                 hi = None if p.max is None else cast(p.max)
                 cur = st.session_state.get(key)
-                if cur is None or (lo is not None and cur < lo) or (hi is not None and cur > hi):
+                slider = lo is not None and hi is not None and hi - lo <= 1000
+                if cur is None or (slider and not lo <= cur <= hi):
                     st.session_state[key] = cast(p.default)
-                if lo is not None and hi is not None and hi - lo <= 1000:
+                if slider:
                     v = st.slider(p.name, lo, hi, step=cast(1 if cast is int else 0.5), key=key, help=p.help)
                 else:
-                    v = st.number_input(p.name, min_value=lo, max_value=hi, step=cast(_step(p)), key=key, help=p.help)
+                    # no min/max on the box: a value out of the declared range reaches the engine's check
+                    # and is refused with its message (the browser clamped it silently to the bound)
+                    v = st.number_input(p.name, step=cast(_step(p)), key=key,
+                                        help=p.help + (f" ({p.range_text()})" if p.range_text() else ""))
             elif p.type is list:
                 v = st.text_input(p.name, key=key, help=p.help + " — items separated by |, or a JSON list")
             else:

@@ -18,6 +18,11 @@ class ParamError(ValueError):
     """A parameter value (or combination) is invalid; the message is user-facing."""
 
 
+def _bound(x: float) -> str:
+    """A range bound as people write it: 1,000,000 (not 1e+06), 0.5."""
+    return f"{int(x):,}" if float(x).is_integer() else f"{x:g}"
+
+
 @dataclass(frozen=True)
 class ParamSpec:
     name: str
@@ -53,12 +58,18 @@ class ParamSpec:
         except (TypeError, ValueError):
             raise ParamError(f"{self.name}: expected {self.type.__name__}, got {value!r}") from None
         if self.min is not None and v < self.min:
-            raise ParamError(f"{self.name} must be >= {self.min:g} (got {v})")
+            raise ParamError(f"{self.name} must be >= {_bound(self.min)} (got {v})")
         if self.max is not None and v > self.max:
-            raise ParamError(f"{self.name} must be <= {self.max:g} (got {v})")
+            raise ParamError(f"{self.name} must be <= {_bound(self.max)} (got {v})")
         if self.choices is not None and v not in self.choices:
             raise ParamError(f"{self.name} must be one of {', '.join(map(str, self.choices))} (got {v!r})")
         return v
+
+    def range_text(self) -> str:
+        """The declared range as people read it ("1–1,000,000", "0–", ""), for help texts."""
+        if self.min is None and self.max is None:
+            return ""
+        return f"{'' if self.min is None else _bound(self.min)}–{'' if self.max is None else _bound(self.max)}"
 
     def to_dict(self) -> dict[str, Any]:
         return {
