@@ -18,7 +18,7 @@ from chunkscope.present import figures, highlight, paging
 from chunkscope.report import METRICS, Report
 from ui import tune as T
 from ui.analysis import VARIANTS_KEY, keep_state, session_resources
-from ui.common import MISSING, md_escape
+from ui.common import MISSING, file_stem, md_escape
 from ui.page import require_report
 
 st.set_page_config(page_title="Tune · ChunkScope", page_icon="🎛️", layout="wide")
@@ -252,15 +252,16 @@ else:
     to_save = T.save_settings(base_settings, cid, values)
     meta = {"chunker": cid, "baseline": baseline_id}
     toml_text = config_text(to_save, "toml", meta)
-    stem = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in doc.name)[:60] or "document"
+    stem = file_stem(doc) + ".tune"  # not the Overview's "<stem>.chunkscope.json" report: a download replaced it
     d1, d2, _ = st.columns([1, 1, 2])
-    d1.download_button("Save configuration (TOML)", toml_text, file_name=f"{stem}.chunkscope.toml",
+    d1.download_button("Save configuration (TOML)", toml_text, file_name=f"{stem}.toml",
                        mime="application/toml", key="cs_tune_save_toml")
     d2.download_button("Save configuration (JSON)", config_text(to_save, "json", meta),
-                       file_name=f"{stem}.chunkscope.json", mime="application/json", key="cs_tune_save_json")
+                       file_name=f"{stem}.json", mime="application/json", key="cs_tune_save_json")
     with st.expander("Configuration file"):
         st.code(toml_text, language="toml")
-        st.caption(f"Reproduce: `chunkscope analyze {doc.name.replace('`', '')} --config {stem}.chunkscope.toml` gives the same "
+        source = str(doc.meta.get("filename") or doc.name).replace("`", "")  # the file, with its extension
+        st.caption(f"Reproduce: `chunkscope analyze {source} --config {stem}.toml` gives the same "
                    "chunks and numbers (the tuned chunker under its id, promoted candidates under their names).")
 st.file_uploader("Load configuration (TOML or JSON)", type=["toml", "json"], key="cs_tune_load",
                  on_change=T.apply_config)

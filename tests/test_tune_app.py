@@ -139,6 +139,9 @@ def test_save_and_reload_config(tuned):
     settings, meta = parse_config(code, "toml")
     assert meta["chunker"] == "recursive-600"
     assert settings.params["recursive-600"] == {"chunk_size": 200}
+    # its file is not named like the Overview's report ("<stem>.chunkscope.json"): one download replaced the other
+    reproduce = next(c.value for c in at.caption if c.value.startswith("Reproduce:"))
+    assert reproduce.startswith("Reproduce: `chunkscope analyze sample_policy.md --config sample_policy.tune.toml`")
     assert "my-250" in settings.variants and settings.coref == "none"
     # change things, then load the saved file back: widgets and sidebar settings are restored
     at.number_input(key="cs_tune_p_recursive-600_chunk_size").set_value(700)

@@ -308,6 +308,11 @@ def counted(n: int, word: str, plural: str | None = None) -> str:
     return f"{n:,} {word if n == 1 else (plural or word + 's')}"
 
 
+def file_stem(doc: Document) -> str:
+    """The document's name made safe for a download's file name ("document" when nothing is left)."""
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in doc.name)[:80] or "document"
+
+
 def counted_pairs(n: int | None, word: str = "split pair") -> str:
     """``counted`` for split pairs; ``n`` None: RC was not computed, so "none" would say what was never looked
     for ("split pairs not computed")."""

@@ -17,7 +17,7 @@ from chunkscope.document import Document
 from chunkscope.integrations.export import pipeline_snippet, winner_settings_text
 from chunkscope.present import figures, highlight, html_report
 from chunkscope.report import METRIC_GUIDE, METRICS, Report, chunk_records
-from ui.common import MISSING, guard, md_escape
+from ui.common import MISSING, file_stem, guard, md_escape
 
 
 def _shade(v) -> str:
@@ -288,7 +288,7 @@ def _jsonl_text(report: Report, doc: Document) -> str:
 
 
 def exports(report: Report, doc: Document) -> None:
-    stem = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in doc.name)[:80] or "document"
+    stem = file_stem(doc)
     key = json.dumps([doc.sha256, report.winner, report.settings.get("weights"), report.settings.get("candidates"),
                       report.timings.get("total")], sort_keys=True, default=str)
     c1, c2, c3 = st.columns(3)
