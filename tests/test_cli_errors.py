@@ -341,3 +341,22 @@ def test_corpus_help_does_not_list_one_documents_mentions(capsys):
     with pytest.raises(SystemExit):
         main(["analyze", "--help"])
     assert "--mentions FILE" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, where, needle", [
+    (["analyze", "{md}", "--frobnicate"], "chunkscope analyze", "unrecognized arguments: --frobnicate"),
+    (["analyze", "{md}", "--max-tokens", "900.7"], "chunkscope analyze", "invalid int value: '900.7'"),
+    (["analyze"], "chunkscope analyze", "required: FILE"),
+    (["frobnicate"], "chunkscope", "invalid choice: 'frobnicate'"),
+])
+def test_a_usage_error_is_one_line_named_by_its_command(argv, where, needle, md, capsys, no_analysis):
+    """argparse printed the whole usage (about 20 lines for analyze) before the error, and an unknown option of a
+    command was reported with the top level's usage."""
+    from chunkscope.cli import main
+
+    with pytest.raises(SystemExit) as e:
+        main([a.format(md=md) for a in argv])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"{where}: error: ") and needle in err, err
+    assert err.rstrip().endswith(f"(see {where} --help)")

@@ -16,7 +16,7 @@ import contextlib
 import os
 import signal
 import sys
-from typing import Any, Callable
+from typing import Any, Callable, NoReturn
 
 from chunkscope.cli.analyze import add_analyze
 from chunkscope.cli.app import add_app
@@ -39,12 +39,19 @@ class _Parser(argparse.ArgumentParser):
     """No abbreviated options, in the command and every subcommand: "analyze --chunker page" (the chunk
     command's option) must not run as --chunkers."""
 
+    commands: dict[str, argparse.ArgumentParser]  # the top level's: each command's parser
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs["allow_abbrev"] = False
         super().__init__(*args, **kwargs)
 
+    def error(self, message: str) -> NoReturn:
+        """A usage error is one line and exit code 2, like every other bad input (argparse printed the whole
+        usage first: about 20 lines for ``analyze``)."""
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
-def build_parser() -> argparse.ArgumentParser:
+
+def build_parser() -> _Parser:
     parser = _Parser(
         prog="chunkscope",
         description="Inspect RAG chunk quality: load a document, run chunkers, score them.",
@@ -53,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for add in SUBCOMMANDS:
         add(sub)
+    parser.commands = dict(sub.choices)  # each command's parser, to report its own usage errors
     return parser
 
 
@@ -78,7 +86,10 @@ def main(argv: list[str] | None = None) -> int:
     """The command (``argv`` None: ``sys.argv``, run as the program: an interrupt ends the process, see
     ``_interrupted``); with ``argv`` given (tests, scripts) it returns the exit code instead."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # named by the command they were given to ("chunkscope analyze: error: ..."), not the top level
+        parser.commands.get(getattr(args, "command", None) or "", parser).error(
+            f"unrecognized arguments: {' '.join(extra)}")
     func = getattr(args, "func", None)
     if func is None:
         parser.print_help(sys.stderr)
