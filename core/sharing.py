@@ -72,6 +72,8 @@ class Policy:
     max_workers: int = 2  # worker processes one corpus run from the app may start (each loads the model)
     max_reports: int = 8  # reports kept per session
     session_ttl_s: int = 3600  # an unused workspace is deleted after this long
+    # the settings the operator gave (TOML file or environment), as opposed to defaults
+    given: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
 
     @property
     def max_upload_bytes(self) -> int:
@@ -166,7 +168,7 @@ def load_policy(env: Mapping[str, str] | None = None, path: str | os.PathLike | 
                 values[fname] = conv(raw_v)
             except ValueError:
                 raise ShareError(f"{name}={raw_v!r}: not a valid value for {fname}") from None
-    pol = Policy(**values)
+    pol = Policy(**values, given=frozenset(values))
     if pol.shared and "bind" not in values:
         pol = replace(pol, bind="0.0.0.0")
     for f in ("max_upload_mb", "max_pages", "max_tokens", "max_concurrent", "max_workers", "max_reports",

@@ -286,6 +286,38 @@ def test_local_by_default_and_one_upload_limit(monkeypatch):
         shutil.rmtree(env["CHUNKSCOPE_WORKSPACE_ROOT"], ignore_errors=True)
 
 
+def test_workspace_root_from_the_settings_file_is_used(tmp_path, monkeypatch, capsys):
+    """``workspace_root`` in the TOML file was overridden by the launcher's temp dir (environment variables
+    outrank the file): uploads and caches went to /tmp. Now the file's root is used and shown; an
+    environment variable still wins; only when neither sets it does a run get its own temp root."""
+    from chunkscope.cli import build_parser, main
+    from chunkscope.cli.app import launch_plan
+
+    for name in ("CHUNKSCOPE_WORKSPACE_ROOT", "CHUNKSCOPE_CACHE_DIR", sharing.CONFIG_ENV, sharing.SHARED_ENV):
+        monkeypatch.delenv(name, raising=False)
+    cfg = tmp_path / "share.toml"
+    cfg.write_text(f'workspace_root = "{tmp_path / "ws"}"\n')
+    args = build_parser().parse_args(["app", "--share", "--config", str(cfg)])
+    _cmd, env = launch_plan(args, {})
+    assert env["CHUNKSCOPE_WORKSPACE_ROOT"] == str(tmp_path / "ws") and "_CHUNKSCOPE_OWN_WORKSPACE_ROOT" not in env
+    assert env["CHUNKSCOPE_CACHE_DIR"] == str(tmp_path / "ws" / "cache")
+    assert sharing.load_policy(env).workspace_root == tmp_path / "ws"  # what the server process reads
+    _cmd, env = launch_plan(args, {"CHUNKSCOPE_WORKSPACE_ROOT": str(tmp_path / "env-ws")})
+    assert env["CHUNKSCOPE_WORKSPACE_ROOT"] == str(tmp_path / "env-ws")  # the environment wins over the file
+    assert main(["app", "--share", "--config", str(cfg), "--print-command"]) == 0
+    shown = json.loads(capsys.readouterr().out.split("\n", 1)[1])
+    assert shown["workspace_root"] == str(tmp_path / "ws") and shown["cache_dir"] == str(tmp_path / "ws" / "cache")
+    cfg.write_text("max_upload_mb = 7\n")  # no root set anywhere: a fresh temp root for this run
+    _cmd, env = launch_plan(args, {})
+    try:
+        assert env["_CHUNKSCOPE_OWN_WORKSPACE_ROOT"] == "1"
+        assert Path(env["CHUNKSCOPE_WORKSPACE_ROOT"]).name.startswith("chunkscope-share-")
+    finally:
+        import shutil
+
+        shutil.rmtree(env["CHUNKSCOPE_WORKSPACE_ROOT"], ignore_errors=True)
+
+
 # ------------------------------------------------------------------ the Corpus page in shared mode
 def test_corpus_page_in_shared_mode_refuses_server_paths(tmp_path, monkeypatch):
     pytest.importorskip("streamlit")

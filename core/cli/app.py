@@ -14,6 +14,7 @@ import shutil
 import signal
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 
@@ -69,25 +70,23 @@ def launch_plan(args: argparse.Namespace, env: dict[str, str]) -> tuple[list[str
             env["CHUNKSCOPE_MAX_UPLOAD_MB"] = str(max(1, -(-int(float(env["CHUNKSCOPE_MAX_BYTES"])) // (1024 * 1024))))
         except ValueError:
             pass
-    if (args.share or env.get(SHARED_ENV)) and not env.get("CHUNKSCOPE_WORKSPACE_ROOT", "").strip():
+    pol = load_policy(env)  # before any temp root: a workspace_root in the TOML file counts too
+    if pol.shared and "workspace_root" not in pol.given:
         import tempfile
 
-        # a fresh private root per server run (0700): deleted with everything in it when the app stops
-        env["CHUNKSCOPE_WORKSPACE_ROOT"] = tempfile.mkdtemp(prefix="chunkscope-share-")
+        # none configured: a fresh private root per server run (0700), deleted with everything in it when
+        # the app stops
+        pol = replace(pol, workspace_root=Path(tempfile.mkdtemp(prefix="chunkscope-share-")))
         env["_CHUNKSCOPE_OWN_WORKSPACE_ROOT"] = "1"
-    try:
-        pol = load_policy(env)
-    except ValueError:  # invalid operator settings: the private root made above goes too
-        if env.get("_CHUNKSCOPE_OWN_WORKSPACE_ROOT"):
-            shutil.rmtree(env["CHUNKSCOPE_WORKSPACE_ROOT"], ignore_errors=True)
-        raise
     env["CHUNKSCOPE_MAX_BYTES"] = str(pol.max_upload_bytes)  # the one upload limit, ingest side
     if pol.shared:
         env["CHUNKSCOPE_MAX_PAGES"] = str(pol.max_pages)  # ingest refuses longer PDFs before parsing them
     if pol.shared:
         env[SHARED_ENV] = "1"
-        # disk caches of this server run live in its private workspace root, not the user's cache
-        env.setdefault("CHUNKSCOPE_CACHE_DIR", str(pol.workspace_root / "cache"))
+        root = pol.workspace_root.absolute()
+        env["CHUNKSCOPE_WORKSPACE_ROOT"] = str(root)  # the server uses the root chosen here (and shown)
+        # disk caches of this server run live in its workspace root, not the user's cache
+        env.setdefault("CHUNKSCOPE_CACHE_DIR", str(root / "cache"))
     cmd = [sys.executable, "-m", "streamlit", "run", str(app_script()),
            "--server.headless", "true",
            "--server.address", pol.bind,
@@ -111,8 +110,13 @@ def cmd_app(args: argparse.Namespace) -> int:
 
         if env.get("_CHUNKSCOPE_OWN_WORKSPACE_ROOT"):
             shutil.rmtree(pol.workspace_root, ignore_errors=True)
+        shown = pol.public_dict()
+        if pol.shared:  # where uploads, results and disk caches go (the operator's view, not the users')
+            shown["workspace_root"] = ("a fresh private temp dir per run, deleted when the app stops"
+                                       if env.get("_CHUNKSCOPE_OWN_WORKSPACE_ROOT") else str(pol.workspace_root))
+            shown["cache_dir"] = env.get("CHUNKSCOPE_CACHE_DIR")
         print(" ".join(cmd))
-        print(json.dumps(pol.public_dict(), indent=1))
+        print(json.dumps(shown, indent=1))
         return 0
     where = f"http://{pol.bind}:{pol.port}"
     print(f"chunkscope app: {'shared mode' if pol.shared else 'local'} on {where}", file=sys.stderr)
