@@ -134,6 +134,74 @@ def test_results_zip_contains_only_what_the_run_wrote(tmp_path):
     assert names == ["metrics.csv", "reports/a-1.json", "reports/a-1.winners.jsonl", "summary.json"]
 
 
+class _Upload:
+    """What st.file_uploader hands over: a name and the bytes."""
+
+    def __init__(self, name: str, data: bytes):
+        self.name, self._data = name, data
+
+    def getvalue(self) -> bytes:
+        return self._data
+
+
+def _zip(members: dict[str, bytes], compression: int = zipfile.ZIP_DEFLATED) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression) as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    return buf.getvalue()
+
+
+def test_corpus_uploads_keep_files_that_share_a_name(tmp_path, monkeypatch):
+    """A zip with a/b/notes.md and c/notes.md gave '2 analyzed' for three documents: flattening the zip
+    overwrote one notes.md without a word. Now the zip keeps its folders and a name uploaded twice gets a
+    distinct one; nothing lands outside the upload folder."""
+    pytest.importorskip("streamlit")
+    from chunkscope.corpus import discover
+    from ui.corpus import save_uploads
+
+    monkeypatch.setenv("CHUNKSCOPE_CACHE_DIR", str(tmp_path / "cache"))
+    sharing.set_policy(Policy())
+    zipped = _zip({"a/b/notes.md": b"# A\n\nalpha", "c/notes.md": b"# C\n\nzebra", "tool.exe": b"MZ",
+                   "../../escape.md": b"out", "notes.md": b"# top of the zip", "__MACOSX/._notes.md": b"x"})
+    d = save_uploads([_Upload("corp2.zip", zipped), _Upload("notes.md", b"# one"), _Upload("notes.md", b"# two"),
+                      _Upload("latin1.txt", "caf\xe9".encode("latin-1"))])
+    files = {p.relative_to(d).as_posix(): p.read_bytes() for p in d.rglob("*") if p.is_file()}
+    assert set(files) == {"a/b/notes.md", "c/notes.md", "notes.md", "notes (2).md", "notes (3).md", "latin1.txt"}
+    assert sorted(v for k, v in files.items() if Path(k).name.startswith("notes")) == sorted(
+        [b"# A\n\nalpha", b"# C\n\nzebra", b"# top of the zip", b"# one", b"# two"])
+    assert not list(tmp_path.rglob("escape.md"))
+    items, _ignored = discover(d)
+    assert len(items) == 6  # every document uploaded is analysed
+    assert save_uploads([_Upload("notes.md", b"# one"), _Upload("latin1.txt", b"cafe")]) != d
+
+
+def test_a_refused_corpus_zip_leaves_nothing_behind(tmp_path, monkeypatch):
+    """A zip refused as too large left the files unpacked before the check in the session's workspace.
+    Now the declared sizes are checked before anything is written, and a zip that fails while unpacking
+    (here a damaged member after a good one) has what was written removed."""
+    pytest.importorskip("streamlit")
+    from ui.corpus import extract_zip, save_uploads
+
+    monkeypatch.setenv("CHUNKSCOPE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("CHUNKSCOPE_MAX_BYTES", "1000")
+    sharing.set_policy(Policy())
+    big = _zip({"a/b/deep.md": b"# deep", "z.md": b"# z", "big.txt": b"x" * 5000})
+    with pytest.raises(ShareError, match="big.txt in the zip unpacks to more than the upload limit"):
+        save_uploads([_Upload("corp.zip", big), _Upload("loose.md", b"# loose")])
+    many = _zip({f"d{i}.md": b"y" * 900 for i in range(6)})
+    with pytest.raises(ShareError, match="more than 4 × the upload limit"):
+        save_uploads([_Upload("many.zip", many)])
+    assert [p for p in (tmp_path / "cache").rglob("*") if p.is_file()] == []  # no upload folder, no partial file
+    raw = bytearray(_zip({"a/good.md": b"# good", "b/bad.md": b"# bad bytes"}, zipfile.ZIP_STORED))
+    raw[raw.index(b"# bad bytes")] ^= 0xFF  # its CRC no longer matches
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    with pytest.raises(ShareError, match="b/bad.md in the zip cannot be unpacked"):
+        extract_zip(bytes(raw), dest)
+    assert list(dest.iterdir()) == []
+
+
 # ------------------------------------------------------------------ LLM endpoints
 def _auth_headers(srv: ScriptedLLMServer) -> list[str]:
     return [r["headers"].get("authorization", "") for r in srv.requests]

@@ -12,7 +12,7 @@ import os
 import tempfile
 import zipfile
 from dataclasses import replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import streamlit as st
@@ -43,48 +43,120 @@ def default_results_dir(source: str) -> str:
 
 
 def save_uploads(uploads) -> Path:
-    """Write uploaded files into one folder named after their contents (mentions files beside them)."""
+    """Write uploaded files into one folder named after their contents (mentions files beside them).
+
+    A zip keeps its folders, so ``a/b/notes.md`` and ``c/notes.md`` stay two documents; a path given
+    twice (two uploads named ``notes.md``) gets a distinct name (``notes (2).md``). Everything is
+    written to a temporary folder first: a refused upload leaves nothing behind."""
+    import shutil
+
     h = hashlib.sha256()
     for u in sorted(uploads, key=lambda u: u.name):
         h.update(u.name.encode())
         h.update(hashlib.sha256(u.getvalue()).digest())
     d = work_dir() / f"upload-{h.hexdigest()[:12]}"
-    d.mkdir(parents=True, exist_ok=True)
-    for u in uploads:
-        name = Path(u.name).name
-        if name.lower().endswith(".zip"):
-            extract_zip(u.getvalue(), d)
-        else:
-            (d / name).write_bytes(u.getvalue())
+    if d.is_dir():  # written on an earlier rerun (the name is the contents)
+        return d
+    part = Path(tempfile.mkdtemp(prefix=".partial-", dir=d.parent))
+    try:
+        for u in uploads:
+            name = Path(u.name).name
+            if name.lower().endswith(".zip"):
+                extract_zip(u.getvalue(), part)
+            else:
+                _free_path(part, PurePosixPath(name)).write_bytes(u.getvalue())
+        try:
+            part.rename(d)
+        except OSError:
+            if not d.is_dir():
+                raise
+            shutil.rmtree(part, ignore_errors=True)  # another rerun finished first: same contents
+    except BaseException:
+        shutil.rmtree(part, ignore_errors=True)
+        raise
     return d
 
 
-def extract_zip(data: bytes, dest: Path) -> None:
-    """The documents of an uploaded zip into ``dest`` (flattened, nothing outside it, bounded size)."""
+def _free_path(dest: Path, rel: PurePosixPath) -> Path:
+    """``dest/rel`` (its folders made), or ``stem (2).ext``, ``stem (3).ext``... beside it when that
+    name is taken: two uploads, or an upload and a zip member, with the same path both stay."""
+    target = dest.joinpath(*rel.parts)
+    n = 2
+    while target.exists():
+        target = target.with_name(f"{Path(rel.name).stem} ({n}){Path(rel.name).suffix}")
+        n += 1
+    target.parent.mkdir(parents=True, exist_ok=True)
+    return target
+
+
+def _zip_member(filename: str) -> PurePosixPath | None:
+    """The path a zip member is unpacked to, relative to the upload folder, or None when it is left out:
+    folders, hidden files (``.x``, ``__MACOSX``), a ``..`` (nothing outside the folder), and files that are
+    no document or mentions file."""
     from chunkscope.corpus import DOC_EXTENSIONS
+
+    parts = [p for p in filename.replace("\\", "/").split("/") if p not in ("", ".")]
+    if not parts or filename.endswith(("/", "\\")):
+        return None
+    if any(p == ".." or p.startswith(".") or p == "__MACOSX" for p in parts):
+        return None
+    if not parts[-1].lower().endswith((*DOC_EXTENSIONS, ".parquet")):
+        return None
+    return PurePosixPath(*parts)
+
+
+ZIP_TOTAL_FACTOR = 4  # a zip may unpack to this many times the upload limit in all
+
+
+def extract_zip(data: bytes, dest: Path) -> None:
+    """The documents of an uploaded zip into ``dest``, in their folders (see ``_zip_member``), bounded
+    size: each file within the upload limit, all of them within ``ZIP_TOTAL_FACTOR`` times it. The
+    sizes the zip declares are checked before anything is written; what was written is removed when a
+    check while unpacking (a zip that lies about its sizes) refuses it."""
     from chunkscope.ingest import resolve_max_bytes
     from chunkscope.sharing import ShareError
 
     limit = resolve_max_bytes()
+    mb = f"{limit / (1024 * 1024):g} MB"
+    too_big = f"the zip unpacks to more than {ZIP_TOTAL_FACTOR} × the upload limit ({mb}) in all"
     try:
         zf = zipfile.ZipFile(io.BytesIO(data))
     except zipfile.BadZipFile:
         raise ShareError("the uploaded zip cannot be read") from None
-    total = 0
     with zf:
-        for info in zf.infolist():
-            name = Path(info.filename).name  # flattened: no path from the archive is used
-            if info.is_dir() or not name or name.startswith(".") or not name.lower().endswith(
-                    (*DOC_EXTENSIONS, ".parquet")):
-                continue
-            total += info.file_size
-            if info.file_size > limit or total > 4 * limit:
-                raise ShareError(f"the zip unpacks to more than the upload limit ({limit // (1024 * 1024)} MB)")
-            with zf.open(info) as src:
-                data_i = src.read(limit + 1)
-            if len(data_i) > limit:
-                raise ShareError(f"{name}: larger than the upload limit")
-            (dest / name).write_bytes(data_i)
+        members = [(info, rel) for info in zf.infolist() if (rel := _zip_member(info.filename)) is not None]
+        for info, rel in members:
+            if info.file_size > limit:
+                raise ShareError(f"{rel} in the zip unpacks to more than the upload limit ({mb})")
+        if sum(info.file_size for info, _ in members) > ZIP_TOTAL_FACTOR * limit:
+            raise ShareError(too_big)
+        written: list[Path] = []
+        try:
+            total = 0
+            for info, rel in members:
+                try:
+                    with zf.open(info) as src:
+                        data_i = src.read(limit + 1)
+                except (zipfile.BadZipFile, NotImplementedError, RuntimeError, OSError, EOFError) as exc:
+                    raise ShareError(f"{rel} in the zip cannot be unpacked ({' '.join(str(exc).split())[:120]})") from None
+                total += len(data_i)
+                if len(data_i) > limit:
+                    raise ShareError(f"{rel} in the zip unpacks to more than the upload limit ({mb})")
+                if total > ZIP_TOTAL_FACTOR * limit:
+                    raise ShareError(too_big)
+                target = _free_path(dest, rel)
+                written.append(target)
+                target.write_bytes(data_i)
+        except BaseException:
+            for p in reversed(written):
+                p.unlink(missing_ok=True)
+                for parent in p.relative_to(dest).parents:  # the folders made for it, when now empty
+                    if parent != Path("."):
+                        try:
+                            (dest / parent).rmdir()
+                        except OSError:
+                            pass
+            raise
 
 
 RAY_ADDRESS_ENV = "CHUNKSCOPE_RAY_ADDRESS"  # the operator's cluster for Ray runs started from the page
