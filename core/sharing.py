@@ -111,6 +111,13 @@ _ENV: dict[str, tuple[str, Callable[[str], Any]]] = {
 _TOML_FIELDS = {f for f, _ in _ENV.values()}
 
 
+def served_shared(env: Mapping[str, str] | None = None) -> bool:
+    """Whether this process serves a shared server (``chunkscope app --share`` sets ``CHUNKSCOPE_SHARED``
+    for it): messages then name this server's limits, not the operator's settings a user cannot change."""
+    e = os.environ if env is None else env
+    return _truthy(e.get(SHARED_ENV, ""))
+
+
 def config_path(env: Mapping[str, str] | None = None) -> Path:
     e = os.environ if env is None else env
     if e.get(CONFIG_ENV, "").strip():
@@ -380,14 +387,15 @@ def check_document(pol: Policy, doc: Any) -> None:
     """Pages and tokens within the limits (shared mode only)."""
     if not pol.shared:
         return
+    name = doc.meta.get("filename") or doc.name  # the file as uploaded, with its extension
     if len(doc.pages) > pol.max_pages:
-        raise ShareError(f"{doc.name}: {len(doc.pages)} pages, this server takes at most {pol.max_pages}")
+        raise ShareError(f"{name}: {len(doc.pages)} pages, this server takes at most {pol.max_pages}")
     if len(doc.text) > pol.max_tokens:  # more characters than allowed tokens: count (bounded by the upload size)
         from chunkscope.tokens import count_tokens
 
         n = count_tokens(doc.text)
         if n > pol.max_tokens:
-            raise ShareError(f"{doc.name}: {n:,} tokens, this server takes at most {pol.max_tokens:,}")
+            raise ShareError(f"{name}: {n:,} tokens, this server takes at most {pol.max_tokens:,}")
 
 
 # ---------------------------------------------------------------- concurrent analyses

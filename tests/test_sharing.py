@@ -268,6 +268,34 @@ def test_document_limits(tmp_path):
         sharing.check_document(pol, doc)
 
 
+def test_limit_messages_name_the_file_and_not_the_operator_settings(monkeypatch):
+    """Shared users saw 'manytokens: ... tokens' (no extension) and '...; the limit is 500
+    (CHUNKSCOPE_MAX_PAGES)', a setting only the operator can change. The CLI keeps the variable's name."""
+    import pymupdf
+
+    from chunkscope.ingest import IngestError, load_bytes
+
+    doc = load_bytes(b"word " * 80, "manytokens.txt")
+    with pytest.raises(ShareError, match=r"^manytokens\.txt: \d+ tokens, this server takes at most 50$"):
+        sharing.check_document(Policy(shared=True, max_tokens=50), doc)
+    pdf = pymupdf.open()
+    for _ in range(30):
+        pdf.new_page()
+    data = pdf.tobytes()
+    monkeypatch.setenv("CHUNKSCOPE_MAX_PAGES", "20")
+    monkeypatch.setenv("CHUNKSCOPE_MAX_BYTES", "100")
+    monkeypatch.delenv(sharing.SHARED_ENV, raising=False)
+    with pytest.raises(IngestError, match=r"30 pages; the limit is 20 \(CHUNKSCOPE_MAX_PAGES\)"):
+        load_bytes(data, "many.pdf", max_bytes=10**6)
+    with pytest.raises(IngestError, match="raise it with CHUNKSCOPE_MAX_BYTES"):
+        load_bytes(data, "many.pdf")
+    monkeypatch.setenv(sharing.SHARED_ENV, "1")  # set by `chunkscope app --share` for the server
+    with pytest.raises(IngestError, match=r"^many\.pdf has 30 pages; this server takes at most 20$"):
+        load_bytes(data, "many.pdf", max_bytes=10**6)
+    with pytest.raises(IngestError, match=r"^many\.pdf is .* over this server's 100 bytes size limit$"):
+        load_bytes(data, "many.pdf")
+
+
 def test_corpus_documents_get_the_same_limits_as_an_upload(tmp_path):
     from chunkscope.corpus import analyze_file
 

@@ -74,10 +74,13 @@ def _human(n: int) -> str:
 
 
 def _check_size(size: int, filename: str, limit: int) -> None:
-    if size > limit:
+    from chunkscope.sharing import served_shared
+
+    if size > limit:  # a shared server's users cannot raise its limit: no hint at the operator's setting
         raise IngestError(
-            f"{filename} is {_human(size)}, over the {_human(limit)} size limit "
-            f"(raise it with {MAX_BYTES_ENV} or --max-bytes)"
+            f"{filename} is {_human(size)}, over "
+            + (f"this server's {_human(limit)} size limit" if served_shared() else
+               f"the {_human(limit)} size limit (raise it with {MAX_BYTES_ENV} or --max-bytes)")
         )
 
 
@@ -99,7 +102,11 @@ def _check_pages(data: bytes, filename: str) -> None:
     except Exception:  # noqa: BLE001 - a damaged file: the loader gives the specific message
         return
     if n > limit:
-        raise IngestError(f"{filename} has {n:,} pages; the limit is {limit:,} ({MAX_PAGES_ENV})")
+        from chunkscope.sharing import served_shared
+
+        raise IngestError(f"{filename} has {n:,} pages; "
+                          + (f"this server takes at most {limit:,}" if served_shared() else
+                             f"the limit is {limit:,} ({MAX_PAGES_ENV})"))
 
 
 def _format_of(filename: str, data: bytes | None = None) -> str:
