@@ -24,7 +24,6 @@ from ui.corpus import (
     save_uploads,
     zip_bytes,
 )
-from ui.share import banner
 from ui.share import policy as share_policy
 
 st.set_page_config(page_title="Corpus · ChunkScope", page_icon="📚", layout="wide")
@@ -34,8 +33,7 @@ st.caption("Run the analysis on many documents, then compare chunkers across the
            "metrics (Table 3), how often each chunker wins (Table 4), metric correlations and a per-domain view. "
            "Same engine and files as `chunkscope corpus` / `chunkscope corpus-report`.")
 
-settings, problem = settings_sidebar()
-banner()
+settings, problem = settings_sidebar()  # with the shared-server line (ui.share.banner)
 if problem:
     st.sidebar.error(problem)
 st.sidebar.caption("In corpus mode, precomputed mentions are picked up per document (a sibling `mentions/` folder "
@@ -120,7 +118,9 @@ from chunkscope.present import figures, html_report  # noqa: E402
 try:
     res, f = load_view(results_dir)
 except (OSError, ValueError) as exc:
-    st.error(f"Cannot read the results in {results_dir}: {' '.join(str(exc).split())[:300]}")
+    why = " ".join(str(exc).split())
+    st.error(f"Cannot read the results: {why.replace(results_dir + '/', '')[:300]}" if pol.shared else
+             f"Cannot read the results in {results_dir}: {why[:300]}")
     st.stop()
 
 docs = res.documents()
@@ -130,7 +130,8 @@ m1.metric("Documents with a report", len(docs))
 m2.metric("Failed", c.get("failed", 0))
 m3.metric("Tokens", f"{sum(int(e.get('tokens') or 0) for e in docs):,}")
 m4.metric("Global best candidate", CR.global_best(res) or "–")
-st.caption(f"Results: `{results_dir}` · '* ' marks the candidates of the adaptive policy.")
+st.caption(("" if pol.shared else f"Results: `{results_dir}` · ")  # a shared server's paths are not the user's
+           + "'* ' marks the candidates of the adaptive policy.")
 if not docs:
     st.warning("No document was analyzed successfully; see the reasons below.")
     st.dataframe(f["documents"], hide_index=True)

@@ -442,6 +442,34 @@ def test_corpus_page_in_shared_mode_refuses_server_paths(tmp_path, monkeypatch):
     assert at.number_input(key="cs_corpus_jobs").max == 2 and any(b.key == "cs_corpus_run" for b in at.button)
 
 
+def test_corpus_page_in_shared_mode_shows_one_banner_and_no_server_path(tmp_path, monkeypatch):
+    """The Corpus page showed the shared-server line twice and the server's absolute results path."""
+    pytest.importorskip("streamlit")
+    from streamlit.testing.v1 import AppTest
+
+    from chunkscope.corpus import SCHEMA, TIDY_COLUMNS
+    from ui.corpus import RESULTS_KEY
+
+    monkeypatch.setenv("CHUNKSCOPE_SHARED", "1")
+    monkeypatch.setenv("CHUNKSCOPE_WORKSPACE_ROOT", str(tmp_path / "ws"))
+    at = AppTest.from_file(str(ROOT / "pages" / "4_Corpus.py"), default_timeout=90)
+    at.run()
+    assert not at.exception, at.exception
+    assert sum("Shared server" in c.value for c in at.sidebar.caption) == 1
+    ws = sharing.Workspace(tmp_path / "ws")  # the session's, as an upload would have made it
+    at.session_state["cs_workspace"] = ws
+    results = ws.sub("corpus") / "results-0123"
+    results.mkdir()
+    (results / "summary.json").write_text(json.dumps({"schema": SCHEMA, "documents": [], "counts": {"failed": 0}}))
+    (results / "metrics.csv").write_text(",".join(TIDY_COLUMNS) + "\n")
+    at.session_state[RESULTS_KEY] = str(results)
+    at.run()
+    assert not at.exception, at.exception
+    assert any("marks the candidates" in c.value for c in at.caption)  # the results are shown
+    shown = [e.value for e in [*at.caption, *at.markdown, *at.error, *at.warning, *at.info]]
+    assert not [v for v in shown if str(tmp_path) in v]
+
+
 def test_corpus_workers_are_capped_on_a_shared_server(tmp_path):
     from ui.corpus import MAX_JOBS, run_options
 
