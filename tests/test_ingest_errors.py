@@ -38,6 +38,16 @@ def test_binary_junk():
     assert "binary" in one_line_error(load_bytes, b"abc\x01\x02\x03\x04\x05\x06" * 50, "ctl.txt")
 
 
+def test_utf16_without_a_byte_order_mark_is_named():
+    """UTF-16 text without a BOM was refused as 'binary data (NUL bytes)': it says what it is and what to do."""
+    text = "Grüße aus Köln.\nA second line of ordinary text.\n" * 20
+    for enc in ("utf-16-le", "utf-16-be"):
+        msg = one_line_error(load_bytes, text.encode(enc), "notes.txt")
+        assert "UTF-16 text without a byte-order mark" in msg and "save it as UTF-8" in msg, msg
+    assert load_bytes(text.encode("utf-16"), "bom.txt").text == text  # with a BOM it loads
+    assert "binary data (NUL bytes)" in one_line_error(load_bytes, b"PK\x03\x04\x00\x00\x08\x00" * 40, "z.txt")
+
+
 def test_truncated_pdf():
     data = make_pdf(pages=2)
     assert "truncated" in one_line_error(load_bytes, data[: len(data) // 2], "cut.pdf")

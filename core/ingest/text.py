@@ -31,6 +31,9 @@ def decode_text(data: bytes, filename: str) -> tuple[str, str]:
         text = _strict(data, "utf-16", filename)
     else:
         if b"\x00" in data[:65536]:
+            if _utf16_without_bom(data[:65536]):
+                raise IngestError(f"{filename} looks like UTF-16 text without a byte-order mark (every other byte "
+                                  "is NUL): save it as UTF-8, or as UTF-16 with a byte-order mark")
             raise IngestError(f"{filename} looks like binary data (NUL bytes), not text")
         try:
             text = data.decode("utf-8")
@@ -58,6 +61,16 @@ def decode_text(data: bytes, filename: str) -> tuple[str, str]:
     if not text.strip():
         raise IngestError(f"{filename} contains no text (only whitespace)")
     return text, encoding
+
+
+def _utf16_without_bom(sample: bytes) -> bool:
+    """NUL bytes that alternate: most bytes at even (UTF-16-BE) or at odd (UTF-16-LE) offsets are NUL, almost
+    none at the others, as in UTF-16 text of Latin script."""
+    even, odd = sample[0::2], sample[1::2]
+    if len(odd) < 2:
+        return False
+    ne, no = even.count(0), odd.count(0)
+    return max(ne, no) >= 0.5 * len(odd) and min(ne, no) <= 0.05 * len(odd)
 
 
 def _strict(data: bytes, encoding: str, filename: str) -> str:
