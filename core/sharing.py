@@ -263,6 +263,8 @@ def run_outputs(results_dir: str | os.PathLike) -> list[Path]:
 
 
 # ---------------------------------------------------------------- workspaces
+WORKSPACE_PREFIX = "s-"  # a session workspace's name starts with this (what the sweep may delete)
+
 class Workspace:
     """A session's private directory (0700). Deleted when this object is garbage-collected (the
     session ended and Streamlit dropped its state), by ``close()``, or by ``sweep()`` after the TTL."""
@@ -270,7 +272,7 @@ class Workspace:
     def __init__(self, root: Path):
         root.mkdir(parents=True, exist_ok=True)
         os.chmod(root, 0o700)
-        self.path = Path(tempfile.mkdtemp(prefix="s-" + secrets.token_hex(4) + "-", dir=root))
+        self.path = Path(tempfile.mkdtemp(prefix=WORKSPACE_PREFIX + secrets.token_hex(4) + "-", dir=root))
         os.chmod(self.path, 0o700)
         self._finalizer = weakref.finalize(self, shutil.rmtree, str(self.path), True)
         self.touch()
@@ -295,7 +297,8 @@ class Workspace:
 
 
 def sweep(pol: Policy, now: float | None = None) -> list[Path]:
-    """Delete workspaces unused for longer than the TTL (sessions that ended without cleaning up)."""
+    """Delete workspaces unused for longer than the TTL (sessions that ended without cleaning up). Only
+    session workspaces (``s-…``): the disk caches (``cache/``) in the same root stay."""
     now = time.time() if now is None else now
     root = pol.workspace_root
     gone: list[Path] = []
@@ -303,7 +306,8 @@ def sweep(pol: Policy, now: float | None = None) -> list[Path]:
         return gone
     for p in root.iterdir():
         try:
-            if p.is_dir() and not p.is_symlink() and now - p.stat().st_mtime > pol.session_ttl_s:
+            if (p.name.startswith(WORKSPACE_PREFIX) and p.is_dir() and not p.is_symlink()
+                    and now - p.stat().st_mtime > pol.session_ttl_s):
                 shutil.rmtree(p, ignore_errors=True)
                 gone.append(p)
         except OSError:

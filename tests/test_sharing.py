@@ -356,6 +356,16 @@ def test_workspace_is_private_and_deleted_with_the_session(tmp_path):
     assert sharing.sweep(pol) == [keep.path] and not keep.path.exists() and fresh.path.exists()
 
 
+def test_the_sweep_keeps_the_disk_caches(tmp_path):
+    """The TTL sweep deleted every folder of the root unchanged for an hour, the disk caches' ``cache/`` too."""
+    pol = _shared(tmp_path, session_ttl_s=60)
+    old = sharing.Workspace(pol.workspace_root)
+    (pol.workspace_root / "cache" / "embeddings").mkdir(parents=True)
+    for p in (old.path, pol.workspace_root / "cache"):
+        os.utime(p, (time.time() - 3600, time.time() - 3600))
+    assert sharing.sweep(pol) == [old.path] and (pol.workspace_root / "cache" / "embeddings").is_dir()
+
+
 # ------------------------------------------------------------------ launching
 def test_local_by_default_and_one_upload_limit(monkeypatch):
     from chunkscope.cli import build_parser
