@@ -5,11 +5,21 @@ embedders, tune results) is a ``BoundedCache``: a ``cachetools.LRUCache`` behind
 cap it evicts one old entry per new one (never a clear-all), and callers take what they just
 computed from their own hands, never by re-reading the cache (an entry may be evicted by another
 thread between the write and the read).
+
+The disk caches (below ``CHUNKSCOPE_CACHE_DIR``) are bounded on a shared server only: ``DiskKV`` (SQLite
+rows that record their last use) and JSON files, least recently used evicted first (``trim_disk_cache``).
+cachetools keeps nothing on disk, so the eviction there is this module's own.
 """
 
 from __future__ import annotations
 
+import heapq
+import os
+import sqlite3
 import threading
+import time
+from contextlib import closing, suppress
+from pathlib import Path
 from typing import Any, Callable, Generic, Hashable, Iterable, TypeVar
 
 from cachetools import LRUCache
@@ -83,3 +93,171 @@ class BoundedCache(Generic[K, V]):
     def __len__(self) -> int:
         with self._lock:
             return len(self._data)
+
+
+# ---------------------------------------------------------------- on-disk caches
+#
+# Under ``CHUNKSCOPE_CACHE_DIR``: embedding vectors in SQLite files (``DiskKV``, one per model) and
+# JSON answers (coreference pairs, llm-regex, generated questions), one file each. Unbounded on a
+# machine of one's own; on a shared server at most the policy's ``max_cache_mb`` in all, least
+# recently used evicted first: a SQLite row by its ``used`` time, a file by its modification time
+# (a reader touches what it uses, ``file_used``).
+
+CACHE_DIR_ENV = "CHUNKSCOPE_CACHE_DIR"
+SQLITE_SUFFIX = ".sqlite"
+TRIM_TO = 0.8  # over the bound, evict down to this share of it (not one entry per write)
+_trim_lock = threading.Lock()
+
+
+class DiskKV:
+    """One SQLite file of ``key -> bytes`` with the time each row was last used (for LRU eviction)."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        with self._lock, self._connect() as con:
+            _ensure_table(con)
+
+    def _connect(self) -> sqlite3.Connection:
+        return sqlite3.connect(self.path, timeout=30)
+
+    def get_many(self, keys: list[str]) -> dict[str, bytes]:
+        out: dict[str, bytes] = {}
+        if not keys:
+            return out
+        now = time.time()
+        with self._lock, self._connect() as con:
+            for i in range(0, len(keys), 500):
+                part = keys[i:i + 500]
+                marks = ",".join("?" * len(part))
+                rows = con.execute(f"SELECT key, vec FROM emb WHERE key IN ({marks})", part).fetchall()
+                if rows:
+                    hits = [k for k, _ in rows]
+                    con.execute(f"UPDATE emb SET used = ? WHERE key IN ({','.join('?' * len(hits))})", [now, *hits])
+                out.update(rows)
+        return out
+
+    def put_many(self, items: dict[str, bytes]) -> None:
+        if not items:
+            return
+        now = time.time()
+        with self._lock, self._connect() as con:
+            con.executemany("INSERT OR IGNORE INTO emb (key, vec, used) VALUES (?, ?, ?)",
+                            [(k, v, now) for k, v in items.items()])
+        disk_cache_written()
+
+
+def _ensure_table(con: sqlite3.Connection) -> None:
+    """The table (named for its first use, embedding vectors; a file from before ``used`` gets the column)."""
+    con.execute("CREATE TABLE IF NOT EXISTS emb (key TEXT PRIMARY KEY, vec BLOB NOT NULL, used REAL NOT NULL DEFAULT 0)")
+    if "used" not in [r[1] for r in con.execute("PRAGMA table_info(emb)")]:
+        con.execute("ALTER TABLE emb ADD COLUMN used REAL NOT NULL DEFAULT 0")
+
+
+def file_used(path: str | os.PathLike) -> None:
+    """A cached file was read: it becomes the most recently used (its modification time is now)."""
+    try:
+        os.utime(path)
+    except OSError:
+        pass
+
+
+def disk_budget() -> int | None:
+    """Bytes the on-disk caches may take in all: the policy's ``max_cache_mb`` on a shared server, else
+    None (no bound)."""
+    from chunkscope.sharing import ShareError, policy
+
+    try:
+        pol = policy()
+    except ShareError:
+        return None
+    return pol.max_cache_mb * 1024 * 1024 if pol.shared else None
+
+
+def disk_cache_written() -> None:
+    """Called after a write to a disk cache: on a shared server, trim the caches to the bound."""
+    budget = disk_budget()
+    root = os.environ.get(CACHE_DIR_ENV, "").strip()
+    if budget is not None and root:
+        trim_disk_cache(Path(root).expanduser(), budget)
+
+
+def _sqlite_bytes(con: sqlite3.Connection) -> int:
+    (size,), (free,), (page,) = (con.execute(f"PRAGMA {p}").fetchall()[0] for p in
+                                 ("page_count", "freelist_count", "page_size"))
+    return (size - free) * page  # pages in use: freed ones are reused before the file grows
+
+
+def disk_cache_bytes(root: str | os.PathLike) -> int:
+    """What the disk caches under ``root`` hold: files' sizes, and the pages in use of SQLite files."""
+    total = 0
+    for p in Path(root).rglob("*"):
+        try:
+            if p.is_symlink() or not p.is_file():
+                continue
+            if p.suffix == SQLITE_SUFFIX:
+                with closing(sqlite3.connect(p, timeout=30)) as con:
+                    total += _sqlite_bytes(con)
+            elif not p.name.endswith((SQLITE_SUFFIX + "-journal", SQLITE_SUFFIX + "-wal", SQLITE_SUFFIX + "-shm")):
+                total += p.stat().st_size
+        except (OSError, sqlite3.Error):
+            continue
+    return total
+
+
+def trim_disk_cache(root: str | os.PathLike, max_bytes: int) -> int:
+    """Over ``max_bytes``: evict the least recently used entries under ``root`` (files and SQLite rows, in
+    one order) until ``TRIM_TO`` of it is left. Returns the bytes freed (estimated for rows)."""
+    root = Path(root)
+    with _trim_lock:
+        total = disk_cache_bytes(root)
+        if total <= max_bytes:
+            return 0
+        need = total - int(TRIM_TO * max_bytes)
+        files, dbs = [], []
+        for p in root.rglob("*"):
+            if p.is_symlink() or not p.is_file():
+                continue
+            if p.suffix == SQLITE_SUFFIX:
+                dbs.append(p)
+            elif not p.name.endswith((SQLITE_SUFFIX + "-journal", SQLITE_SUFFIX + "-wal", SQLITE_SUFFIX + "-shm")):
+                try:
+                    st = p.stat()
+                except OSError:
+                    continue
+                files.append((st.st_mtime, st.st_size, "", str(p)))
+        files.sort()
+        cons: list[sqlite3.Connection] = []
+        freed, doomed_files, doomed_rows = 0, [], {}  # type: ignore[var-annotated]
+        try:
+            streams: list[Iterable[tuple[float, int, str, str]]] = [files]
+            for i, db in enumerate(dbs):
+                try:
+                    con = sqlite3.connect(db, timeout=30)
+                    cons.append(con)
+                    _ensure_table(con)
+                    streams.append((used, size, str(i), key) for used, size, key in con.execute(
+                        "SELECT used, length(vec) + length(key) + 16, key FROM emb ORDER BY used"))
+                except sqlite3.Error:
+                    continue
+            for _used, size, db_i, ref in heapq.merge(*streams):
+                if freed >= need:
+                    break
+                freed += size
+                if db_i:
+                    doomed_rows.setdefault(int(db_i), []).append(ref)
+                else:
+                    doomed_files.append(ref)
+        finally:
+            for con in cons:  # readers closed before any row is deleted
+                con.close()
+        for ref in doomed_files:
+            with suppress(OSError):
+                os.unlink(ref)
+        for i, keys in doomed_rows.items():
+            with suppress(sqlite3.Error), closing(sqlite3.connect(dbs[i], timeout=30)) as con, con:
+                for j in range(0, len(keys), 500):
+                    part = keys[j:j + 500]
+                    con.execute(f"DELETE FROM emb WHERE key IN ({','.join('?' * len(part))})", part)
+        return freed

@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import sqlite3
 import threading
 import time
 from dataclasses import asdict, dataclass
@@ -29,7 +28,7 @@ from typing import Any, Protocol, Sequence, runtime_checkable
 import numpy as np
 
 from chunkscope.bundled_model import EmbedderUnavailable, bundled_model_path
-from chunkscope.caching import BoundedCache
+from chunkscope.caching import BoundedCache, DiskKV
 from chunkscope.document import Span, span_pairs
 
 BUNDLED_NAME = "all-MiniLM-L6-v2"
@@ -216,41 +215,25 @@ def _sha1(text: str) -> str:
 
 
 class _DiskCache:
-    """One SQLite file per model key: (sha1 TEXT PRIMARY KEY, vec BLOB float32)."""
+    """One SQLite file per model key (``chunkscope.caching.DiskKV``: sha1 -> float32 vector), bounded with
+    the other disk caches on a shared server."""
 
     def __init__(self, directory: str | Path, model_key: str, dim: int):
-        d = Path(directory) / "embeddings"
-        d.mkdir(parents=True, exist_ok=True)
         safe = re.sub(r"[^A-Za-z0-9._-]+", "_", model_key)[-60:]
-        self.path = d / f"{safe}-{_sha1(model_key)[:10]}.sqlite"
+        self.path = Path(directory) / "embeddings" / f"{safe}-{_sha1(model_key)[:10]}.sqlite"
         self.dim = dim
-        self._lock = threading.Lock()
-        with self._connect() as con:
-            con.execute("CREATE TABLE IF NOT EXISTS emb (key TEXT PRIMARY KEY, vec BLOB NOT NULL)")
-
-    def _connect(self) -> sqlite3.Connection:
-        return sqlite3.connect(self.path, timeout=30)
+        self._kv = DiskKV(self.path)
 
     def get_many(self, keys: list[str]) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
-        if not keys:
-            return out
-        with self._lock, self._connect() as con:
-            for i in range(0, len(keys), 500):
-                part = keys[i:i + 500]
-                q = f"SELECT key, vec FROM emb WHERE key IN ({','.join('?' * len(part))})"
-                for k, blob in con.execute(q, part):
-                    v = np.frombuffer(blob, dtype=np.float32)
-                    if v.shape[0] == self.dim:
-                        out[k] = v
+        for k, blob in self._kv.get_many(keys).items():
+            v = np.frombuffer(blob, dtype=np.float32)
+            if v.shape[0] == self.dim:
+                out[k] = v
         return out
 
     def put_many(self, items: dict[str, np.ndarray]) -> None:
-        if not items:
-            return
-        rows = [(k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in items.items()]
-        with self._lock, self._connect() as con:
-            con.executemany("INSERT OR IGNORE INTO emb (key, vec) VALUES (?, ?)", rows)
+        self._kv.put_many({k: np.asarray(v, dtype=np.float32).tobytes() for k, v in items.items()})
 
 
 class Embedder:

@@ -72,6 +72,7 @@ class Policy:
     max_workers: int = 2  # worker processes one corpus run from the app may start (each loads the model)
     max_reports: int = 8  # reports kept per session
     session_ttl_s: int = 3600  # an unused workspace is deleted after this long
+    max_cache_mb: int = 1024  # the disk caches (embeddings, coreference, LLM answers) in all; LRU evicted beyond
     # the settings the operator gave (TOML file or environment), as opposed to defaults
     given: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
 
@@ -87,7 +88,7 @@ class Policy:
                 "max_pages": self.max_pages, "max_tokens": self.max_tokens,
                 "max_concurrent": self.max_concurrent, "max_workers": self.max_workers,
                 "max_reports": self.max_reports,
-                "session_ttl_s": self.session_ttl_s}
+                "session_ttl_s": self.session_ttl_s, "max_cache_mb": self.max_cache_mb}
 
 
 # env var -> (field, converter)
@@ -107,6 +108,7 @@ _ENV: dict[str, tuple[str, Callable[[str], Any]]] = {
     "CHUNKSCOPE_MAX_WORKERS": ("max_workers", int),
     "CHUNKSCOPE_MAX_REPORTS": ("max_reports", int),
     "CHUNKSCOPE_SESSION_TTL": ("session_ttl_s", int),
+    "CHUNKSCOPE_MAX_CACHE_MB": ("max_cache_mb", int),
 }
 _TOML_FIELDS = {f for f, _ in _ENV.values()}
 
@@ -179,7 +181,7 @@ def load_policy(env: Mapping[str, str] | None = None, path: str | os.PathLike | 
     if pol.shared and "bind" not in values:
         pol = replace(pol, bind="0.0.0.0")
     for f in ("max_upload_mb", "max_pages", "max_tokens", "max_concurrent", "max_workers", "max_reports",
-              "session_ttl_s"):
+              "session_ttl_s", "max_cache_mb"):
         if getattr(pol, f) < 1:
             raise ShareError(f"{f} must be at least 1 (got {getattr(pol, f)})")
     if not pol.embedders:

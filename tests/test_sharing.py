@@ -356,6 +356,38 @@ def test_workspace_is_private_and_deleted_with_the_session(tmp_path):
     assert sharing.sweep(pol) == [keep.path] and not keep.path.exists() and fresh.path.exists()
 
 
+def test_disk_caches_are_bounded_on_a_shared_server(tmp_path, monkeypatch):
+    """The embeddings SQLite cache grew with every text analysed, never trimmed (3.3 MB -> 20 MB for eight
+    texts). On a shared server the disk caches now hold at most max_cache_mb in all: filling past it evicts
+    the least recently used entries (rows and files alike); a row read again stays. Unbounded otherwise."""
+    import numpy as np
+
+    from chunkscope.caching import disk_cache_bytes
+    from chunkscope.embeddings import _DiskCache
+
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("CHUNKSCOPE_CACHE_DIR", str(cache))
+    sharing.set_policy(_shared(tmp_path, max_cache_mb=1))
+    old_answer = cache / "coref" / "old.json"
+    old_answer.parent.mkdir(parents=True)
+    old_answer.write_text("{}" + " " * 10_000)
+    os.utime(old_answer, (time.time() - 3600, time.time() - 3600))
+    disk = _DiskCache(cache, "model-a", 384)
+    vec = np.ones(384, dtype=np.float32)
+    disk.put_many({"first": vec})
+    for batch in range(30):  # ~30 x 100 vectors of 1.5 KB: about 4.5 MB written
+        disk.put_many({f"{batch}-{i}": vec * i for i in range(100)})
+        assert disk.get_many(["first"]), batch  # used again and again: never the least recently used
+    assert disk_cache_bytes(cache) <= 1024 * 1024
+    assert disk.path.stat().st_size <= 1.5 * 1024 * 1024  # freed pages are reused: the file stays near the bound
+    assert not old_answer.exists()  # the oldest entry went first
+    assert not disk.get_many(["0-5"]) and disk.get_many(["29-5"])  # old rows evicted, the newest kept
+    sharing.set_policy(Policy(workspace_root=tmp_path / "ws"))  # not shared: no bound
+    for batch in range(30, 40):
+        disk.put_many({f"{batch}-{i}": vec * i for i in range(100)})
+    assert len(disk.get_many([f"{b}-{i}" for b in range(30, 40) for i in range(100)])) == 1000
+
+
 def test_the_sweep_keeps_the_disk_caches(tmp_path):
     """The TTL sweep deleted every folder of the root unchanged for an hour, the disk caches' ``cache/`` too."""
     pol = _shared(tmp_path, session_ttl_s=60)

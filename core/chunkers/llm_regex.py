@@ -26,6 +26,7 @@ from typing import Any
 
 import regex
 
+from chunkscope.caching import disk_cache_written, file_used
 from chunkscope.chunkers.base import ChunkerSpec, ChunkResult, ParamSpec, RunContext
 from chunkscope.document import Document, Span
 from chunkscope.llm import NOT_CONFIGURED, LLMClient, LLMError, cache_dir
@@ -183,6 +184,7 @@ def _cache_load(key: str) -> dict[str, Any] | None:
         return None
     if not isinstance(entry, dict) or not isinstance(entry.get("regex"), str):
         return None
+    file_used(cache_path(key))
     return entry
 
 
@@ -196,6 +198,7 @@ def _cache_store(key: str, entry: dict[str, Any]) -> None:
         os.replace(tmp, path)
     except OSError:
         pass  # a read-only cache must not fail the chunking
+    disk_cache_written()
 
 
 # --- the chunker ----------------------------------------------------------------------

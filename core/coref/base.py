@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from chunkscope.caching import disk_cache_written, file_used
 from chunkscope.document import Document, Span
 
 BACKENDS = ("heuristic", "learned", "maverick", "precomputed", "none")
@@ -106,6 +107,7 @@ def cached_pairs(doc: Document, backend: str, version: str, resolve: Any, info: 
         try:
             res = CorefResult.from_dict(json.loads(cfile.read_text()))
             res.info["cached"] = True
+            file_used(cfile)
             return res
         except (ValueError, KeyError, TypeError):
             pass  # a damaged cache entry is recomputed
@@ -116,4 +118,5 @@ def cached_pairs(doc: Document, backend: str, version: str, resolve: Any, info: 
     if cfile is not None:
         cfile.parent.mkdir(parents=True, exist_ok=True)
         cfile.write_text(json.dumps(res.to_dict()))
+        disk_cache_written()
     return res

@@ -30,6 +30,7 @@ import re
 import time
 from typing import Any, Iterable, Sequence
 
+from chunkscope.caching import disk_cache_written, file_used
 from chunkscope.coref.base import CorefError, CorefResult, Pair, cache_dir
 from chunkscope.document import Document, Span
 
@@ -221,6 +222,7 @@ def maverick_pairs(doc: Document, model: str | None = None) -> CorefResult:
     if cfile is not None and cfile.is_file():
         res = CorefResult.from_dict(json.loads(cfile.read_text()))
         res.info["cached"] = True
+        file_used(cfile)
         return res
     mav = load_model(name)
     t0 = time.perf_counter()
@@ -231,4 +233,5 @@ def maverick_pairs(doc: Document, model: str | None = None) -> CorefResult:
     if cfile is not None:
         cfile.parent.mkdir(parents=True, exist_ok=True)
         cfile.write_text(json.dumps(res.to_dict()))
+        disk_cache_written()
     return res

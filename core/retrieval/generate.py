@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from chunkscope.caching import disk_cache_written, file_used
 from chunkscope.llm import NOT_CONFIGURED, LLMClient, LLMError, cache_dir
 from chunkscope.retrieval.questions import MIN_QUOTE_CHARS, Locator, Question, QuestionSet, short
 
@@ -102,6 +103,7 @@ def generate(doc_text: str, doc_sha256: str, n: int, client: LLMClient | None, *
                 entry = json.load(f)
             if isinstance(entry.get("answers"), list):
                 answers, cached = [str(a) for a in entry["answers"]], True
+                file_used(_cache_path(key))
         except (OSError, ValueError, AttributeError):
             answers = None
     t0 = time.perf_counter()
@@ -126,6 +128,7 @@ def generate(doc_text: str, doc_sha256: str, n: int, client: LLMClient | None, *
                 os.replace(tmp, path)
             except OSError:
                 pass  # a read-only cache must not fail the run
+            disk_cache_written()
     locator = Locator(doc_text)
     qs = QuestionSet([], "generated", info={"model": model, "prompt_version": PROMPT_VERSION, "cached": cached,
                                             "requests": 0 if cached else len(answers),
