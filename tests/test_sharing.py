@@ -611,3 +611,26 @@ def test_stopping_the_app_command_stops_its_server(tmp_path):
         assert not answers(), "the server outlived the command that started it"
     finally:
         os.killpg(proc.pid, signal.SIGKILL) if proc.poll() is None or answers() else None
+
+
+@pytest.mark.parametrize("bind, warned", [("0.0.0.0", True), ("127.0.0.1", False)])
+def test_serving_every_interface_is_said_when_the_app_starts(bind, warned, tmp_path, monkeypatch, capsys):
+    """`--share` listens on 0.0.0.0 unless told otherwise, and the app has no login: a forgotten --bind bypasses
+    the authenticating proxy the docs ask for. The start line now says so."""
+    import subprocess
+
+    from chunkscope.cli import main
+
+    class Done:  # the server, started and stopped at once
+        def __init__(self, cmd, env):
+            self.cmd = cmd
+
+        def wait(self, timeout=None):
+            return 0
+
+    monkeypatch.setattr(subprocess, "Popen", Done)
+    monkeypatch.setenv("CHUNKSCOPE_WORKSPACE_ROOT", str(tmp_path / "ws"))
+    assert main(["app", "--share", "--bind", bind, "--port", "8599"]) == 0
+    err = capsys.readouterr().err
+    assert f"shared mode on http://{bind}:8599" in err
+    assert ("listening on every network interface, and the app has no login" in err) == warned, err

@@ -120,6 +120,10 @@ def cmd_app(args: argparse.Namespace) -> int:
         return 0
     where = f"http://{pol.bind}:{pol.port}"
     print(f"chunkscope app: {'shared mode' if pol.shared else 'local'} on {where}", file=sys.stderr)
+    if pol.bind in ("0.0.0.0", "::", ""):  # every interface: a proxy in front is bypassed by anyone on the network
+        print("chunkscope app: warning: listening on every network interface, and the app has no login: anyone "
+              "who can reach this port gets it; behind an authenticating reverse proxy use --bind 127.0.0.1 "
+              "(docs/sharing.md)", file=sys.stderr)
     proc = subprocess.Popen(cmd, env=env)
     # a service manager or `kill` stops this process: the server must go with it (it kept the port before)
     forwarded = [sig for sig in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if sig]
