@@ -134,6 +134,35 @@ def test_settings_validation():
     assert Settings.from_dict(s.to_dict()) == s
 
 
+@pytest.mark.parametrize("table, needle", [
+    ({"max_tokens": "big"}, "max_tokens must be a whole number (got 'big')"),
+    ({"min_tokens": True}, "min_tokens must be a whole number (got True)"),
+    ({"max_tokens": 900.7}, "max_tokens must be a whole number (got 900.7)"),
+    ({"coref": 1}, "coref must be a string (got 1)"),
+    ({"embedder": ["a"]}, "embedder must be a string"),
+    ({"chunkers": 3}, "chunkers must be a list of chunking ids (got 3)"),
+    ({"params": {"fixed-512": 5}}, "params must be a table"),
+])
+def test_a_settings_file_with_a_value_of_the_wrong_type_names_the_setting(table, needle):
+    """A hand-written file's max_tokens = "big" failed as "'<' not supported between instances of 'str' and 'int'",
+    and min_tokens = true was taken for 1 (and written back as true in the report)."""
+    with pytest.raises(ValueError) as e:
+        Settings.from_dict(table)
+    assert needle in str(e.value)
+    assert Settings.from_dict({"max_tokens": 900.0}).max_tokens == 900  # a whole number written as a float
+
+
+def test_a_settings_file_of_another_schema_is_refused(tmp_path):
+    from chunkscope.analysis.settings import CONFIG_SCHEMA
+
+    path = tmp_path / "c.toml"
+    path.write_text('schema = "chunkscope.config/9"\nmax_tokens = 900\n', encoding="utf-8")
+    with pytest.raises(ValueError, match=r"c\.toml: schema 'chunkscope\.config/9': this version of ChunkScope reads"):
+        Settings.from_file(path)
+    path.write_text(f'schema = "{CONFIG_SCHEMA}"\nmax_tokens = 900\n', encoding="utf-8")
+    assert Settings.from_file(path).max_tokens == 900
+
+
 # ---------------------------------------------------------------- selection logic on synthetic reports
 
 def _c(cid, metrics, n_chunks=3, candidate=True, status="ok"):

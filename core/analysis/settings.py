@@ -21,6 +21,11 @@ from chunkscope.report import METRICS
 
 DEFAULT_CANDIDATES = ("page+pp", "recursive-1100+pp", "recursive-600+pp", "llm-regex+pp")
 CONFIG_SCHEMA = "chunkscope.config/1"
+# what a hand-written file must give each setting (a string "big" for max_tokens failed later as
+# "'<' not supported between instances of 'str' and 'int'"; true was taken for 1)
+_WHOLE = ("min_tokens", "max_tokens", "bi_tolerance", "window_tokens", "window_step")
+_TEXT = ("coref", "embedding_mode", "embedding_backend", "tie_break")
+_TEXT_OR_NONE = ("mentions", "embedder")
 
 
 @dataclass
@@ -111,9 +116,24 @@ class Settings:
         if unknown:
             raise ValueError(f"unknown setting(s): {', '.join(unknown)}")
         d = dict(d)
+        for k in _WHOLE:
+            v = d.get(k)
+            if isinstance(v, float) and v.is_integer():
+                d[k] = v = int(v)
+            if k in d and (isinstance(v, bool) or not isinstance(v, int)):
+                raise ValueError(f"{k} must be a whole number (got {v!r})")
+        for k in (*_TEXT, *_TEXT_OR_NONE):
+            if k in d and not isinstance(d[k], str) and not (k in _TEXT_OR_NONE and d[k] is None):
+                raise ValueError(f"{k} must be a string (got {d[k]!r})")
         for k in ("chunkers", "candidates"):  # a config written by hand: "a, b" for ["a", "b"]
             if isinstance(d.get(k), str):
                 d[k] = [x.strip() for x in d[k].split(",") if x.strip()]
+            if d.get(k) is not None and (not isinstance(d[k], (list, tuple))
+                                         or not all(isinstance(x, str) for x in d[k])):
+                raise ValueError(f"{k} must be a list of chunking ids (got {d[k]!r})")
+        if not isinstance(d.get("params", {}), dict) or not all(
+                isinstance(v, dict) for v in d.get("params", {}).values()):
+            raise ValueError("params must be a table of CHUNKER = {NAME = VALUE, ...}")
         if d.get("chunkers") is not None:
             d["chunkers"] = tuple(d["chunkers"])
         if "candidates" in d:
@@ -206,6 +226,9 @@ def parse_config_data(text: str, fmt: str = "toml") -> tuple[dict[str, Any], dic
         raise ValueError(f"not valid {fmt.upper()}: {exc}") from None
     if not isinstance(data, dict):
         raise ValueError("expected a table/object of settings")
+    if "schema" in data and data["schema"] != CONFIG_SCHEMA:
+        raise ValueError(f"schema {data['schema']!r}: this version of ChunkScope reads {CONFIG_SCHEMA!r} "
+                         "(a file from another version?)")
     body = data["settings"] if isinstance(data.get("settings"), dict) else {
         k: v for k, v in data.items() if k not in ("schema", "tune")}
     tune = data["tune"] if isinstance(data.get("tune"), dict) else {}
