@@ -534,6 +534,12 @@ def test_quantifier_nouns_are_not_antecedents():
     ("<u>3Historically,</u> packages were kept in the subdirectory that contained them.\n\n"
      "_<u>CHAPTER 8.</u>_ _<u>THE DEBIAN PACKAGE</u>_ <u>…</u>\n\n- **aptitude** can be run by a user. It will call "
      "su.", [("packages", "them")], ["u>", "u>3Historically,</u> packages"]),
+    # a clause's "Where"/"When" the parser took into the noun phrase is not part of the mention
+    ("4. Where more than one controller or processor are involved in the same processing and where they are "
+     "responsible for any damage, each shall be held liable.",
+     [("more than one controller", "they")], ["Where more than one controller"]),
+    ("Some types do not have default initializers. When\na variable of such a type is introduced, the user must "
+     "initialize it.", [("a variable", "it")], ["When\na variable"]),
     ("<mark>Of</mark> fi <mark>cial Debian CD images indeed contain symlinks like:</mark>\n\n"
      "<mark>so that they work when", [("cial Debian CD images", "they")], ["mark>cial Debian CD images"]),
 ])

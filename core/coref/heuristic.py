@@ -86,7 +86,7 @@ from chunkscope.document import Document, Span
 
 VERSION = "heuristic-6.4"  # heuristic-6's rules; a markup fragment ("u>") is never a mention (6.1); a list item
 # reaches its list's lead-in only within LEAD_CHARS, "the data itself" (6.2); "a number of" is no entity (6.3);
-# a mention holds whole inline code spans (6.4)
+# a mention holds whole inline code spans and does not start with a clause's "Where"/"When" (6.4)
 BATCH_SIZE = 64
 EXCLUDE = ("ner", "lemmatizer", "attribute_ruler")  # spaCy components not needed (noun_chunks reads tags)
 MAX_BLOCK_CHARS = 20_000  # longer blocks (no blank lines) are cut at line ends
@@ -560,7 +560,8 @@ def _mention_start(nc: Any) -> int:
     k = 0
     while k < len(toks) - 1:
         t, nxt = toks[k], toks[k + 1]
-        if not any(ch.isalnum() for ch in t.text) or _is_label(t.text, nxt.text) or _section_number(t, nxt):
+        if not any(ch.isalnum() for ch in t.text) or t.tag_ == "WRB" or _is_label(t.text, nxt.text) \
+                or _section_number(t, nxt):  # WRB: "When\na variable" (the parser took the clause's "When" in)
             k += 1
         else:
             break
