@@ -163,21 +163,19 @@ def file_used(path: str | os.PathLike) -> None:
         pass
 
 
-def disk_budget() -> int | None:
-    """Bytes the on-disk caches may take in all: the policy's ``max_cache_mb`` on a shared server, else
-    None (no bound)."""
-    from chunkscope.sharing import ShareError, policy
+_disk_budget: int | None = None  # bytes; set from the process's sharing policy (``set_disk_budget``)
 
-    try:
-        pol = policy()
-    except ShareError:
-        return None
-    return pol.max_cache_mb * 1024 * 1024 if pol.shared else None
+
+def set_disk_budget(max_bytes: int | None) -> None:
+    """Bytes the on-disk caches may take in all (None: no bound). ``chunkscope.sharing`` sets it from the
+    policy (``max_cache_mb`` on a shared server) whenever the process's policy is read or replaced."""
+    global _disk_budget
+    _disk_budget = max_bytes
 
 
 def disk_cache_written() -> None:
     """Called after a write to a disk cache: on a shared server, trim the caches to the bound."""
-    budget = disk_budget()
+    budget = _disk_budget
     root = os.environ.get(CACHE_DIR_ENV, "").strip()
     if budget is not None and root:
         trim_disk_cache(Path(root).expanduser(), budget)

@@ -199,6 +199,7 @@ def policy() -> Policy:
     with _POLICY_LOCK:
         if _POLICY is None:
             _POLICY = load_policy()
+            _bound_disk_caches(_POLICY)
         return _POLICY
 
 
@@ -208,6 +209,14 @@ def set_policy(p: Policy | None) -> None:
     with _POLICY_LOCK:
         _POLICY = p
         _SLOTS = None
+        _bound_disk_caches(p)
+
+
+def _bound_disk_caches(p: Policy | None) -> None:
+    """The disk caches' bound for this process: ``max_cache_mb`` on a shared server, else none."""
+    from chunkscope.caching import set_disk_budget
+
+    set_disk_budget(p.max_cache_mb * 1024 * 1024 if p is not None and p.shared else None)
 
 
 # ---------------------------------------------------------------- paths
