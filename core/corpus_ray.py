@@ -59,7 +59,11 @@ class CorpusWorker:
 def ensure_ray(address: str | None = None, num_cpus: int | None = None) -> bool:
     """Connect to ``address`` (``auto``, ``ray://HOST:PORT``, ``HOST:PORT``) or start a local Ray instance
     (``num_cpus`` logical CPUs). Returns True when this call started/connected Ray (so it should shut it
-    down), False when Ray was already initialised by the caller (a test fixture, a notebook)."""
+    down), False when Ray was already initialised by the caller (a test fixture, a notebook).
+
+    Without an address the instance is always a new one of this run's own (``address="local"``), even when
+    another is running on the machine (``ray start``) or ``RAY_ADDRESS`` is set: plain ``ray.init()`` would
+    join that one, which refuses ``num_cpus``. Joining a running instance is ``--address auto``."""
     ray = _ray()
     if ray.is_initialized():
         return False
@@ -72,7 +76,7 @@ def ensure_ray(address: str | None = None, num_cpus: int | None = None) -> bool:
         # Ray starts workers at nice 15 by default (its own daemons first); on a shared machine that would
         # starve them. A local instance runs them at the caller's priority, as the local engine does.
         os.environ.setdefault("RAY_worker_niceness", "0")
-        ray.init(num_cpus=num_cpus, **kw)
+        ray.init(address="local", num_cpus=num_cpus, **kw)
     return True
 
 

@@ -93,7 +93,7 @@ def add_corpus(sub) -> None:
                    help="local: this machine (default); ray: a Ray instance or cluster (pip install 'chunkscope[ray]')")
     p.add_argument("--address", default=None, metavar="ADDR",
                    help="with --engine ray: the cluster to join (auto, HOST:PORT or ray://HOST:PORT); "
-                        "default: start a local Ray instance")
+                        "default: start a local Ray instance for the run, even if one is running")
     p.add_argument("--gpus-per-worker", type=float, default=0.0, metavar="F",
                    help="with --engine ray: GPUs per worker (e.g. 0.5: two workers share one); the embedder runs there")
     p.add_argument("--threads-per-worker", type=int, default=None, metavar="T",
