@@ -9,7 +9,8 @@ result atomically into the results root (a folder every node can reach, or an fs
 
 **Scheduling.** Each actor holds one document at a time; the driver hands the next document to
 whichever actor finishes first (``ray.wait``), so a slow document never holds others back.
-Actors are spread over the cluster's nodes (``SPREAD``).
+Actors are spread over the cluster's nodes (``SPREAD``). A worker no node can hold (``--gpus-per-worker`` on a
+cluster without GPUs) is refused before any actor starts (``check_room``): it would wait forever.
 
 **Failures.** A document that fails on its own (corrupt PDF) comes back as ``failed`` with its reason
 (``analyze_file`` never raises). A worker process that dies mid-document (killed, out of memory,
@@ -80,6 +81,23 @@ def ensure_ray(address: str | None = None, num_cpus: int | None = None) -> bool:
     return True
 
 
+def check_room(threads: int, gpus: float, threads_given: bool = True) -> None:
+    """Refuse (``ValueError``, one line) a worker that no node of the cluster can ever hold: ``threads`` CPUs
+    and ``gpus`` GPUs on one node (the totals; CPUs or GPUs busy now only make workers wait). Its actor
+    would wait forever for them, with no word."""
+    ray = _ray()
+    nodes = [n.get("Resources") or {} for n in ray.nodes() if n.get("Alive")]
+    if any(r.get("CPU", 0) >= threads and r.get("GPU", 0) >= gpus for r in nodes):
+        return
+    most_gpus = max((r.get("GPU", 0) for r in nodes), default=0)
+    most_cpus = max((r.get("CPU", 0) for r in nodes), default=0)
+    flag = (f"--gpus-per-worker {gpus:g}" if gpus > most_gpus else
+            f"--threads-per-worker {threads}" + ("" if threads_given else " (the default: this machine's cores / --jobs)"))
+    raise ValueError(f"{flag}: a worker needs {threads} CPU(s)" + (f" and {gpus:g} GPU(s)" if gpus else "")
+                     + f" on one node, and no node of the Ray cluster has them (at most {most_cpus:g} CPU(s) and "
+                       f"{most_gpus:g} GPU(s) on a node)")
+
+
 def run_ray(tasks: list[dict[str, Any]], store: ResultStore, opts: Any, s_dict: dict[str, Any], threads: int,
             init: Callable[..., None], work: Callable[..., dict[str, Any]],
             started: Callable[[dict[str, Any]], None], finished: Callable[[dict[str, Any], dict[str, Any]], None],
@@ -94,6 +112,7 @@ def run_ray(tasks: list[dict[str, Any]], store: ResultStore, opts: Any, s_dict: 
     owns = ensure_ray(opts.address, num_cpus=max(os.cpu_count() or 1, n * threads))
     actors: list[Any] = []
     try:
+        check_room(threads, opts.gpus_per_worker or 0, threads_given=opts.threads is not None)
         remote_cls = ray.remote(CorpusWorker).options(
             num_cpus=threads, num_gpus=opts.gpus_per_worker or 0, max_restarts=ACTOR_RESTARTS, max_task_retries=0,
             scheduling_strategy="SPREAD")

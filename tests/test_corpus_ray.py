@@ -30,7 +30,7 @@ def ray_instance(tmp_path_factory):
     saved = {k: os.environ.get(k) for k in (FAULT_ENV, "RAY_worker_niceness")}
     os.environ[FAULT_ENV] = str(flags)
     os.environ["RAY_worker_niceness"] = "0"
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="warning")
+    ray.init(num_cpus=2, num_gpus=0, include_dashboard=False, log_to_driver=False, logging_level="warning")
     yield flags
     ray.shutdown()
     for k, v in saved.items():
@@ -86,6 +86,22 @@ def test_ray_equals_local_then_resumes(ray_instance, tmp_path):
     again = run_corpus(FIXTURES, tmp_path / "ray", SETTINGS, options=RunOptions(engine="ray", jobs=2))
     assert again["counts"] == {"ok": 0, "skipped": 4, "failed": 1, "documents": 5, "with_report": 4}
     assert again["workers"] == []
+
+
+def test_a_worker_no_node_can_hold_is_refused_before_any_work(ray_instance, tmp_path, capsys):
+    """--gpus-per-worker on a cluster without GPUs (or more threads than a node has CPUs): the actors would wait
+    forever, with no word. The run stops first, with one line and exit code 2, having analyzed nothing."""
+    from chunkscope.cli import main
+
+    out = tmp_path / "gpu"
+    assert main(["corpus", str(FIXTURES), "--out", str(out), "--engine", "ray", "--gpus-per-worker", "1",
+                 "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--gpus-per-worker 1: a worker needs" in err and "0 GPU(s) on a node" in err, err
+    assert not list((out / "reports").glob("*")) and not (out / "summary.json").exists()
+    with pytest.raises(ValueError, match=r"--threads-per-worker 3: a worker needs 3 CPU\(s\) on one node.*at most 2 CPU"):
+        run_corpus(FIXTURES, tmp_path / "cpu", SETTINGS, options=RunOptions(engine="ray", jobs=1, threads=3))
+    assert ray.is_initialized()  # the caller's instance is left running
 
 
 def test_killed_worker_document_is_retried_elsewhere(ray_instance, tmp_path):
