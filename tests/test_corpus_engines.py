@@ -118,6 +118,26 @@ def test_options_and_stats():
     assert line == "12/40 done · 1 failed · 3.2 docs/min · ETA 8m45s · 1 retried"
 
 
+def test_the_ray_extra_installs_ray_client():
+    """The docs' `--address ray://HEAD:10001` after `pip install 'chunkscope[ray]'`: the extra asks for Ray
+    Client (ray[client]), and constraints.txt (make setup) pins what that adds to Ray."""
+    import re
+    import tomllib
+    from importlib import metadata
+
+    root = Path(__file__).resolve().parent.parent
+    extra = tomllib.loads((root / "pyproject.toml").read_text())["project"]["optional-dependencies"]["ray"]
+    assert any(re.match(r"ray\[[^]]*\bclient\b[^]]*\]", r) for r in extra), extra
+    try:
+        requires = metadata.requires("ray") or []
+    except metadata.PackageNotFoundError:
+        pytest.skip("Ray is not installed")
+    client = {re.split(r"[ ;<>=!~\[]", r, maxsplit=1)[0].lower() for r in requires if re.search(r"extra == .client.", r)}
+    pinned = {line.split("==")[0].strip().lower().replace("_", "-") for line in
+              (root / "constraints.txt").read_text().splitlines() if "==" in line}
+    assert client and client <= pinned, client - pinned
+
+
 def test_cli_engine_flags_are_checked(tmp_path, capsys):
     from chunkscope.cli import main
 
