@@ -46,7 +46,8 @@ share a file name never share table rows.
 **Mentions pickup**: for ``.../X/parsed/STEM.json`` the file ``.../X/mentions/STEM.parquet``
 (or ``.json``), as in the reference data; or ``STEM.mentions.parquet|json`` beside the
 file. When found and the coreference backend is ``heuristic`` or ``precomputed``, that
-document is scored with the precomputed pairs.
+document is scored with the precomputed pairs; a file that does not fit the document fails it, with the
+reason ``analyze --mentions`` gives (``check_mentions``).
 
 **Domain**: a reference-style stem ``"Persona (label)_title"`` gives ``label`` (``légal`` ->
 legal, ``technique`` -> technical, ``sciences sociales`` -> social, anything else lowercased);
@@ -498,6 +499,13 @@ def analyze_file(path: str | os.PathLike, settings_dict: dict[str, Any], max_byt
         from chunkscope.sharing import check_document, policy
 
         check_document(policy(), doc)  # a shared server's page and token limits, as for one upload
+        from chunkscope.analysis.coreference import check_mentions
+        from chunkscope.coref import CorefError
+
+        try:  # a mentions file found beside the document that does not fit it: failed, as analyze refuses it
+            check_mentions(doc, settings)
+        except CorefError as exc:
+            raise ValueError(f"mentions: {exc}") from None
         parse_s = time.perf_counter() - t0
         res = _resources(settings.embedder, settings.embedding_mode, settings.embedding_backend)
         try:

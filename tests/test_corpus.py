@@ -335,6 +335,46 @@ def test_resume_and_changed_settings(results, corpus):
         (corpus / "tech" / "pipeline.txt").write_text(EN_TECH, encoding="utf-8")
 
 
+def test_a_mentions_file_that_does_not_fit_its_document_fails_it(tmp_path, capsys):
+    """A mentions file beside a document whose pronoun spans are not pronouns there (another document's file):
+    the document fails with analyze --mentions's reason, listed like other failures, instead of a silent RC of
+    None; a rerun skips it, and once the file is fixed it is analyzed."""
+    from chunkscope.cli import main
+    from chunkscope.ingest import load_document
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "policy.md").write_text(EN_POLICY, encoding="utf-8")
+    (root / "pipeline.txt").write_text(EN_TECH, encoding="utf-8")
+    text = load_document(root / "policy.md").text
+    ent = text.index("Northwind")
+    wrong = [[[ent, ent + 8], [text.index(w), text.index(w) + len(w) - 1]] for w in ("keeps", "customer", "audits")]
+    mentions = root / "policy.mentions.json"
+    mentions.write_text(json.dumps(wrong), encoding="utf-8")
+    out = tmp_path / "res"
+    argv = ["corpus", str(root), "--out", str(out), "--chunkers", ",".join(CHUNKERS[1:3]),
+            "--candidates", ",".join(CHUNKERS[1:3]), "--coref", "precomputed"]
+    assert main(argv) == 0
+    cap = capsys.readouterr()
+    why = "mentions: policy.mentions.json: only 0 of 3 pronoun spans are pronouns in this document"
+    assert f"FAILED  policy.md  ({why}" in cap.err and f"failed: policy.md: {why}" in cap.out
+    assert "1 analyzed, 0 skipped, 1 failed" in cap.out
+    summary = json.loads((out / "summary.json").read_text())
+    e = next(d for d in summary["documents"] if d["rel"] == "policy.md")
+    assert e["status"] == "failed" and e["reason"].startswith(why) and not e.get("report")
+    assert main(argv) == 0  # remembered: skipped as failed, with its reason
+    assert f"failed: policy.md: {why}" in capsys.readouterr().out
+    it = text.index("It deletes")
+    mentions.write_text(json.dumps([[[ent, ent + 8], [it, it + 1]]]), encoding="utf-8")  # the right file
+    assert main(argv) == 0
+    assert "1 analyzed, 1 skipped, 0 failed" in capsys.readouterr().out
+    summary = json.loads((out / "summary.json").read_text())
+    e = next(d for d in summary["documents"] if d["rel"] == "policy.md")
+    rep = json.loads((out / e["report"]).read_text())
+    assert e["status"] == "ok" and rep["coref"]["pairs"] == 1
+    assert all(c["metrics"]["RC"] is not None for c in rep["chunkings"])
+
+
 def test_cli_end_to_end(corpus, tmp_path, capsys):
     from chunkscope.cli import main
 

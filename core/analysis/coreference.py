@@ -12,6 +12,22 @@ from chunkscope.report import ChunkingResult
 Pairs = list[tuple[tuple[int, int], tuple[int, int]]]
 
 
+def uses_mentions(settings: Settings) -> bool:
+    """Whether the analysis scores RC with ``settings.mentions`` (precomputed, or heuristic given a file)."""
+    return bool(settings.mentions) and settings.coref in ("precomputed", "heuristic")
+
+
+def check_mentions(doc: Document, settings: Settings) -> None:
+    """Refuse (``CorefError``, one line) a mentions file the analysis would use but cannot: unreadable, spans
+    outside ``doc``, pronoun spans that are not pronouns in it (another document's file). The check ``analyze``
+    (``--mentions``) and corpus mode (a file found beside a document) make before any work, rather than
+    leaving RC silently out of the scores."""
+    if uses_mentions(settings):
+        from chunkscope.coref import mentions_pairs
+
+        mentions_pairs(doc, str(settings.mentions))
+
+
 def coref_pairs(doc: Document, settings: Settings) -> tuple[Pairs | None, str, dict[str, Any]]:
     """(pairs as ((s, e), (s, e)) half-open spans, "", facts) or (None, the reason, facts)."""
     if settings.coref == "none":
@@ -19,7 +35,7 @@ def coref_pairs(doc: Document, settings: Settings) -> tuple[Pairs | None, str, d
     from chunkscope.coref import CorefError, get_pairs
 
     backend = settings.coref
-    if settings.mentions and backend == "heuristic":
+    if uses_mentions(settings):
         backend = "precomputed"  # giving a mentions file means: use it
     try:
         res = get_pairs(doc, backend=backend, mentions=settings.mentions)

@@ -361,14 +361,14 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     progress("reading", 0.0, f"{Path(args.file).name} ({_size(args.file)})")  # a long PDF takes minutes
     doc = load_input(args.file, args.max_bytes)
     progress("reading", 1.0, (f"{len(doc.pages):,} pages, " if doc.pages else "") + f"{len(doc.text):,} characters")
-    if settings.mentions and settings.coref in ("precomputed", "heuristic"):
-        # an explicit mentions file that cannot be used is a usage error, not a silently missing RC
-        from chunkscope.coref import CorefError, mentions_pairs
+    # an explicit mentions file that cannot be used is a usage error, not a silently missing RC
+    from chunkscope.analysis.coreference import check_mentions
+    from chunkscope.coref import CorefError
 
-        try:
-            mentions_pairs(doc, settings.mentions)
-        except CorefError as exc:
-            raise SettingsError(f"--mentions: {exc}") from None
+    try:
+        check_mentions(doc, settings)
+    except CorefError as exc:
+        raise SettingsError(f"--mentions: {exc}") from None
     parse_s = time.perf_counter() - t0
     on_partial = partial_printer() if getattr(args, "progress", False) else None
     request = _retrieval_request(args, doc, settings)
