@@ -99,6 +99,15 @@ def test_size_limit_argument_env_and_default(tmp_path, monkeypatch):
 
 def test_bad_json(tmp_path):
     assert "invalid JSON" in one_line_error(load_bytes, b"{not json", "x.json")
+    # a truncated file: json's message ends with "at"; where follows it once ("starting at: line 2 column 17")
+    cut = b'{"full_text": "abc",\n "pages": {"1": "ab'
+    assert one_line_error(load_bytes, cut, "cut.json") == (
+        "cut.json: invalid JSON (Unterminated string starting at: line 2 column 17)")
+    from chunkscope.ingest.reference import ReferenceFormatError, load_reference
+
+    (tmp_path / "cut.json").write_bytes(cut)
+    with pytest.raises(ReferenceFormatError, match=r"^cut\.json: invalid JSON \(Unterminated string starting at: line 2 "):
+        load_reference(tmp_path / "cut.json")
     assert "neither" in one_line_error(load_bytes, b'{"a": 1}', "x.json")
     msg = one_line_error(load_bytes, b'{"full_text": "abc", "split_points": [5]}', "ref.json")
     assert "split_points" in msg

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from chunkscope.document import Document
-from chunkscope.ingest.errors import IngestError
+from chunkscope.ingest.errors import IngestError, json_error
 from chunkscope.language import detect_language
 
 __all__ = [
@@ -129,7 +129,7 @@ def _load_json(data: bytes, filename: str, name: str | None) -> Document:
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise IngestError(f"{filename}: invalid JSON ({exc.msg} at line {exc.lineno})") from None
+        raise IngestError(f"{filename}: invalid JSON ({json_error(exc)})") from None
     except RecursionError:
         raise IngestError(f"{filename}: JSON nested too deeply to be a document") from None
     try:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from chunkscope.document import Block, Document, Heading, Span
+from chunkscope.ingest.errors import json_error
 
 
 class ReferenceFormatError(ValueError):
@@ -84,5 +85,5 @@ def load_reference(path: str | Path) -> Document:
     try:
         data = json.loads(p.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
-        raise ReferenceFormatError(f"{p.name}: invalid JSON ({exc.msg} at line {exc.lineno})") from exc
+        raise ReferenceFormatError(f"{p.name}: invalid JSON ({json_error(exc)})") from exc
     return document_from_reference(data, name=p.stem if "document_name" not in data else None)
