@@ -981,7 +981,13 @@ def load_summary(results_dir: str | os.PathLike | ResultStore) -> dict[str, Any]
     store = results_dir if isinstance(results_dir, ResultStore) else ResultStore(results_dir)
     if not store.is_file("summary.json"):
         raise ValueError(f"{store.display()}: no summary.json (not a chunkscope corpus results directory)")
-    data = json.loads(store.read_text("summary.json"))
-    if data.get("schema") != SCHEMA:
-        raise ValueError(f"{store.display('summary.json')}: not a corpus summary (schema {data.get('schema')!r})")
+    from chunkscope.ingest.errors import json_error
+
+    try:
+        data = json.loads(store.read_text("summary.json"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{store.display('summary.json')}: not valid JSON ({json_error(exc)})") from None
+    schema = data.get("schema") if isinstance(data, dict) else None
+    if schema != SCHEMA:
+        raise ValueError(f"{store.display('summary.json')}: not a corpus summary (schema {schema!r})")
     return data

@@ -404,6 +404,19 @@ def test_cli_end_to_end(corpus, tmp_path, capsys):
     assert main(["corpus", str(tmp_path / "missing"), "--out", str(out)]) == 2
 
 
+def test_corpus_report_names_a_summary_that_is_not_json(tmp_path, capsys):
+    from chunkscope.cli import main
+
+    (tmp_path / "summary.json").write_text("{broken", encoding="utf-8")
+    assert main(["corpus-report", str(tmp_path), "--no-html"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.rstrip().endswith(
+        f"{tmp_path}/summary.json: not valid JSON (Expecting property name enclosed in double quotes: line 1 column 2)"), err
+    (tmp_path / "summary.json").write_text("[]", encoding="utf-8")
+    assert main(["corpus-report", str(tmp_path), "--no-html"]) == 2
+    assert "summary.json: not a corpus summary (schema None)" in capsys.readouterr().err
+
+
 def test_jobs_2(corpus, tmp_path, monkeypatch):
     """Two worker processes (spawned, one model each); the same reports as an in-process run."""
     import sys
