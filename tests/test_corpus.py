@@ -379,14 +379,20 @@ def test_cli_end_to_end(corpus, tmp_path, capsys):
     from chunkscope.cli import main
 
     out = tmp_path / "res"
-    rc = main(["corpus", str(corpus / "legal"), str(corpus / "reglement.md"), str(corpus / "broken.pdf"),
-               "--out", str(out), "--chunkers", ",".join(CHUNKERS), "--candidates", ",".join(CANDIDATES),
-               "--coref", "none"])
+    argv = ["corpus", str(corpus / "legal"), str(corpus / "reglement.md"), str(corpus / "broken.pdf"),
+            "--out", str(out), "--chunkers", ",".join(CHUNKERS), "--candidates", ",".join(CANDIDATES),
+            "--coref", "none"]
+    rc = main(argv)
     cap = capsys.readouterr()
     assert rc == 0
     assert "2 analyzed, 0 skipped, 1 failed" in cap.out
     assert "not run: page+pp on 2 document(s) (skipped: the document has no pages" in cap.out  # Markdown has none
     assert "FAILED  broken.pdf" in cap.err and "ok      " in cap.err and "[" in cap.err
+    # a resume: the run's header first, then what it finds done
+    assert main(argv) == 0
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == "corpus: 3 documents, 0 to analyze (engine local)", lines
+    assert sorted(ln.split()[0] for ln in lines[1:] if not ln.startswith("[")) == ["FAILED", "skipped", "skipped"], lines
     rc = main(["corpus-report", str(out), "--html", str(tmp_path / "r.html")])
     cap = capsys.readouterr()
     assert rc == 0

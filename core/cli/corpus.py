@@ -19,6 +19,8 @@ class CorpusProgress:
         self.t0 = time.perf_counter()
         self._bar_shown = False
         self.stats: dict[str, Any] = {}
+        # documents a resume finds done are announced before the run's "start": their lines wait for its header
+        self._before_start: list[tuple[int, int, dict[str, Any]]] | None = []
 
     def _bar(self, done: int, total: int, current: str = "") -> str:
         from chunkscope.corpus import format_stats
@@ -40,6 +42,16 @@ class CorpusProgress:
         if self.quiet:
             return
         status = entry.get("status", "")
+        if self._before_start is not None and status not in ("start", "running", "retry"):
+            self._before_start.append((done, total, entry))
+            return
+        if status == "start" and self._before_start is not None:
+            early, self._before_start = self._before_start, None
+            if not self.tty:
+                self.stream.write(f"corpus: {total} documents, {entry.get('todo', 0)} to analyze "
+                                  f"(engine {entry.get('engine', 'local')})\n")
+            for args in early:
+                self(*args)
         self.stats = entry.get("stats") or self.stats
         if status == "retry":
             self.clear()
@@ -51,9 +63,6 @@ class CorpusProgress:
             if self.tty:
                 self.stream.write("\r" + self._bar(done, total, entry.get("name", "")).ljust(150))
                 self._bar_shown = True
-            elif status == "start":
-                self.stream.write(f"corpus: {total} documents, {entry.get('todo', 0)} to analyze "
-                                  f"(engine {entry.get('engine', 'local')})\n")
             self.stream.flush()
             return
         self.clear()
