@@ -107,8 +107,11 @@ def _clean_title(raw: str) -> str:
     t = (raw or "").strip()
     t = re.sub(r"[ \t]+#+$", "", t)  # closing hashes
     t = t.replace("**", "")
-    # __strong__ only where CommonMark sees emphasis: never inside a word (snake__case, file__name)
+    # __strong__, _emphasis_ and *emphasis* only where CommonMark sees emphasis: never inside a word
+    # (snake__case, file_name); a PDF's italic title comes as "_1._ _Citations_"
     t = re.sub(r"(?<![\w_])__(?=[^_\s])(.+?)(?<=[^_\s])__(?![\w_])", r"\1", t)
+    t = re.sub(r"(?<![\w_])_(?=[^_\s])(.+?)(?<=[^_\s])_(?![\w_])", r"\1", t)
+    t = re.sub(r"(?<![\w*])\*(?=[^*\s])(.+?)(?<=[^*\s])\*(?![\w*])", r"\1", t)
     return t.strip()
 
 

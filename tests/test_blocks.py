@@ -23,6 +23,16 @@ def kinds_and_texts(text, **kw):
 LONG = " ".join(f"word{i} of a long paragraph that keeps going." for i in range(40))  # > 100 tokens
 
 
+def test_heading_titles_are_read_without_emphasis_marks():
+    """A PDF's italic section title comes as "#### _1._ _Citations_": the inspector's heading path showed the
+    underscores. Emphasis goes where CommonMark sees it; underscores inside words stay."""
+    text = ("## **I.** **INTRODUCTION**\n\n#### _1._ _Wide_ _text_ _(A_ _level-3_ _head)_\n\n"
+            "### *Note* on snake_case_name and x*y*z\n\nBody.\n")
+    _, headings = kinds_and_texts(text)
+    assert [h.title for h in headings] == ["I. INTRODUCTION", "1. Wide text (A level-3 head)",
+                                           "Note on snake_case_name and x*y*z"]
+
+
 def test_heading_joins_following_body_and_headings_chain():
     text = f"# Title\n\n## Sub\n\n{LONG}\n\n{LONG}\n"
     blocks, headings = kinds_and_texts(text)
