@@ -180,6 +180,12 @@ A survey of the surveys.
 
 We measure things.
 
+**III.** **FLOATS:** **FIGURES,** **TABLES,**
+
+**ETC.**
+
+Figures float.
+
 **1.** **The provider shall measure things.**
 
 **Appendix** **A:** **Proofs**
@@ -193,7 +199,8 @@ def test_numbered_bold_or_italic_paragraphs_are_headings_when_a_pdf_has_no_outli
     has no bookmarks: the converter made no heading of "**I.** **INTRODUCTION**", so Block Integrity, the heading
     paths and the structure chunker saw one flat text. Numbered bold or italic paragraphs become headings, levelled
     by their numbering (Roman numerals first, then each style one under the title before it where it first
-    appears); a two-line title is one heading; a numbered sentence is not a title."""
+    appears); a title wrapped over two lines, or over two paragraphs after a ",", is one heading; a numbered
+    sentence is not a title."""
     from chunkscope.ingest.markup import alnum
     from chunkscope.ingest.outline import numbered_titles
 
@@ -204,9 +211,10 @@ def test_numbered_bold_or_italic_paragraphs_are_headings_when_a_pdf_has_no_outli
                      "### **A.** **Earlier work**",
                      "#### _1._ _Surveys_",
                      "## **II.** **METHODS**",
+                     "## **III.** **FLOATS:** **FIGURES,** **TABLES,** **ETC.**",
                      "## **Appendix** **A:** **Proofs**",
                      "### **1.** **A lemma**"], heads
-    assert made == 6
+    assert made == 7
     assert alnum(out[0]) == alnum(JOURNAL)  # only "#" marks and line breaks change: page boxes still map
 
 

@@ -286,6 +286,7 @@ _EMPHASIS_LINE = re.compile(rf"(?:{_BOLD}|{_ITALIC}|{_CODE}|[ \t])+")  # bold an
 _NUMBERED = re.compile(r"(?P<label>[IVXLC]+\.|[A-Z]\.|\d{1,2}(?:\.\d{1,2})*\.?)\s+(?P<title>\S.*)"
                        r"|(?P<named>(?i:appendix|chapter|part|section)\s+(?:[A-Z]|[IVXLC]+|\d{1,2})\b[.:]?)(?:\s+(?P<rest>\S.*))?")
 _PAGE_NUMBER = re.compile(r"\S\s+\d+$")  # "1 Introduction 2": an entry of a table of contents
+_ABBREVIATIONS = (" etc.", " vs.", " al.", " inc.", " ltd.")  # a title may end with one's period
 MIN_NUMBERED = 3  # numbered titles a document needs before any is taken for a heading
 
 
@@ -297,8 +298,9 @@ def _numbered_style(paragraph: list[str]) -> tuple[str, str] | None:
         return None  # the first line says the style; a wrapped second line may mix them ("**FORCED** _\\_")
     text = " ".join(plain(x) for x in paragraph)
     m = _NUMBERED.fullmatch(text)
-    if not m or len(text) > MAX_TITLE // 2 or text.endswith((".", ",", ";")):
-        return None
+    if not m or len(text) > MAX_TITLE // 2 or text.endswith((",", ";")) or (
+            text.endswith(".") and not text.lower().endswith(_ABBREVIATIONS)):
+        return None  # a sentence, not a title ("... VIDEOS, ETC." is one)
     title = (m.group("rest") or "") if m.group("named") else m.group("title")
     if title and (not (title[0].isupper() or title[0] == "(") or _PAGE_NUMBER.search(title)):
         return None
@@ -312,6 +314,11 @@ def _numbered_style(paragraph: list[str]) -> tuple[str, str] | None:
     return kind, "roman" if label in ("I", "V", "X") or len(label) > 1 else "letter"
 
 
+def _alone(lines: list[str], i: int) -> bool:
+    """Line ``i`` exists, has text and is a paragraph of its own (blank or nothing after it)."""
+    return i < len(lines) and bool(lines[i].strip()) and (i + 1 == len(lines) or not lines[i + 1].strip())
+
+
 def numbered_titles(pages: list[str]) -> tuple[list[str], int]:
     """Section titles in a PDF without an outline and without headings (a journal's "**I.**
     **INTRODUCTION**", "**A.** **Formatting**", "_1._ _Citations_": bold or italic paragraphs at the size
@@ -322,8 +329,9 @@ def numbered_titles(pages: list[str]) -> tuple[list[str], int]:
     (capitalised, not a sentence, not a contents entry ending with its page number); a document needs
     ``MIN_NUMBERED`` of them. Roman numerals and "Appendix ..." are the top level, ``##`` (``#`` stays the
     document's title); any other style (emphasis and kind of number) keeps the level it gets where it
-    first appears: one under the title before it. A two-line title becomes one heading (the second line
-    is emptied, its text moves up); only ``#`` marks and line breaks change. Returns the pages and how
+    first appears: one under the title before it. A title wrapped over two lines, or whose line ends with
+    "," or ":" and goes on in the next paragraph ("**IV.** **FLOATS:** **FIGURES,** **VIDEOS,**" /
+    "**ETC.**"), becomes one heading (the later line is emptied, its text moves up); only ``#`` marks and line breaks change. Returns the pages and how
     many titles were made (0 when the converter found more than one heading: a title is all it may have
     found)."""
     lines_of = [md.split("\n") for md in pages]
@@ -341,9 +349,13 @@ def numbered_titles(pages: list[str]) -> tuple[list[str], int]:
                 end = i + n
                 if end < len(lines) and lines[end].strip():
                     continue
-                style = _numbered_style([x.strip() for x in lines[i:end]])
+                para = [x.strip() for x in lines[i:end]]
+                if plain(para[-1]).endswith((",", ":")) and _alone(lines, end + 1) \
+                        and _EMPHASIS_LINE.fullmatch(lines[end + 1].strip()):
+                    para, end = para + [lines[end + 1].strip()], end + 2  # "... VIDEOS," / "**ETC.**": wrapped
+                style = _numbered_style(para)
                 if style:
-                    found.append((k, i, n, style))
+                    found.append((k, i, end - i, style))
                 break
     if len(found) < MIN_NUMBERED:
         return pages, 0
@@ -352,7 +364,7 @@ def numbered_titles(pages: list[str]) -> tuple[list[str], int]:
     for k, i, n, style in found:
         level = 1 if style[1] in ("named", "roman") else levels.setdefault(style, min(5, level + 1))
         lines = lines_of[k]
-        lines[i] = f"{_marks(level)} {' '.join(x.strip() for x in lines[i:i + n])}"
+        lines[i] = f"{_marks(level)} {' '.join(x.strip() for x in lines[i:i + n] if x.strip())}"
         for j in range(i + 1, i + n):
             lines[j] = ""
     return ["\n".join(lines) for lines in lines_of], len(found)
