@@ -430,8 +430,8 @@ def sweep_summary(rows: Sequence[Mapping[str, Any]], param: str, complete: bool 
         assert stop is not None
         return (f"Best score {best['score']:.3f} at {param}={best['value']}; the score stops gaining "
                 f"(within {tol:g} of the best) from {param}={stop['value']}.")
-    text = (f"Best score so far {best['score']:.3f} at {param}={best['value']}, among the {len(rows)} values "
-            f"reached; ")
+    reached = "the only value reached" if len(rows) == 1 else f"the {len(rows)} values reached"
+    text = f"Best score so far {best['score']:.3f} at {param}={best['value']}, among {reached}; "
     if len(scored) >= 2 and scored[-1]["score"] > scored[-2]["score"]:
         return text + (f"the score was still rising at the last one ({param}={scored[-1]['value']}), so where it "
                        "stops gaining is not known: run the whole sweep.")

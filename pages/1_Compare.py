@@ -212,7 +212,7 @@ def column(doc, report, cid, c, p: highlight.Problems, kinds, a: int, b: int, sh
               if a <= min(x["entity"][0], x["pronoun"][0]) < b or a <= max(x["entity"][0], x["pronoun"][0]) < b]
     if here_b or here_s:
         with st.expander(f"Problems shown here: {counted(len(here_b), 'broken block')}, "
-                         f"{counted(len(here_s), 'split pair')}"):
+                         f"{counted_pairs(len(here_s) if p.pairs_checked else None)}"):
             if here_b:
                 st.dataframe(pd.DataFrame([{
                     "block": f"#{x.get('index', 0) + 1}", "kind": kind_word(kinds[x["index"]]) if x.get("index") is not None

@@ -80,6 +80,8 @@ def test_language_shown_overridden_and_analysis_rerun():
     assert at.radio(key="cs_cmp_kind").format_func("split pairs") == "split pairs (not computed)"
     columns = [c for c in _captions(at) if " broken block" in c and c[0].isdigit()]
     assert len(columns) == 2 and all("· split pairs not computed ·" in c for c in columns), columns
+    shown = [e.label for e in at.expander if e.label.startswith("Problems shown here")]
+    assert shown and all(x.endswith("split pairs not computed") for x in shown), shown
     at.radio(key="cs_cmp_kind").set_value("split pairs").run()
     _ok(at)
     assert any(c.startswith("Split pairs are not computed for this document: non-English") for c in _captions(at))

@@ -107,6 +107,8 @@ def test_a_stopped_sweep_draws_no_plateau_conclusion(capsys, monkeypatch):
     falling = tune.sweep_summary(rows[:3] + [{"value": 200, "score": 0.6}], "chunk_size", complete=False)
     assert "stops gaining from" not in falling and "only known from the whole sweep" in falling
     assert tune.sweep_summary([{"value": 1, "score": None}], "x") is None
+    one = tune.sweep_summary(rows[:1], "chunk_size", complete=False)
+    assert one.startswith("Best score so far 0.500 at chunk_size=50, among the only value reached; "), one
     # the CLI says the same after Ctrl-C
     def interrupted(doc, cid, name, values, *a, **k):
         yield from (({**r, "chunks": 1, "tokens": 1, "metrics": {}}, None) for r in rows)
