@@ -282,3 +282,16 @@ def test_readme_is_a_guide_whose_links_resolve():
             if not target.startswith("http"):
                 assert (doc.parent / target).exists(), (doc.name, target)
     assert len(text.encode()) < 15_000  # the details live in docs/
+
+
+def test_a_tiny_real_margin_is_not_written_as_zero():
+    """A new user read "Narrow win: 0.000 ahead" and "↑ +0.000" next to "Clear winner, by a narrow margin": a
+    margin under 0.0005 is written to two significant digits."""
+    from chunkscope.analysis.selection import explain, margin_text
+
+    assert margin_text(0.00023) == "0.00023" and margin_text(0.00023, signed=True) == "+0.00023"
+    assert margin_text(0.004) == "0.004" and margin_text(0.0) == "0.000" and margin_text(0.0123, True) == "+0.012"
+    r = narrow_report()
+    r.get("b").score = r.get("a").score - 0.00023
+    r.verdict = None
+    assert any(w.startswith("Narrow win: 0.00023 ahead of b") for w in explain(r).warnings)

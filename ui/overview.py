@@ -94,7 +94,7 @@ def winner_card(report: Report, key: str | None = "cs_winner_card") -> None:
         known = [m for m in METRICS if m not in report.pending_metrics] if report.provisional else []
         c2.metric(f"score on {', '.join(known)} so far" if known else "score",
                   f"{best.score:.3f}" + (f" ± {(ci[1] - ci[0]) / 2:.3f}" if ci else ""),
-                  delta=f"{ws['margin']:+.3f} vs {ws['runner']}" if ws["runner"] else None,
+                  delta=f"{selection.margin_text(ws['margin'], signed=True)} vs {ws['runner']}" if ws["runner"] else None,
                   help=f"95% interval {ci[0]:.3f}–{ci[1]:.3f} (bootstrap over the document's blocks)" if ci else None)
         c3.metric("chunks", len(best.chunks))
         st_ = best.token_stats()

@@ -47,6 +47,13 @@ class Explanation:
                 "verdict": self.verdict, "cautions": self.cautions()}
 
 
+def margin_text(margin: float, signed: bool = False) -> str:
+    """A score margin to three decimals, or to two significant digits when three would read 0.000 for a real
+    lead ("0.00023 ahead", not "0.000 ahead" next to "Narrow win")."""
+    sign = "+" if signed else ""
+    return f"{margin:{sign}.2g}" if margin and abs(margin) < 0.0005 else f"{margin:{sign}.3f}"
+
+
 def audit_failure(c: ChunkingResult) -> str:
     """Why ``c`` may not win because it fails the coverage audit (loses text, spans out of order,
     empty or outside the text): the audit's summary; "" when it passes (or was not audited)."""
@@ -139,7 +146,7 @@ def explain(report: Report) -> Explanation:
     else:
         ex.runner, ex.margin = runner.id, best.score - (runner.score or 0.0)
         if not tied:
-            parts[0] += f", {ex.margin:.3f} ahead of {runner.id} ({runner.score:.3f})."
+            parts[0] += f", {margin_text(ex.margin)} ahead of {runner.id} ({runner.score:.3f})."
         if v and not tied:
             parts.append(v["text"])
         if ex.margin == 0 and not tied:
@@ -153,7 +160,8 @@ def explain(report: Report) -> Explanation:
             why = (". It is ahead on nearly every resample of this document, but by so little that a small settings "
                    "change (a weight, the size bounds) can flip it") if v else \
                 ", within what a small settings change can flip"
-            ex.warnings.append(f"Narrow win: {ex.margin:.3f} ahead of {runner.id}{why}. Compare the two before deciding.")
+            ex.warnings.append(f"Narrow win: {margin_text(ex.margin)} ahead of {runner.id}{why}. "
+                               "Compare the two before deciding.")
         one_sided = _compare(best, runner, weights, ex, recall if rw > 0 else {})
         if ex.leads:
             who = f"Against {runner.id}, {best.id}" if tied else "It"
