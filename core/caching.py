@@ -14,6 +14,7 @@ cachetools keeps nothing on disk, so the eviction there is this module's own.
 from __future__ import annotations
 
 import heapq
+import logging
 import os
 import sqlite3
 import threading
@@ -103,6 +104,7 @@ class BoundedCache(Generic[K, V]):
 # recently used evicted first: a SQLite row by its ``used`` time, a file by its modification time
 # (a reader touches what it uses, ``file_used``).
 
+log = logging.getLogger(__name__)
 CACHE_DIR_ENV = "CHUNKSCOPE_CACHE_DIR"
 SQLITE_SUFFIX = ".sqlite"
 TRIM_TO = 0.8  # over the bound, evict down to this share of it (not one entry per write)
@@ -226,36 +228,33 @@ def trim_disk_cache(root: str | os.PathLike, max_bytes: int) -> int:
                     continue
                 files.append((st.st_mtime, st.st_size, "", str(p)))
         files.sort()
-        cons: list[sqlite3.Connection] = []
-        freed, doomed_files, doomed_rows = 0, [], {}  # type: ignore[var-annotated]
-        try:
-            streams: list[Iterable[tuple[float, int, str, str]]] = [files]
-            for i, db in enumerate(dbs):
-                try:
-                    con = sqlite3.connect(db, timeout=30)
-                    cons.append(con)
+        streams: list[list[tuple[float, int, str, str]]] = [files]
+        for i, db in enumerate(dbs):  # each file's rows read whole and the file closed before any delete
+            try:
+                with closing(sqlite3.connect(db, timeout=30)) as con:
                     _ensure_table(con)
-                    streams.append((used, size, str(i), key) for used, size, key in con.execute(
-                        "SELECT used, length(vec) + length(key) + 16, key FROM emb ORDER BY used"))
-                except sqlite3.Error:
-                    continue
-            for _used, size, db_i, ref in heapq.merge(*streams):
-                if freed >= need:
-                    break
-                freed += size
-                if db_i:
-                    doomed_rows.setdefault(int(db_i), []).append(ref)
-                else:
-                    doomed_files.append(ref)
-        finally:
-            for con in cons:  # readers closed before any row is deleted
-                con.close()
+                    streams.append([(used, size, str(i), key) for used, size, key in con.execute(
+                        "SELECT used, length(vec) + length(key) + 16, key FROM emb ORDER BY used")])
+            except sqlite3.Error as exc:
+                log.warning("disk cache %s not trimmed: %s", db, exc)
+        freed, doomed_files, doomed_rows = 0, [], {}  # type: ignore[var-annotated]
+        for _used, size, db_i, ref in heapq.merge(*streams):
+            if freed >= need:
+                break
+            freed += size
+            if db_i:
+                doomed_rows.setdefault(int(db_i), []).append(ref)
+            else:
+                doomed_files.append(ref)
         for ref in doomed_files:
             with suppress(OSError):
                 os.unlink(ref)
         for i, keys in doomed_rows.items():
-            with suppress(sqlite3.Error), closing(sqlite3.connect(dbs[i], timeout=30)) as con, con:
-                for j in range(0, len(keys), 500):
-                    part = keys[j:j + 500]
-                    con.execute(f"DELETE FROM emb WHERE key IN ({','.join('?' * len(part))})", part)
+            try:
+                with closing(sqlite3.connect(dbs[i], timeout=30)) as con, con:
+                    for j in range(0, len(keys), 500):
+                        part = keys[j:j + 500]
+                        con.execute(f"DELETE FROM emb WHERE key IN ({','.join('?' * len(part))})", part)
+            except sqlite3.Error as exc:
+                log.warning("disk cache %s not trimmed: %s", dbs[i], exc)
         return freed

@@ -388,6 +388,27 @@ def test_disk_caches_are_bounded_on_a_shared_server(tmp_path, monkeypatch):
     assert len(disk.get_many([f"{b}-{i}" for b in range(30, 40) for i in range(100)])) == 1000
 
 
+def test_trimming_evicts_the_oldest_rows_of_every_model_file_at_once(tmp_path):
+    """With two embedding models, every row was sent for deletion to the last file read (a generator kept its
+    loop index), and an open cursor held a lock: each trim waited 30 s and evicted nothing."""
+    import sqlite3
+
+    from chunkscope.caching import DiskKV, trim_disk_cache
+
+    kvs = {m: DiskKV(tmp_path / "embeddings" / f"{m}.sqlite") for m in ("a", "b")}
+    for i in range(300):
+        for m, kv in kvs.items():
+            kv.put_many({f"{m}{i}": os.urandom(1000)})
+    t0 = time.perf_counter()
+    assert trim_disk_cache(tmp_path, 400_000) > 0
+    assert time.perf_counter() - t0 < 10  # no lock waited for
+    for m in kvs:
+        with sqlite3.connect(tmp_path / "embeddings" / f"{m}.sqlite") as con:
+            left = [k for (k,) in con.execute("SELECT key FROM emb")]
+        assert 0 < len(left) < 150, (m, len(left))  # both files trimmed, each about as much as the other
+        assert f"{m}299" in left and f"{m}0" not in left  # the newest rows stay, the oldest go
+
+
 def test_the_sweep_keeps_the_disk_caches(tmp_path):
     """The TTL sweep deleted every folder of the root unchanged for an hour, the disk caches' ``cache/`` too."""
     pol = _shared(tmp_path, session_ttl_s=60)
