@@ -232,6 +232,14 @@ def test_numbered_titles_need_a_document_without_headings_and_several_titles():
     assert numbered_titles([contents])[1] == 0  # a table of contents: each entry ends with its page number
     chapters = "".join(f"**CHAPTER {k}**\n\nText of chapter {k}.\n\n" for k in range(1, 4))
     assert numbered_titles([chapters])[1] == 3  # a chapter's number is not a contents entry's page number
+    names = "".join(f"_{a}. {b}_\n\nSome text.\n\n" for a, b in (("J", "Smith"), ("A", "Jones"), ("B", "Brown")))
+    dates = "".join(f"_{d} December_\n\nWent out.\n\n" for d in (3, 4, 5))
+    code = "".join(f"`{k} Foo`\n\nx\n\n" for k in (1, 2, 3))
+    for text in (names, dates, code):  # not numbered in order, or no emphasis at all: not titles
+        assert numbered_titles([text])[1] == 0, text
+    steps = "".join(f"**{k}.** **Step {k}:**\n\n`run step {k}`\n\n" for k in (1, 2, 3))
+    out, made = numbered_titles([steps])
+    assert made == 3 and "\n\n`run step 1`\n\n" in out[0]  # a title's ":" does not take the code after it
     lowercase = "".join(f"**{k}.** **then** **we** **go**\n\n" for k in range(1, 6))
     assert numbered_titles([lowercase])[1] == 0  # a numbered list in bold is not a list of titles
 

@@ -290,12 +290,38 @@ _ABBREVIATIONS = (" etc.", " vs.", " al.", " inc.", " ltd.")  # a title may end 
 MIN_NUMBERED = 3  # numbered titles a document needs before any is taken for a heading
 
 
-def _numbered_style(paragraph: list[str]) -> tuple[str, str] | None:
-    """``(emphasis, numbering)`` when the paragraph (one or two lines) is a numbered title written in
-    bold or italics, else None. ``numbering``: "roman", "letter", or "digits" and its depth ("digits2")."""
-    kind = "bold" if _BOLD_LINE.fullmatch(paragraph[0]) else "italic" if _ITALIC_LINE.fullmatch(paragraph[0]) else ""
+_ROMAN = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100}
+
+
+def _number(label: str, numbering: str) -> tuple[int, ...]:
+    """A section label's value, to check that a style's labels run in order ("II." is (2,), "2.3" (2, 3))."""
+    if numbering == "roman":
+        vals = [_ROMAN[ch] for ch in label]
+        return (sum(-v if i + 1 < len(vals) and v < vals[i + 1] else v for i, v in enumerate(vals)),)
+    if numbering == "letter":
+        return (ord(label) - ord("A") + 1,)
+    return tuple(int(x) for x in label.split(".") if x)
+
+
+def _in_order(values: list[tuple[int, ...]]) -> bool:
+    """Section numbers of one style run in order: each is the first of its level (1, A, I, "2.1") or comes
+    after the one before ("_J. Smith_", "_A. Jones_": names; "_3 December_": dates, not sections)."""
+    prev: tuple[int, ...] | None = None
+    for v in values:
+        if v[-1] != 1 and (prev is None or v <= prev):
+            return False
+        prev = v
+    return True
+
+
+def _numbered_style(paragraph: list[str]) -> tuple[tuple[str, str], tuple[int, ...]] | None:
+    """``((emphasis, numbering), number)`` when the paragraph (one or two lines) is a numbered title written
+    in bold or italics, else None. ``numbering``: "roman", "letter", "digits" and its depth ("digits2"), or
+    "named" ("Appendix B", whose number is not checked)."""
+    first = paragraph[0]
+    kind = "bold" if "**" in first and _BOLD_LINE.fullmatch(first) else "italic" if _ITALIC_LINE.fullmatch(first) else ""
     if not kind or not all(_EMPHASIS_LINE.fullmatch(x) for x in paragraph[1:]):
-        return None  # the first line says the style; a wrapped second line may mix them ("**FORCED** _\\_")
+        return None  # the first line says the style (code alone is none); a wrapped second line may mix them
     text = " ".join(plain(x) for x in paragraph)
     m = _NUMBERED.fullmatch(text)
     if not m or len(text) > MAX_TITLE // 2 or text.endswith((",", ";")) or (
@@ -305,13 +331,15 @@ def _numbered_style(paragraph: list[str]) -> tuple[str, str] | None:
     if title and (not (title[0].isupper() or title[0] == "(") or _PAGE_NUMBER.search(title)):
         return None
     if m.group("named"):
-        return kind, "named"
+        return (kind, "named"), ()
     label = m.group("label").rstrip(".")
     if sum(ch.isalpha() for ch in title) < 3:
         return None
     if label[0].isdigit():
-        return kind, f"digits{label.count('.') + 1}"
-    return kind, "roman" if label in ("I", "V", "X") or len(label) > 1 else "letter"
+        numbering = f"digits{label.count('.') + 1}"
+    else:
+        numbering = "roman" if label in ("I", "V", "X") or len(label) > 1 else "letter"
+    return (kind, numbering), _number(label, numbering)
 
 
 def _alone(lines: list[str], i: int) -> bool:
@@ -327,7 +355,8 @@ def numbered_titles(pages: list[str]) -> tuple[list[str], int]:
     A paragraph of one or two lines is a title when it is all bold or all italic, starts with a section
     number (Roman, capital letter or digits; or "Appendix B", "Chapter 3") and reads as a title
     (capitalised, not a sentence, not a contents entry ending with its page number); a document needs
-    ``MIN_NUMBERED`` of them. Roman numerals and "Appendix ..." are the top level, ``##`` (``#`` stays the
+    ``MIN_NUMBERED`` of them, and a style's numbers must run in order (names "_J. Smith_" and dates
+    "_3 December_" do not). Roman numerals and "Appendix ..." are the top level, ``##`` (``#`` stays the
     document's title); any other style (emphasis and kind of number) keeps the level it gets where it
     first appears: one under the title before it. A title wrapped over two lines, or whose line ends with
     "," or ":" and goes on in the next paragraph ("**IV.** **FLOATS:** **FIGURES,** **VIDEOS,**" /
@@ -335,7 +364,7 @@ def numbered_titles(pages: list[str]) -> tuple[list[str], int]:
     many titles were made (0 when the converter found more than one heading: a title is all it may have
     found)."""
     lines_of = [md.split("\n") for md in pages]
-    found: list[tuple[int, int, int, tuple[str, str]]] = []  # page, line, lines in the paragraph, style
+    found: list[tuple[int, int, int, tuple[str, str], tuple[int, ...]]] = []  # page, line, lines, style, number
     heads = 0
     for k, lines in enumerate(lines_of):
         for i in _lines_outside_code(lines):
@@ -350,18 +379,23 @@ def numbered_titles(pages: list[str]) -> tuple[list[str], int]:
                 if end < len(lines) and lines[end].strip():
                     continue
                 para = [x.strip() for x in lines[i:end]]
-                if plain(para[-1]).endswith((",", ":")) and _alone(lines, end + 1) \
+                if plain(para[-1]).endswith(",") and _alone(lines, end + 1) and "`" not in lines[end + 1] \
                         and _EMPHASIS_LINE.fullmatch(lines[end + 1].strip()):
                     para, end = para + [lines[end + 1].strip()], end + 2  # "... VIDEOS," / "**ETC.**": wrapped
-                style = _numbered_style(para)
-                if style:
-                    found.append((k, i, end - i, style))
+                got = _numbered_style(para)
+                if got:
+                    found.append((k, i, end - i, got[0], got[1]))
                 break
+    numbers: dict[tuple[str, str], list[tuple[int, ...]]] = {}
+    for *_, style, number in found:
+        if style[1] != "named":
+            numbers.setdefault(style, []).append(number)
+    found = [f for f in found if f[3][1] == "named" or _in_order(numbers[f[3]])]
     if len(found) < MIN_NUMBERED:
         return pages, 0
     levels: dict[tuple[str, str], int] = {}
-    level = 1 if any(style[1] == "roman" for *_, style in found) else 0  # Roman numerals number the top level
-    for k, i, n, style in found:
+    level = 1 if any(f[3][1] == "roman" for f in found) else 0  # Roman numerals number the top level
+    for k, i, n, style, _ in found:
         level = 1 if style[1] in ("named", "roman") else levels.setdefault(style, min(5, level + 1))
         lines = lines_of[k]
         lines[i] = f"{_marks(level)} {' '.join(x.strip() for x in lines[i:i + n] if x.strip())}"
