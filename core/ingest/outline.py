@@ -359,7 +359,7 @@ def numbered_titles(pages: list[str]) -> tuple[list[str], int]:
     "_3 December_" do not). Roman numerals and "Appendix ..." are the top level, ``##`` (``#`` stays the
     document's title); any other style (emphasis and kind of number) keeps the level it gets where it
     first appears: one under the title before it. A title wrapped over two lines, or whose line ends with
-    "," or ":" and goes on in the next paragraph ("**IV.** **FLOATS:** **FIGURES,** **VIDEOS,**" /
+    "," and goes on in the next paragraph ("**IV.** **FLOATS:** **FIGURES,** **VIDEOS,**" /
     "**ETC.**"), becomes one heading (the later line is emptied, its text moves up); only ``#`` marks and line breaks change. Returns the pages and how
     many titles were made (0 when the converter found more than one heading: a title is all it may have
     found)."""
