@@ -360,9 +360,9 @@ def numbered_titles(pages: list[str]) -> tuple[list[str], int]:
     document's title); any other style (emphasis and kind of number) keeps the level it gets where it
     first appears: one under the title before it. A title wrapped over two lines, or whose line ends with
     "," and goes on in the next paragraph ("**IV.** **FLOATS:** **FIGURES,** **VIDEOS,**" /
-    "**ETC.**"), becomes one heading (the later line is emptied, its text moves up); only ``#`` marks and line breaks change. Returns the pages and how
-    many titles were made (0 when the converter found more than one heading: a title is all it may have
-    found)."""
+    "**ETC.**"), becomes one heading (the later line is emptied, its text moves up); only ``#`` marks and
+    line breaks change. Returns the pages and how many titles were made (0 when the converter found more
+    than one heading: a title is all it may have found)."""
     lines_of = [md.split("\n") for md in pages]
     found: list[tuple[int, int, int, tuple[str, str], tuple[int, ...]]] = []  # page, line, lines, style, number
     heads = 0
