@@ -572,3 +572,6 @@ def test_entity_spans_hold_whole_inline_code():
     got = resolved(text)
     assert ("`Windows` users", "their") in got and ("a boolean variable `b`", "it") in got, got
     assert all(ent.count("`") % 2 == 0 for ent, _ in got), got
+    # TeX's quotes (`make', `Makefile') are not code: the mention is left as it is
+    tex = "The `make' program reads the `Makefile' file. It lists the rules."
+    assert resolved(tex) == [("The `make' program", "It")], resolved(tex)

@@ -573,21 +573,22 @@ def _mention_start(nc: Any) -> int:
     return start
 
 
+_CODE_SPAN = re.compile(r"`[^`'\n]+`")  # no apostrophe inside: "`ls' and `rm'" are TeX's quotes, not code
+
+
 def _whole_code(text: str, start: int, end: int) -> tuple[int, int]:
     """A mention's ``(start, end)`` moved so that it holds whole inline code spans: one that starts inside
     `` `...` `` starts after it ("`Microsoft` `Windows` users", not "Microsoft` `Windows` users"; "If `user` is
     `true` the returned value": "the returned value"), and one that ends inside it ends after it ("a variable
-    `b`"). Backticks are counted from the start of the line (the converter writes code runs on one line)."""
-    line = text.rfind("\n", 0, start) + 1
-    if text.count("`", line, start) % 2:
-        close = text.find("`", start, end)
-        if close >= 0:
-            rest = text[close + 1:end]
-            start = close + 1 + len(rest) - len(rest.lstrip())
-    if text.count("`", start, end) % 2:
-        eol = text.find("\n", end)
-        close = text.find("`", end, len(text) if eol < 0 else eol)
-        end = close + 1 if close >= 0 else start + len(text[start:text.rfind("`", start, end)].rstrip())
+    `b`"). Only backticks that pair up on their line are code: TeX's quotes ("the `ls' command") are not."""
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    for m in _CODE_SPAN.finditer(text, line_start, len(text) if line_end < 0 else line_end):
+        if m.start() < start < m.end():
+            rest = text[m.end():end]
+            start = m.end() + len(rest) - len(rest.lstrip())
+        if m.start() < end < m.end():
+            end = m.end()
     return start, end
 
 
