@@ -245,3 +245,19 @@ def test_the_same_bytes_as_markdown_and_as_text_are_two_documents(app):
     # the Markdown's results are not this document's, not even as "the last results"
     assert not [w for w in app.warning if "Settings changed" in w.value]
     assert any(c.value.startswith("Press Analyze") for c in app.caption)
+
+
+def test_a_report_saved_without_the_format_still_belongs_to_its_document():
+    """Reports written before the document facts held the format (a corpus run's, opened on the Corpus page)
+    are matched on their text, as before; with the format, notes.md and notes.txt stay apart."""
+    import sys
+
+    sys.path.insert(0, str(ROOT))
+    from chunkscope.ingest import load_bytes
+    from ui.analysis import same_document
+
+    md = load_bytes(b"## A\n\nText.\n", "notes.md")
+    txt = load_bytes(b"## A\n\nText.\n", "notes.txt")
+    assert same_document({"sha256": md.sha256}, md) and same_document({"sha256": md.sha256}, txt)
+    assert same_document({"sha256": md.sha256, "format": "markdown"}, md)
+    assert not same_document({"sha256": md.sha256, "format": "markdown"}, txt)

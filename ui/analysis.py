@@ -517,12 +517,18 @@ def document_id(doc: Document | dict) -> tuple[str | None, str | None]:
     return doc.sha256, doc.source_format
 
 
+def same_document(a: Document | dict, b: Document | dict) -> bool:
+    """``document_id`` equal; a report saved before the facts held the format matches on its text."""
+    (sha_a, fmt_a), (sha_b, fmt_b) = document_id(a), document_id(b)
+    return sha_a == sha_b and (fmt_a is None or fmt_b is None or fmt_a == fmt_b)
+
+
 def latest_report(doc: Document | None) -> Report | None:
     """Most recent report for this document under any settings (to show stale results with a note)."""
     if doc is None:
         return None
     for r in reversed(list(st.session_state.get(REPORTS_KEY, {}).values())):
-        if document_id(r.document) == document_id(doc):
+        if same_document(r.document, doc):
             return r
     return None
 
