@@ -142,6 +142,8 @@ def test_settings_validation():
     ({"embedder": ["a"]}, "embedder must be a string"),
     ({"chunkers": 3}, "chunkers must be a list of chunking ids (got 3)"),
     ({"params": {"fixed-512": 5}}, "params must be a table"),
+    ({"weights": {"BI": True}}, "weight BI must be a number (got True)"),
+    ({"retrieval_weight": True}, "retrieval_weight must be a number (got True)"),
 ])
 def test_a_settings_file_with_a_value_of_the_wrong_type_names_the_setting(table, needle):
     """A hand-written file's max_tokens = "big" failed as "'<' not supported between instances of 'str' and 'int'",

@@ -83,12 +83,13 @@ class Settings:
         bad = [k for k in self.weights if k not in METRICS]
         if bad:
             raise ValueError(f"unknown metric weight(s): {', '.join(bad)} (metrics: {', '.join(METRICS)})")
-        if any(not isinstance(w, (int, float)) or not math.isfinite(w) or w < 0 for w in self.weights.values()):
+        if any(isinstance(w, bool) or not isinstance(w, (int, float)) or not math.isfinite(w) or w < 0
+               for w in self.weights.values()):
             raise ValueError("metric weights must be finite numbers >= 0")
         if not any(self.weights.get(m, 0) > 0 for m in METRICS):
             raise ValueError("at least one metric weight must be > 0")
-        if (not isinstance(self.retrieval_weight, (int, float)) or not math.isfinite(self.retrieval_weight)
-                or self.retrieval_weight < 0):
+        if (isinstance(self.retrieval_weight, bool) or not isinstance(self.retrieval_weight, (int, float))
+                or not math.isfinite(self.retrieval_weight) or self.retrieval_weight < 0):
             raise ValueError(f"retrieval weight must be a finite number >= 0 (got {self.retrieval_weight!r})")
         for name, v in self.variants.items():
             if not isinstance(name, str) or not name.strip():
@@ -144,12 +145,16 @@ class Settings:
             weights = {m: 1.0 for m in METRICS}
             for k, v in d["weights"].items():
                 try:
+                    if isinstance(v, bool):  # true is not a weight of 1
+                        raise TypeError
                     weights[k] = float(v)
                 except (TypeError, ValueError):
                     raise ValueError(f"weight {k} must be a number (got {v!r})") from None
             d["weights"] = weights
         if "retrieval_weight" in d:
             try:
+                if isinstance(d["retrieval_weight"], bool):
+                    raise TypeError
                 d["retrieval_weight"] = float(d["retrieval_weight"])
             except (TypeError, ValueError):
                 raise ValueError(f"retrieval_weight must be a number (got {d['retrieval_weight']!r})") from None
