@@ -348,6 +348,7 @@ def test_corpus_help_does_not_list_one_documents_mentions(capsys):
     (["analyze", "{md}", "--max-tokens", "900.7"], "chunkscope analyze", "invalid int value: '900.7'"),
     (["analyze"], "chunkscope analyze", "required: FILE"),
     (["frobnicate"], "chunkscope", "invalid choice: 'frobnicate'"),
+    (["--frobnicate", "analyze", "{md}"], "chunkscope", "unrecognized arguments: --frobnicate"),
 ])
 def test_a_usage_error_is_one_line_named_by_its_command(argv, where, needle, md, capsys, no_analysis):
     """argparse printed the whole usage (about 20 lines for analyze) before the error, and an unknown option of a

@@ -88,8 +88,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     if extra:  # named by the command they were given to ("chunkscope analyze: error: ..."), not the top level
-        parser.commands.get(getattr(args, "command", None) or "", parser).error(
-            f"unrecognized arguments: {' '.join(extra)}")
+        given = list(sys.argv[1:] if argv is None else argv)
+        command = getattr(args, "command", None) or ""
+        before = given[:given.index(command)] if command in given else given
+        owner = parser if any(x in before for x in extra) else parser.commands.get(command, parser)
+        owner.error(f"unrecognized arguments: {' '.join(extra)}")
     func = getattr(args, "func", None)
     if func is None:
         parser.print_help(sys.stderr)
