@@ -189,19 +189,33 @@ def _sqlite_bytes(con: sqlite3.Connection) -> int:
     return (size - free) * page  # pages in use: freed ones are reused before the file grows
 
 
-def disk_cache_bytes(root: str | os.PathLike) -> int:
-    """What the disk caches under ``root`` hold: files' sizes, and the pages in use of SQLite files."""
-    total = 0
-    for p in Path(root).rglob("*"):
+def _cache_files(root: Path) -> tuple[list[Path], list[tuple[float, int, str]]]:
+    """The SQLite files under ``root``, and every other cache file as ``(mtime, size, path)`` (SQLite's
+    journal files are neither: they belong to their database)."""
+    dbs, files = [], []
+    for p in root.rglob("*"):
         try:
             if p.is_symlink() or not p.is_file():
                 continue
             if p.suffix == SQLITE_SUFFIX:
-                with closing(sqlite3.connect(p, timeout=30)) as con:
-                    total += _sqlite_bytes(con)
+                dbs.append(p)
             elif not p.name.endswith((SQLITE_SUFFIX + "-journal", SQLITE_SUFFIX + "-wal", SQLITE_SUFFIX + "-shm")):
-                total += p.stat().st_size
-        except (OSError, sqlite3.Error):
+                st = p.stat()
+                files.append((st.st_mtime, st.st_size, str(p)))
+        except OSError:
+            continue
+    return dbs, files
+
+
+def disk_cache_bytes(root: str | os.PathLike) -> int:
+    """What the disk caches under ``root`` hold: files' sizes, and the pages in use of SQLite files."""
+    dbs, files = _cache_files(Path(root))
+    total = sum(size for _, size, _ in files)
+    for db in dbs:
+        try:
+            with closing(sqlite3.connect(db, timeout=30)) as con:
+                total += _sqlite_bytes(con)
+        except sqlite3.Error:
             continue
     return total
 
@@ -215,18 +229,8 @@ def trim_disk_cache(root: str | os.PathLike, max_bytes: int) -> int:
         if total <= max_bytes:
             return 0
         need = total - int(TRIM_TO * max_bytes)
-        files, dbs = [], []
-        for p in root.rglob("*"):
-            if p.is_symlink() or not p.is_file():
-                continue
-            if p.suffix == SQLITE_SUFFIX:
-                dbs.append(p)
-            elif not p.name.endswith((SQLITE_SUFFIX + "-journal", SQLITE_SUFFIX + "-wal", SQLITE_SUFFIX + "-shm")):
-                try:
-                    st = p.stat()
-                except OSError:
-                    continue
-                files.append((st.st_mtime, st.st_size, "", str(p)))
+        dbs, found = _cache_files(root)
+        files = [(mtime, size, "", path) for mtime, size, path in found]
         files.sort()
         streams: list[list[tuple[float, int, str, str]]] = [files]
         for i, db in enumerate(dbs):  # each file's rows read whole and the file closed before any delete
