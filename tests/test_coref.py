@@ -73,6 +73,20 @@ def test_pleonastic_it_and_pronoun_free_text():
     assert "no third-person pronouns" in res.reason
 
 
+def test_extraposed_it_is_not_paired_but_a_referring_it_is():
+    # three shapes of extraposition a new document showed (an evaluative "-ing" word, a noun with a
+    # "that" clause, an adverb before the adjective); each "it" refers to nothing
+    for text in ("The regulation was adopted in 2024. It is striking that big tech companies keep quiet.",
+                 "The standard was published last year. It remains a point of contention that these standards suffice.",
+                 "The service lists its sources. Sometimes sources are missing, which makes it more difficult "
+                 "to check the facts."):
+        assert all(pro.lower() != "it" for _, pro in resolved(text)), (text, resolved(text))
+    # ... while an "it" with a noun, a relative "that" or an object still refers
+    assert ("The regulation", "It") in resolved("The regulation was adopted in 2024. It is a law that binds states.")
+    assert ("The regulation", "It") in resolved("The regulation was adopted in 2024. It is striking a balance.")
+    assert ("The tool", "it") in resolved("The tool is slow. Users find it more useful than the old one.")
+
+
 def test_non_english_document_has_no_pairs_and_says_why():
     fr = Document(name="fr", source_format="text", text=(
         "Le règlement européen sur l'intelligence artificielle est entré en vigueur le 1er août 2024. "

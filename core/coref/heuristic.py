@@ -84,9 +84,10 @@ from typing import Any
 from chunkscope.coref.base import CorefResult, Pair, cached_pairs
 from chunkscope.document import Document, Span
 
-VERSION = "heuristic-6.4"  # heuristic-6's rules; a markup fragment ("u>") is never a mention (6.1); a list item
+VERSION = "heuristic-6.5"  # heuristic-6's rules; a markup fragment ("u>") is never a mention (6.1); a list item
 # reaches its list's lead-in only within LEAD_CHARS, "the data itself" (6.2); "a number of" is no entity (6.3);
-# a mention holds whole inline code spans and does not start with a clause's "Where"/"When" (6.4)
+# a mention holds whole inline code spans and does not start with a clause's "Where"/"When" (6.4); extraposed
+# "it" ("it is striking that", "it remains a point of contention that", "makes it more difficult to") is not paired (6.5)
 BATCH_SIZE = 64
 EXCLUDE = ("ner", "lemmatizer", "attribute_ruler")  # spaCy components not needed (noun_chunks reads tags)
 MAX_BLOCK_CHARS = 20_000  # longer blocks (no blank lines) are cut at line ends
@@ -447,6 +448,16 @@ def _segments(blocks: list[tuple[int, str, str]], back: int, words: re.Pattern[s
     return out
 
 
+_EVALUATIVE = frozenset("""striking surprising interesting worrying concerning disturbing alarming encouraging
+    reassuring astonishing amazing puzzling telling frustrating disappointing promising troubling""".split())
+
+
+def _that_clause(clause: Any) -> bool:
+    """A complement clause introduced by "that"/"whether": tagged as a conjunction (IN), not as a relative pronoun
+    (WDT: "it is a law that binds"), whatever its dependency label (the parser sometimes calls it an object)."""
+    return any(c.tag_ == "IN" and c.lower_ in ("that", "whether", "if") for c in clause.children)
+
+
 def _pleonastic(tok: Any) -> bool:
     if tok.dep_ == "expl":
         return True
@@ -461,8 +472,15 @@ def _pleonastic(tok: Any) -> bool:
         for c in head.children:  # "it is necessary to ..." / "it is likely that ..."
             if c.dep_ in {"acomp", "attr"} and any(g.dep_ in {"xcomp", "ccomp"} for g in c.children):
                 return True
-    nxt = tok.doc[tok.i + 1: tok.i + 4]
-    if len(nxt) and nxt[0].tag_ in ("JJ", "JJR", "JJS") and any(t.lower_ in ("to", "that") for t in nxt[1:]):
+            if c.dep_ == "attr" and head.lower_ in _COPULAS and any(
+                    g.dep_ in {"relcl", "acl", "ccomp"} and _that_clause(g) for g in c.children):
+                return True  # "it remains a point of contention that ..." (the parser hangs the clause on the noun)
+        if head.lower_ in _EVALUATIVE and any(c.dep_ == "ccomp" and _that_clause(c) for c in head.children):
+            return True  # "it is striking that ..." (tagged as a verb's -ing form)
+    nxt = tok.doc[tok.i + 1: tok.i + 5]
+    if len(nxt) > 1 and nxt[0].tag_ in ("RB", "RBR", "RBS"):
+        nxt = nxt[1:]  # "make it more difficult to"
+    if len(nxt) and nxt[0].tag_ in ("JJ", "JJR", "JJS") and any(t.lower_ in ("to", "that") for t in nxt[1:3]):
         return True  # "make it difficult to", "deem it necessary to"
     if tok.dep_ == "dobj" and any(c.dep_ in {"ccomp", "xcomp", "oprd"} for c in head.children) and head.lower_ in _MAKE_VERBS:
         return True
