@@ -79,12 +79,14 @@ def test_extraposed_it_is_not_paired_but_a_referring_it_is():
     for text in ("The regulation was adopted in 2024. It is striking that big tech companies keep quiet.",
                  "The standard was published last year. It remains a point of contention that these standards suffice.",
                  "The service lists its sources. Sometimes sources are missing, which makes it more difficult "
-                 "to check the facts."):
+                 "to check the facts.",
+                 "The tool was rewritten in 2020. This makes it possible to quickly create reports."):
         assert all(pro.lower() != "it" for _, pro in resolved(text)), (text, resolved(text))
     # ... while an "it" with a noun, a relative "that" or an object still refers
     assert ("The regulation", "It") in resolved("The regulation was adopted in 2024. It is a law that binds states.")
     assert ("The regulation", "It") in resolved("The regulation was adopted in 2024. It is striking a balance.")
     assert ("The tool", "it") in resolved("The tool is slow. Users find it more useful than the old one.")
+    assert ("corn", "it") in resolved("The farmers grow corn, making it more prone to gene flow than other crops.")
 
 
 def test_non_english_document_has_no_pairs_and_says_why():

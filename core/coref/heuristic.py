@@ -458,6 +458,13 @@ def _that_clause(clause: Any) -> bool:
     return any(c.tag_ == "IN" and c.lower_ in ("that", "whether", "if") for c in clause.children)
 
 
+def _verb_follows(tok: Any) -> bool:
+    """The next word after ``tok`` (line breaks and adverbs skipped) is a verb's base form: "to use", "to
+    clearly delineate", not "to risks"."""
+    nxt = next((t for t in tok.doc[tok.i + 1: tok.i + 4] if not t.is_space and not t.tag_.startswith("RB")), None)
+    return nxt is not None and nxt.tag_ == "VB"
+
+
 def _pleonastic(tok: Any) -> bool:
     if tok.dep_ == "expl":
         return True
@@ -480,8 +487,9 @@ def _pleonastic(tok: Any) -> bool:
     nxt = tok.doc[tok.i + 1: tok.i + 5]
     if len(nxt) > 1 and nxt[0].tag_ in ("RB", "RBR", "RBS"):
         nxt = nxt[1:]  # "make it more difficult to"
-    if len(nxt) and nxt[0].tag_ in ("JJ", "JJR", "JJS") and any(t.lower_ in ("to", "that") for t in nxt[1:3]):
-        return True  # "make it difficult to", "deem it necessary to"
+    if len(nxt) and nxt[0].tag_ in ("JJ", "JJR", "JJS") and any(
+            t.lower_ == "that" or (t.lower_ == "to" and _verb_follows(t)) for t in nxt[1:3]):
+        return True  # "make it difficult to use", "deem it necessary to": a verb follows ("prone to risks" refers)
     if tok.dep_ == "dobj" and any(c.dep_ in {"ccomp", "xcomp", "oprd"} for c in head.children) and head.lower_ in _MAKE_VERBS:
         return True
     return False
