@@ -44,11 +44,20 @@ _INDENTED_CODE = re.compile(r"^(?: {4}|\t).*$", re.M)
 _NOT_WORD = re.compile(r"\S*[\d_=/\\{}<>@$%^&]\S*")  # numbers, dates, identifiers, paths, code
 
 
+def _drop_indented_code(text: str) -> str:
+    """``text`` without its indented lines (Markdown's code blocks), unless they hold most of its letters:
+    then the whole document is indented prose (a man page, a plain-text memo), not code."""
+    indented = sum(ch.isalpha() for m in _INDENTED_CODE.finditer(text) for ch in m.group())
+    if 2 * indented > sum(ch.isalpha() for ch in text):
+        return text
+    return _INDENTED_CODE.sub(" ", text)
+
+
 def strip_markup(text: str) -> str:
     """Prose only: markup, table rows, indented code, numbers and identifier-like tokens removed
     (a table- or code-heavy document must not be classified by its cells: "Irish" on tables)."""
     text = _TABLE_ROW.sub(" ", text)
-    text = _INDENTED_CODE.sub(" ", text)
+    text = _drop_indented_code(text)
     for rx in _MARKUP:
         text = rx.sub(" ", text)
     text = _NOT_WORD.sub(" ", text)

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import textwrap
 
 import pytest
 from pdf_factory import make_pdf
 
 from chunkscope.document import Document
 from chunkscope.ingest import IngestError, load_bytes, load_document
+from chunkscope.language import strip_markup
 
 
 @pytest.fixture(scope="module")
@@ -260,6 +262,24 @@ def test_language_detection():
     assert en.language == "en" and fr.language == "fr"
     tiny = load_bytes(b"| 1 | 2 |", "t.md")
     assert tiny.language == "und"
+
+
+def test_language_of_indented_prose_and_of_markdown_with_indented_code():
+    """A man page or memo indents its prose throughout: that is the text, not code blocks to be ignored
+    (the ssh manual was taken for Nigerian Pidgin from its section titles alone)."""
+    body = ("The program connects and logs into the specified destination, which may be given as a host "
+            "name or a network address. The user must prove their identity to the remote machine using "
+            "one of several methods, and the session is then opened for the commands that follow.")
+    man = "NAME\n       ssh - remote login program\n\nDESCRIPTION\n" + "\n".join(
+        "       " + line for line in textwrap.wrap(body, 70)) + "\n\nOPTIONS\n       -v     Verbose mode.\n"
+    assert "The user must prove their identity" in strip_markup(man)  # the prose is what is classified
+    assert load_bytes(man.encode(), "ssh.1.txt").language == "en"
+    # a French page with an indented English code listing: the listing is still left out
+    fr = ("Le responsable du traitement protège les données personnelles des personnes concernées. "
+          "Il informe chaque personne de ses droits et tient un registre des activités de traitement.")
+    code = "\n".join("    " + line for line in ["def print the value of the thing", "return the result of it"])
+    assert "print the value" not in strip_markup(f"# Titre\n\n{fr}\n\n{code}\n")
+    assert load_bytes(f"# Titre\n\n{fr}\n\n{code}\n".encode(), "fr.md").language == "fr"
 
 
 def test_document_json_round_trip_through_loader(tmp_path):
