@@ -261,7 +261,8 @@ else:
     with st.expander("Configuration file"):
         st.code(toml_text, language="toml")
         source = str(doc.meta.get("filename") or doc.name).replace("`", "")  # the file, with its extension
-        st.caption(f"Reproduce: `chunkscope analyze {source} --config {stem}.toml` gives the same "
+        lang = f" --language {doc.language}" if "language_detected" in doc.meta else ""  # set by hand
+        st.caption(f"Reproduce: `chunkscope analyze {source} --config {stem}.toml{lang}` gives the same "
                    "chunks and numbers (the tuned chunker under its id, promoted candidates under their names).")
 st.file_uploader("Load configuration (TOML or JSON)", type=["toml", "json"], key="cs_tune_load",
                  on_change=T.apply_config)

@@ -253,6 +253,29 @@ def test_ingest_language_code_is_accepted_in_any_case(md, capsys):
     assert json.loads(capsys.readouterr().out)["language"] == "de"
 
 
+@pytest.mark.parametrize("command", ["analyze", "chunk", "sweep", "retrieval"])
+def test_every_command_that_reads_a_document_takes_language(command, md, capsys, no_analysis):
+    assert main([command, str(md), *COMMANDS_LANG[command], "--language", "english"]) == 2
+    one_error_line(capsys, "did you mean en?")
+
+
+COMMANDS_LANG = {"analyze": ["--chunkers", "whole"], "chunk": ["--chunker", "whole"],
+                 "sweep": ["--chunker", "recursive-1100", "--param", "chunk_size=200:400:100"],
+                 "retrieval": ["--self-test", "2"]}
+
+
+def test_analyze_language_set_by_hand_decides_rc_as_in_the_app(md, capsys):
+    """The app's "set by hand" language has its command-line twin: RC only for English."""
+    assert main(["analyze", str(md), "--quiet", "--chunkers", "whole,fixed-512", "--language", "de", "--json", "-"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["document"]["language"] == "de"
+    assert all(c["metrics"].get("RC") is None for c in rep["chunkings"])
+    assert "non-English document (de)" in rep["coref"]["reason"]
+    assert main(["analyze", str(md), "--quiet", "--chunkers", "whole,fixed-512", "--language", "en", "--json", "-"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["document"]["language"] == "en" and rep["coref"]["backend"] == "heuristic"
+
+
 # ------------------------------------------------------------------ 6. output paths
 COMMANDS = {
     "analyze": ["--quiet", "--chunkers", "whole"],

@@ -85,6 +85,11 @@ def test_language_shown_overridden_and_analysis_rerun():
     at.radio(key="cs_cmp_kind").set_value("split pairs").run()
     _ok(at)
     assert any(c.startswith("Split pairs are not computed for this document: non-English") for c in _captions(at))
+    # Tune's command line reproduces the language set by hand (``--language``), not the detected one
+    at.switch_page("pages/3_Tune.py").run()
+    _ok(at)
+    reproduce = next(c for c in _captions(at) if c.startswith("Reproduce:"))
+    assert "--config retention.tune.toml --language de`" in reproduce, reproduce
     at.switch_page("app.py").run()
 
     # back to the detected language: the earlier analysis is reused, nothing re-runs

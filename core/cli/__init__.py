@@ -5,7 +5,7 @@ its arguments and sets ``func=cmd_<name>``; ``cmd_<name>(args) -> int`` runs it;
 ``add_<name>`` to ``SUBCOMMANDS`` below. Shared helpers live in ``chunkscope.cli.common``. Errors a user can fix are raised as
 ``IngestError`` / ``ValueError`` / ``CLIError`` / ``OSError``: ``main`` prints them as one
 line on stderr and exits with code 2 (never a traceback; ``CHUNKSCOPE_DEBUG=1`` shows one).
-Use ``load_input(args.file, args.max_bytes)`` to read a document the same way everywhere.
+Use ``read_input(args)`` (FILE, --max-bytes, --language of ``add_input_arguments``) to read a document the same way everywhere.
 Ctrl-C: ``main`` prints ``chunkscope <command>: interrupted`` and exits with code 130 (see ``_interrupted``).
 """
 

@@ -352,14 +352,15 @@ def _retrieval_request(args: argparse.Namespace, doc: Any, settings: Settings) -
 
 def cmd_analyze(args: argparse.Namespace) -> int:
     from chunkscope.analysis import analyze
-    from chunkscope.cli.common import check_json_target, human_stream, load_input, write_json
+    from chunkscope.cli.common import check_json_target, check_language, human_stream, read_input, write_json
 
-    check_json_target(args.json)  # cheap: before settings_from_args loads an embedding model asked for
+    check_language(args.language)  # cheap: before settings_from_args loads an embedding model asked for
+    check_json_target(args.json)
     settings = settings_from_args(args)
     progress = StderrProgress(quiet=args.quiet)
     t0 = time.perf_counter()
     progress("reading", 0.0, f"{Path(args.file).name} ({_size(args.file)})")  # a long PDF takes minutes
-    doc = load_input(args.file, args.max_bytes)
+    doc = read_input(args)
     progress("reading", 1.0, (f"{len(doc.pages):,} pages, " if doc.pages else "") + f"{len(doc.text):,} characters")
     # an explicit mentions file that cannot be used is a usage error, not a silently missing RC
     from chunkscope.analysis.coreference import check_mentions

@@ -90,14 +90,14 @@ def chunk_payload(doc, chunker_id: str, params: dict[str, Any], spans, tokens, a
 def cmd_chunk(args: argparse.Namespace) -> int:
     from chunkscope.chunkers import registry
     from chunkscope.chunkers.audit import audit
-    from chunkscope.cli.common import CLIError, check_json_target, load_input, write_json
+    from chunkscope.cli.common import CLIError, check_json_target, read_input, write_json
     from chunkscope.tokens import count_many
 
     spec = registry.get(args.chunker)  # UnknownChunker is a ValueError: one-line error
     overrides = parse_kv(args.param)
     params = spec.resolve_params(overrides)
     check_json_target(args.json)
-    doc = load_input(args.file, args.max_bytes)
+    doc = read_input(args)
     res = registry.run_chunker(doc, args.chunker, overrides)
     if res.status != "ok":
         raise CLIError(f"{args.chunker} {res.status}: {res.reason}")

@@ -22,7 +22,7 @@ def one_line(exc: BaseException) -> str:
 
 
 def add_input_arguments(p: argparse.ArgumentParser) -> None:
-    """FILE and --max-bytes, the same for every subcommand that reads a document."""
+    """FILE, --max-bytes and --language, the same for every subcommand that reads a document."""
     p.add_argument("file", metavar="FILE", help="PDF, Markdown (.md), text (.txt) or JSON (reference / document)")
     p.add_argument(
         "--max-bytes",
@@ -31,6 +31,14 @@ def add_input_arguments(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help="refuse files larger than N bytes (default: $CHUNKSCOPE_MAX_BYTES or 50 MB)",
     )
+    p.add_argument("--language", metavar="CODE", default=None,
+                   help="override the detected language: an ISO 639-1 code (two letters, e.g. en, de, fr); "
+                   "RC is computed for English only, as when the language is set by hand in the app")
+
+
+def read_input(args: argparse.Namespace, running: str = "mark") -> Document:
+    """The document named by ``add_input_arguments``' options (FILE, --max-bytes, --language)."""
+    return load_input(args.file, args.max_bytes, running=running, language=check_language(args.language))
 
 
 def load_input(path: str, max_bytes: int | None = None, running: str = "mark",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from chunkscope.cli.common import add_input_arguments, check_json_target, check_language, load_input, write_json
+from chunkscope.cli.common import add_input_arguments, check_json_target, check_language, read_input, write_json
 
 
 def add_ingest(sub) -> None:
@@ -20,8 +20,6 @@ def add_ingest(sub) -> None:
     p.add_argument("--strip-running", action="store_true",
                    help="PDF: remove running page headers/footers (default: keep them as layout comments); "
                    "gives another text, hence another document")
-    p.add_argument("--language", metavar="CODE", default=None,
-                   help="override the detected language: an ISO 639-1 code (two letters, e.g. en, de, fr)")
     p.set_defaults(func=cmd_ingest)
 
 
@@ -29,10 +27,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     from chunkscope.ingest.health import format_health
     from chunkscope.ingest.summary import format_summary
 
-    language = check_language(args.language)
+    check_language(args.language)
     check_json_target(args.json)
-    doc = load_input(args.file, args.max_bytes, running="strip" if args.strip_running else "mark",
-                     language=language)
+    doc = read_input(args, running="strip" if args.strip_running else "mark")
     out = doc.to_dict()
     if "health" in doc.meta:
         out["health"] = doc.meta["health"]

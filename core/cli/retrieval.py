@@ -41,7 +41,7 @@ def add_retrieval(sub) -> None:
 def cmd_retrieval(args: argparse.Namespace) -> int:
     from chunkscope.analysis import Resources, Settings, chunk_one, chunking_plan
     from chunkscope.cli.analyze import SettingsError, check_chunkings, parse_params
-    from chunkscope.cli.common import check_embedder, check_json_target, human_stream, load_input, write_json
+    from chunkscope.cli.common import check_embedder, check_json_target, human_stream, read_input, write_json
     from chunkscope.retrieval.run import chunkings_from_report, evaluate, note_lines
 
     if all(getattr(args, x) is None for x in ("questions", "generate", "self_test")):
@@ -60,7 +60,7 @@ def cmd_retrieval(args: argparse.Namespace) -> int:
         raise CLIError(str(exc)) from None
     check_json_target(args.json)
     check_embedder(settings.embedder)  # a model asked for that cannot be loaded: now, in one line
-    doc = load_input(args.file, args.max_bytes)
+    doc = read_input(args)
     resources = Resources(settings.embedder, settings.embedding_mode)
     qs = questions_from_args(args, doc, args.file, resources)
     t0 = time.perf_counter()

@@ -57,7 +57,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from chunkscope.analysis import Resources
     from chunkscope.chunkers import registry
     from chunkscope.cli.analyze import settings_from_args
-    from chunkscope.cli.common import CLIError, check_json_target, load_input, write_json
+    from chunkscope.cli.common import CLIError, check_json_target, read_input, write_json
 
     check_json_target(args.json)
 
@@ -88,7 +88,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if all(bad):  # some invalid points are fine (rows with the reason); all invalid is a usage error
         raise CLIError(f"{args.chunker}: {name}={values[0]}: " + "; ".join(bad[0]))
 
-    doc = load_input(args.file, args.max_bytes)
+    doc = read_input(args)
     resources = Resources(settings.embedder, settings.embedding_mode, backend=settings.embedding_backend)
     quiet = args.quiet or args.json == "-"
     out = sys.stdout if args.json != "-" else sys.stderr
