@@ -87,7 +87,8 @@ from chunkscope.document import Document, Span
 VERSION = "heuristic-6.5"  # heuristic-6's rules; a markup fragment ("u>") is never a mention (6.1); a list item
 # reaches its list's lead-in only within LEAD_CHARS, "the data itself" (6.2); "a number of" is no entity (6.3);
 # a mention holds whole inline code spans and does not start with a clause's "Where"/"When" (6.4); extraposed
-# "it" ("it is striking that", "it remains a point of contention that", "makes it more difficult to") is not paired (6.5)
+# "it" ("it is striking that", "it remains a point of contention that", "makes it more difficult to", "when it comes
+# to") is not paired (6.5)
 BATCH_SIZE = 64
 EXCLUDE = ("ner", "lemmatizer", "attribute_ruler")  # spaCy components not needed (noun_chunks reads tags)
 MAX_BLOCK_CHARS = 20_000  # longer blocks (no blank lines) are cut at line ends
@@ -469,6 +470,9 @@ def _pleonastic(tok: Any) -> bool:
     if tok.dep_ == "expl":
         return True
     head = tok.head
+    if head.lower_ in ("comes", "come", "came", "coming") and tok.i + 2 < len(tok.doc) \
+            and tok.doc[tok.i + 1].i == head.i and tok.doc[tok.i + 2].lower_ == "to":
+        return True  # "when it comes to arithmetic": an idiom, not a thing that comes
     if tok.dep_ in SUBJECT_DEPS:
         kids = {c.dep_ for c in head.children}
         if kids & {"ccomp", "xcomp", "csubj", "csubjpass"} and (
