@@ -259,3 +259,106 @@ def test_a_journal_pdf_without_bookmarks_gets_its_numbered_section_titles():
     assert doc.meta["outline"]["numbered_titles"] == 4
     assert [x for x in doc.text.split("\n") if x.startswith("#")] == [
         "## **I. INTRODUCTION**", "### **A. Earlier work**", "## **II. METHODS**", "## **III. RESULTS**"]
+
+
+REPORT = """# Everything We Know About Things
+
+## **Contents**
+
+**1** **Introduction** **2**
+
+**2** **Methods** **3**
+
+## **1 Introduction**
+
+**1.1** **Background**
+
+Things were studied before.
+
+**1.2** **Scope** **of** **this** **report**
+
+Only some things.
+
+## **2 Methods**
+
+**2.1** **Measuring** **powers** **of** _x_
+
+We measure.
+
+**2.1.1** **By hand**
+
+```
+**2.1.2** **Not a title in code**
+```
+
+**2.2** **By** **machine**
+
+**3.1** **A number that is not in section 2**
+
+## **References**
+
+**2.3** **After the references**
+"""
+
+
+def test_numbered_bold_titles_under_the_converters_numbered_headings_are_sub_headings():
+    """zlib's CRC notes: the converter made "## **4 Efficient software implementation**" a heading from its font size
+    but left the sub-sections "**4.11.2** **Combining** **individual** **CRCs**" bold paragraphs, so every chunk of
+    pages 7-22 had that one heading path. A numbered bold title whose number extends the number of the converter's
+    heading whose section it is in becomes a heading, one level under it for each number after its own."""
+    from chunkscope.ingest.markup import alnum
+    from chunkscope.ingest.outline import numbered_titles
+
+    out, made = numbered_titles([REPORT])
+    heads = [x for x in out[0].split("\n") if x.startswith("#")]
+    assert heads == ["# Everything We Know About Things",
+                     "## **Contents**",
+                     "## **1 Introduction**",
+                     "### **1.1** **Background**",
+                     "### **1.2** **Scope** **of** **this** **report**",
+                     "## **2 Methods**",
+                     "### **2.1** **Measuring** **powers** **of** _x_",  # an italic symbol in a bold title
+                     "#### **2.1.1** **By hand**",
+                     "### **2.2** **By** **machine**",
+                     "## **References**"], heads
+    assert made == 5
+    assert "\n**3.1** **A number that is not in section 2**\n" in out[0]  # not a part of the open section
+    assert "\n**2.3** **After the references**\n" in out[0]  # "References" closed section 2
+    assert "```\n**2.1.2** **Not a title in code**\n```" in out[0]
+    assert alnum(out[0]) == alnum(REPORT)  # only "#" marks change
+
+
+def test_numbered_bold_sentences_under_numbered_headings_stay_paragraphs():
+    """A numbered list of bold sentences (a specification's requirements) numbered under its section is not a list of
+    sub-section titles; nor are lower-case items, nor fewer than three titles."""
+    from chunkscope.ingest.outline import numbered_titles
+
+    rules = ("## **1 Requirements**\n\n**1.1** **The provider shall measure things.**\n\n"
+             "**1.2** **The provider shall keep the records.**\n\n**1.3** **Records are kept for ten years.**\n\n"
+             "## **2 Steps**\n\n**2.1** **then** **we** **go**\n\n**2.2** **and** **we** **stop**\n\n"
+             "**2.3** **and** **we** **rest**\n")
+    assert numbered_titles([rules]) == ([rules], 0)
+    two = "## **1 Introduction**\n\n**1.1** **Background**\n\ntext\n\n**1.2** **Scope**\n\n## **2 Methods**\n"
+    assert numbered_titles([two]) == ([two], 0)  # two are not enough to tell a document's numbering
+    unordered = "## **1 Dates**\n\n" + "".join(f"**1.{d}** **December**\n\nWent out.\n\n" for d in (3, 3, 2))
+    assert numbered_titles([unordered]) == ([unordered], 0)  # numbers not in order: not sections
+
+
+def test_a_pdf_whose_converter_found_the_sections_gets_its_bold_sub_sections():
+    from chunkscope.ingest import load_bytes
+
+    pdf = pymupdf.open()
+    page = pdf.new_page()
+    y = 72
+    for title in ["1 Introduction", "1.1 Earlier work", "1.2 Our aim", "2 Methods", "2.1 Measuring things",
+                  "2.1.1 By hand", "3 Results"]:
+        page.insert_text((72, y), title, fontsize=10 if "." in title else 14, fontname="hebo")
+        page.insert_text((72, y + 20), "Body text of the section, at the size of the text.", fontsize=10)
+        y += 60
+    doc = load_bytes(pdf.tobytes(), "report.pdf")
+    assert doc.meta["outline"]["numbered_titles"] == 4
+    assert [x for x in doc.text.split("\n") if x.startswith("#")] == [
+        "# **1 Introduction**", "## **1.1 Earlier work**", "## **1.2 Our aim**", "# **2 Methods**",
+        "## **2.1 Measuring things**", "### **2.1.1 By hand**", "# **3 Results**"]
+    path = [h.title for h in doc.chunk_heading_path(doc.text.index("By hand") + 20, len(doc.text))]
+    assert path[-1].endswith("By hand") and len(path) == 3, path

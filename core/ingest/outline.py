@@ -319,7 +319,8 @@ def _numbered_style(paragraph: list[str]) -> tuple[tuple[str, str], tuple[int, .
     in bold or italics, else None. ``numbering``: "roman", "letter", "digits" and its depth ("digits2"), or
     "named" ("Appendix B", whose number is not checked)."""
     first = paragraph[0]
-    kind = "bold" if "**" in first and _BOLD_LINE.fullmatch(first) else "italic" if _ITALIC_LINE.fullmatch(first) else ""
+    bold = _BOLD_LINE.fullmatch(first) or (first.startswith("**") and _EMPHASIS_LINE.fullmatch(first))  # "_x_" inside
+    kind = "bold" if "**" in first and bold else "italic" if _ITALIC_LINE.fullmatch(first) else ""
     if not kind or not all(_EMPHASIS_LINE.fullmatch(x) for x in paragraph[1:]):
         return None  # the first line says the style (code alone is none); a wrapped second line may mix them
     text = " ".join(plain(x) for x in paragraph)
@@ -347,31 +348,101 @@ def _alone(lines: list[str], i: int) -> bool:
     return i < len(lines) and bool(lines[i].strip()) and (i + 1 == len(lines) or not lines[i + 1].strip())
 
 
-def numbered_titles(pages: list[str]) -> tuple[list[str], int]:
-    """Section titles in a PDF without an outline and without headings (a journal's "**I.**
-    **INTRODUCTION**", "**A.** **Formatting**", "_1._ _Citations_": bold or italic paragraphs at the size
-    of the text, so the converter made no heading of them) as headings.
+def _heading_number(body: str) -> tuple[int, ...]:
+    """The section number in digits a converter's heading starts with ("**4.11 Interleaved CRC**" is (4, 11)),
+    or () when it has none."""
+    m = _NUMBERED.fullmatch(plain(body))
+    label = (m.group("label") or "") if m else ""
+    return _number(label, "digits") if label[:1].isdigit() else ()
 
-    A paragraph of one or two lines is a title when it is all bold or all italic, starts with a section
-    number (Roman, capital letter or digits; or "Appendix B", "Chapter 3") and reads as a title
-    (capitalised, not a sentence, not a contents entry ending with its page number); a document needs
-    ``MIN_NUMBERED`` of them, and a style's numbers must run in order (names "_J. Smith_" and dates
-    "_3 December_" do not). Roman numerals and "Appendix ..." are the top level, ``##`` (``#`` stays the
-    document's title); any other style (emphasis and kind of number) keeps the level it gets where it
-    first appears: one under the title before it. A title wrapped over two lines, or whose line ends with
-    "," and goes on in the next paragraph ("**IV.** **FLOATS:** **FIGURES,** **VIDEOS,**" /
-    "**ETC.**"), becomes one heading (the later line is emptied, its text moves up); only ``#`` marks and
-    line breaks change. Returns the pages and how many titles were made (0 when the converter found more
-    than one heading: a title is all it may have found)."""
+
+def _extends(number: tuple[int, ...], section: tuple[int, ...]) -> bool:
+    """``number`` is a part of ``section``: "4.11.2" of "4.11" and of "4", not of "4.1" nor of "4.11" itself."""
+    return len(number) > len(section) and number[:len(section)] == section
+
+
+Found = tuple[int, int, int, tuple[str, str], tuple[int, ...]]  # page, line, lines, style, number
+
+
+def _styles_in_order(found: list[Found]) -> list[Found]:
+    """The titles whose style's numbers run in order (``_in_order``); "Appendix B" and the like are not checked."""
+    numbers: dict[tuple[str, str], list[tuple[int, ...]]] = {}
+    for *_, style, number in found:
+        if style[1] != "named":
+            numbers.setdefault(style, []).append(number)
+    return [f for f in found if f[3][1] == "named" or _in_order(numbers[f[3]])]
+
+
+def _top_down(found: list[Found]) -> list[tuple[Found, int]]:
+    """The numbered titles of a document without headings, with their ``#`` marks: Roman numerals and
+    "Appendix ..." are ``##``; any other style keeps the level it gets where it first appears."""
+    found = _styles_in_order(found)
+    levels: dict[tuple[str, str], int] = {}
+    level = 1 if any(f[3][1] == "roman" for f in found) else 0  # Roman numerals number the top level
+    out = []
+    for f in found:
+        style = f[3]
+        level = 1 if style[1] in ("named", "roman") else levels.setdefault(style, min(5, level + 1))
+        out.append((f, level + 1))
+    return out
+
+
+def _under_headings(found: list[Found], heads: list[tuple[int, int, int, tuple[int, ...]]]) -> list[tuple[Found, int]]:
+    """The numbered titles whose numbers extend the number of a converter's heading whose section they are in
+    ("**3.1**" after "## 3 ...", "**4.11.2**" after "## 4 ..."), with their ``#`` marks: that heading's and one
+    more for each number after its own. ``heads``: page, line, ``#`` marks and number of each converter
+    heading, in order. A numbered heading closes the sections whose numbers it does not extend; one without
+    a number ("References") those of its level and deeper."""
+    made: list[tuple[Found, int]] = []
+    open_: list[tuple[tuple[int, ...], int]] = []  # the numbered sections open here, outermost first
+    at = 0
+    for f in found:
+        while at < len(heads) and heads[at][:2] < f[:2]:
+            _, _, marks, number = heads[at]
+            at += 1
+            while open_ and not (_extends(number, open_[-1][0]) if number else open_[-1][1] < marks):
+                open_.pop()
+            if number:
+                open_.append((number, marks))
+        section = next((s for s in reversed(open_) if _extends(f[4], s[0])), None)
+        if section and f[3][1].startswith("digits"):
+            made.append((f, min(6, section[1] + len(f[4]) - len(section[0]))))
+    ordered = set(_styles_in_order([f for f, _ in made]))
+    return [m for m in made if m[0] in ordered]
+
+
+def numbered_titles(pages: list[str]) -> tuple[list[str], int]:
+    """Section titles in a PDF without an outline (a journal's "**I.** **INTRODUCTION**", "**A.**
+    **Formatting**", "_1._ _Citations_", a report's "**3.1** **Incremental** **CRC** **computation**": bold
+    or italic paragraphs at the size of the text, so the converter made no heading of them) as headings.
+
+    A paragraph of one or two lines is a title when it is all bold (italic words inside allowed: "**of**
+    _D_ **-normalized**") or all italic, starts with a section number (Roman, capital letter or digits;
+    or "Appendix B", "Chapter 3") and reads as a title (capitalised, not a sentence, not a contents entry
+    ending with its page number); a document needs ``MIN_NUMBERED`` of them, and a style's numbers must
+    run in order (names "_J. Smith_" and dates "_3 December_" do not).
+
+    When the converter found at most one heading (a title), every such title is a heading: Roman numerals
+    and "Appendix ..." are the top level, ``##`` (``#`` stays the document's title); any other style
+    (emphasis and kind of number) keeps the level it gets where it first appears: one under the title
+    before it. When it found more, they are the document's top levels: only a title in digits whose
+    number extends the number of the heading whose section it is in ("3.1" after "## 3 CRC tricks",
+    "4.11.2" after "## 4 ...") becomes a heading, one level under that heading for each number after its
+    own (see ``_under_headings``).
+
+    A title wrapped over two lines, or whose line ends with "," and goes on in the next paragraph ("**IV.**
+    **FLOATS:** **FIGURES,** **VIDEOS,**" / "**ETC.**"), becomes one heading (the later line is emptied,
+    its text moves up); only ``#`` marks and line breaks change. Returns the pages and how many titles
+    were made."""
     lines_of = [md.split("\n") for md in pages]
-    found: list[tuple[int, int, int, tuple[str, str], tuple[int, ...]]] = []  # page, line, lines, style, number
-    heads = 0
+    found: list[Found] = []
+    heads: list[tuple[int, int, int, tuple[int, ...]]] = []  # page, line, "#" marks, number of the converter's
     for k, lines in enumerate(lines_of):
         for i in _lines_outside_code(lines):
-            if _HEADING.match(lines[i].strip()):
-                heads += 1
-                if heads > 1:  # the converter found headings (a title at most is all it may have found)
-                    return pages, 0
+            m = _HEADING.match(lines[i].strip())
+            if m:
+                heads.append((k, i, len(m.group(1)), _heading_number(m.group(2))))
+                continue
             if not lines[i].strip() or (i and lines[i - 1].strip()):
                 continue
             for n in (1, 2):
@@ -386,19 +457,12 @@ def numbered_titles(pages: list[str]) -> tuple[list[str], int]:
                 if got:
                     found.append((k, i, end - i, got[0], got[1]))
                 break
-    numbers: dict[tuple[str, str], list[tuple[int, ...]]] = {}
-    for *_, style, number in found:
-        if style[1] != "named":
-            numbers.setdefault(style, []).append(number)
-    found = [f for f in found if f[3][1] == "named" or _in_order(numbers[f[3]])]
-    if len(found) < MIN_NUMBERED:
+    made = _under_headings(found, heads) if len(heads) > 1 else _top_down(found)
+    if len(made) < MIN_NUMBERED:
         return pages, 0
-    levels: dict[tuple[str, str], int] = {}
-    level = 1 if any(f[3][1] == "roman" for f in found) else 0  # Roman numerals number the top level
-    for k, i, n, style, _ in found:
-        level = 1 if style[1] in ("named", "roman") else levels.setdefault(style, min(5, level + 1))
+    for (k, i, n, _, _), marks in made:
         lines = lines_of[k]
-        lines[i] = f"{_marks(level)} {' '.join(x.strip() for x in lines[i:i + n] if x.strip())}"
+        lines[i] = f"{'#' * marks} {' '.join(x.strip() for x in lines[i:i + n] if x.strip())}"
         for j in range(i + 1, i + n):
             lines[j] = ""
-    return ["\n".join(lines) for lines in lines_of], len(found)
+    return ["\n".join(lines) for lines in lines_of], len(made)
