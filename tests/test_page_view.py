@@ -275,3 +275,23 @@ def test_compare_whole_page_opens_where_a_block_over_a_page_break_is_cut():
     body = "".join(h.proto.body for h in at.get("html"))
     cut = doc.pages[1].start
     assert f'data-at="{cut}">▶ here' in body
+
+
+def test_a_chunk_from_an_earlier_page_is_marked_in_the_app_figure_as_in_the_report(pdf_doc_report):
+    """The legend says "…" marks a chunk that started on an earlier page: the Page view's Plotly
+    figure draws the same label as the report's SVG (it drew the bare number)."""
+    from chunkscope.present import pdfpages
+
+    doc, report = pdf_doc_report
+    found = []
+    for cid in CHUNKERS:
+        for page in range(2, len(doc.pages) + 1):
+            lay = pdfpages.page_layers(doc, report.get(cid), page)
+            found += [(lay, s) for s in lay.chunks if s.continues]
+    assert found, "the fixture has a chunk over a page break"
+    for lay, s in found:
+        tag = f"{s.index + 1}…"
+        assert f">{tag}</text>" in pdfpages.page_svg(lay)
+        labels = [a.text for a in pdfpages.page_figure(lay).layout.annotations]
+        assert f"<b>{tag}</b>" in labels and f"<b>{s.index + 1}</b>" not in labels
+        assert s.tag == tag  # the one helper both draw with

@@ -127,6 +127,12 @@ class ChunkShape:
     end: int
     continues: bool = False  # the chunk started on an earlier page
 
+    @property
+    def tag(self) -> str:
+        """The label at its first box: its 1-based number, "…" after it when it started on an
+        earlier page (one text for the SVG and the Plotly renderings: the app and the report)."""
+        return f"{self.index + 1}" + ("…" if self.continues else "")
+
 
 @dataclass
 class Layers:
@@ -293,7 +299,7 @@ def page_svg(layers: Layers, image: tuple[bytes, int, int] | None = None, focus:
                            f'stroke="{FOCUS_COLOR}" stroke-width="2.5"/>')
         if s.label_at:
             x, y = s.label_at
-            tag = f"{s.index + 1}" + ("…" if s.continues else "")
+            tag = s.tag
             wlab = 6 + 5.2 * len(tag)
             out.append(f'<g class="cs-label" data-chunk="{s.index}"><rect x="{_f(x - wlab - 1)}" y="{_f(y)}" '
                        f'width="{_f(wlab)}" height="10" rx="2" fill="{s.color}"/>'
@@ -349,7 +355,7 @@ def page_figure(layers: Layers, image: tuple[bytes, int, int] | None = None, foc
                                  customdata=[s.index] * len(cx), hovertext=[hover] * len(cx), hoverinfo="text",
                                  showlegend=False, name=f"chunk {s.index + 1}"))
         if s.label_at:
-            fig.add_annotation(x=s.label_at[0], y=s.label_at[1], text=f"<b>{s.index + 1}</b>", showarrow=False,
+            fig.add_annotation(x=s.label_at[0], y=s.label_at[1], text=f"<b>{html.escape(s.tag)}</b>", showarrow=False,
                                xanchor="right", yanchor="top", font=dict(size=12, color="#fff"), bgcolor=s.color,
                                borderpad=1)
     for b in layers.broken:
