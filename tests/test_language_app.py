@@ -3,6 +3,7 @@ and the analysis re-run with it (RC depends on it)."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -75,6 +76,11 @@ def test_language_shown_overridden_and_analysis_rerun():
     # no pair was looked for: the problem counts say so rather than "0 split pairs" (checked, none found)
     board = at.dataframe[0].value
     assert board["split pairs"].isna().all() and (board["broken blocks"] >= 0).all()
+    # RC is not known: the radar's title stays short (a long one was cut off under the toolbar), a
+    # caption under it says what the dashes mean
+    radar = next(c for c in at.get("plotly_chart") if "cs_radar" in c.proto.id)
+    assert json.loads(radar.proto.spec)["layout"]["title"]["text"] == "Metrics per chunking"
+    assert any(c.startswith("Shaded: each metric's 95% interval; dashed: a metric not known") for c in _captions(at))
     at.switch_page("pages/1_Compare.py").run()
     _ok(at)
     assert at.radio(key="cs_cmp_kind").format_func("split pairs") == "split pairs (not computed)"

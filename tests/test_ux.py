@@ -129,7 +129,18 @@ def test_radar_leaves_unknown_metrics_out_and_variants_get_their_own_colour():
     a, b = (next(t for t in fig.data if t.name == n) for n in ("a", "b"))
     assert list(b.r) == [None, None, None, 0.9, 0.88, None]  # gaps, never 0
     assert b.line.dash == "dash" and b.fill == "none" and a.line.dash == "solid"
-    assert "not known" in fig.layout.title.text
+    # the title stays short (a long one ran under the toolbar, cut off at half the window's width); the
+    # note under the chart says what the dashes and the shading mean
+    assert fig.layout.title.text == "Metrics per chunking"
+    assert "not known" in figures.radar_note(r, ["a", "b"]) and "shaded" not in figures.radar_note(r, ["a", "b"])
+    assert figures.radar_note(r, ["a"]) == ""
+    from chunkscope.present.html_report import html_report
+
+    assert "Dashed: a metric not known" in html_report(r)  # the offline report says it under its radars too
+    for c in r.chunkings:
+        c.metric_intervals = {m: [0.1, 0.9] for m in c.metrics if c.metrics[m] is not None}
+    assert figures.radar_figure(r, ["a", "b"], bands=True).layout.title.text == "Metrics per chunking"
+    assert figures.radar_note(r, ["a"], bands=True) == "Shaded: each metric's 95% interval."
     for base in ("recursive-1100+pp", "page+pp", "fixed-512", "sentence-5"):
         for v in ("chunk_size=1000", "chunk_size=900", "chunk_overlap=50"):
             assert figures.chunker_color(f"{base}@{v}") != figures.chunker_color(base)

@@ -249,6 +249,9 @@ def charts(report: Report) -> None:
         bands = st.toggle("95% bands", value=True, key="cs_radar_bands",
                           help="shade each metric's 95% interval (bootstrap over the document's blocks)")
         st.plotly_chart(figures.radar_figure(report, sel, bands=bands), width="stretch", key="cs_radar")
+        note = figures.radar_note(report, sel, bands=bands)
+        if note:
+            st.caption(note)
     with right, guard("The chunk-size chart"):
         st.plotly_chart(figures.size_figure(report, ok_ids), width="stretch", key="cs_sizes")
         lo, hi = report.settings.get("min_tokens", 100), report.settings.get("max_tokens", 1100)

@@ -59,19 +59,37 @@ def _layout(fig: go.Figure, title: str = "", height: int = 420) -> go.Figure:
     return fig
 
 
+def _radar_drawn(report: Report, ids: Sequence[str]) -> list[ChunkingResult]:
+    return [c for c in (report.get(cid) for cid in ids) if c is not None and c.ok]
+
+
+def radar_note(report: Report, ids: Sequence[str], bands: bool = False) -> str:
+    """What ``radar_figure(report, ids, bands)`` shades and dashes, to show under it ("" when it
+    does neither). Not in the figure's title: at half a window's width a title that long ran under
+    Plotly's toolbar and was cut off at the plot's edge; a caption wraps."""
+    cs = _radar_drawn(report, ids)
+    out = []
+    if bands and any(c.metric_intervals for c in cs):
+        out.append("shaded: each metric's 95% interval")
+    if any(c.metrics.get(m) is None for c in cs for m in METRICS):
+        out.append("dashed: a metric not known (pending, not computed for this document, or undefined) is left "
+                   "out, never drawn as 0")
+    note = "; ".join(out)
+    return note[:1].upper() + note[1:] + "." if note else ""
+
+
 def radar_figure(report: Report, ids: Sequence[str], bands: bool = False) -> go.Figure:
     """One polygon per chunking over the five metrics. A metric not known (pending in a provisional
     snapshot, or undefined: DCC of a single chunk) is a gap in a dashed outline, never drawn as 0.
 
     ``bands``: also draw each chunking's 95% intervals (``metric_intervals``) as a shaded ring.
+    The title is short (it must fit a half-width column beside the toolbar): ``radar_note`` says
+    what the shading and the dashes mean.
     """
     fig = go.Figure()
     theta = list(METRICS) + [METRICS[0]]
-    missing = False
-    for cid in ids:
-        c = report.get(cid)
-        if c is None or not c.ok:
-            continue
+    for c in _radar_drawn(report, ids):
+        cid = c.id
         r = [c.metrics.get(m) for m in METRICS]
         vals = r + r[:1]
         gaps = any(v is None for v in r)
@@ -91,10 +109,8 @@ def radar_figure(report: Report, ids: Sequence[str], bands: bool = False) -> go.
             line=dict(color=chunker_color(cid), width=2, dash="dash" if gaps else "solid"), connectgaps=False,
             fillcolor=_rgba(chunker_color(cid), 0.12), text=hover + hover[:1], hoverinfo="text+name",
         ))
-        missing = missing or gaps
     fig.update_layout(polar=dict(bgcolor="rgba(0,0,0,0)", radialaxis=dict(range=[0, 1], tickvals=[0.25, 0.5, 0.75, 1.0])))
-    return _layout(fig, "Metrics per chunking" + (" (shaded: 95% intervals)" if bands else "")
-                   + (" (dashed: a metric not known, left out)" if missing else ""))
+    return _layout(fig, "Metrics per chunking")
 
 
 def score_interval_figure(report: Report, ids: Sequence[str] | None = None) -> go.Figure:

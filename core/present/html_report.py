@@ -31,6 +31,7 @@ from chunkscope.present.figures import (
     corpus_score_figure,
     corpus_selection_figure,
     radar_figure,
+    radar_note,
     size_figure,
 )
 from chunkscope.present.highlight import problem_counts
@@ -55,6 +56,10 @@ def _pm(ci: list[float] | None) -> str:
 
 def _ci_small(ci: list[float] | None) -> str:
     return f"<br><small>{ci[0]:.3f}–{ci[1]:.3f}</small>" if ci else ""
+
+
+def _muted(text: str) -> str:
+    return f'<p class="muted">{html.escape(text)}</p>' if text else ""
 
 
 def _verdict_html(report: Report) -> str:
@@ -167,7 +172,9 @@ def html_report(report: Report, doc: Any = None) -> str:
     ex = explain(report)  # the same runner-up, flags and warnings as the app and the CLI
     radar_ids = [i for i in (ex.winner, ex.runner) if i] if ex.winner else ok_ids[:2]
     radar = radar_figure(report, radar_ids or ok_ids, bands=True).to_html(full_html=False, include_plotlyjs=True)
+    radar += _muted(radar_note(report, radar_ids or ok_ids, bands=True))
     radar_all = radar_figure(report, ok_ids).to_html(full_html=False, include_plotlyjs=False)
+    radar_all += _muted(radar_note(report, ok_ids))
     sizes = size_figure(report, ok_ids).to_html(full_html=False, include_plotlyjs=False)
     head = "".join(f"<th>{e(h)}</th>" for h in ["chunking", "status", "chunks", "mean tok", *METRICS, "score",
                                                    "broken blocks", "split pairs", "out-of-size", "seconds"])
