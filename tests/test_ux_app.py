@@ -105,6 +105,40 @@ def test_analysis_board_timings_and_model_limit(at):
     assert len(parts) >= 3 and abs(sum(parts) - total) <= 0.01 * len(parts), line
 
 
+def test_leaderboard_problem_counts_fit_a_1500px_window_and_the_caption_names_the_columns_further_right():
+    """At 1500 px the table is ~1,040 px wide: the problem counts and "over model limit" were cut off
+    or off-screen (auto widths and long headers); now they have fixed widths and short labels (the
+    full name as help), and the caption names the columns reached by scrolling sideways."""
+
+    def board():
+        from test_ux import narrow_report
+
+        from ui.overview import leaderboard
+
+        leaderboard(narrow_report())
+
+    at = AppTest.from_function(board, default_timeout=60).run()
+    no_trouble(at)
+    cfg = json.loads(at.dataframe[0].proto.columns)
+    first = ["", "●", "score", "RC", "ICC", "DCC", "BI", "SC", "broken blocks", "split pairs", "out-of-size chunks"]
+    widths = {c: cfg.get(c, {}).get("width") for c in first}
+    assert all(isinstance(w, int) for w in widths.values()), widths
+    # with ~125 px for the chunking's name and ~75 for "over model limit" (not shown here: no document)
+    assert 125 + sum(widths.values()) + 75 <= 1040, widths
+    for col in ("broken blocks", "split pairs", "out-of-size chunks"):
+        assert len(cfg[col]["label"]) <= 11 and cfg[col]["help"].startswith(col + ":")
+    assert any("scroll the table sideways for mean tokens, min, max" in c.value for c in at.caption)
+
+    from ui import overview
+
+    cols = ["", "●", *overview.column_order(
+        ["chunking", "winner", "candidate", "status", "chunks", "mean tokens", "min", "max", "RC", "ICC", "DCC", "BI",
+         "SC", "score", "seconds", "note", "broken blocks", "split pairs", "out-of-size chunks", "over model limit"])]
+    shown = cols[:cols.index("over model limit") + 1]
+    assert overview.BOARD_CHUNKING_PX + sum(overview.BOARD_WIDTHS[c] for c in shown if c != "chunking") \
+        <= overview.BOARD_TABLE_PX
+    assert overview.columns_to_the_right(cols)[0] == "chunks"
+
 def test_radar_follows_a_weight_change(at):
     analyze_pdf(at)
     assert at.multiselect(key="cs_radar_sel").value == chart_traces(at, "cs_radar")

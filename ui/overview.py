@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import json
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -120,6 +121,56 @@ def column_order(columns: list[str]) -> list[str]:
     return head + [c for c in columns if c not in head]
 
 
+# The leaderboard's first columns, up to the problem counts, fit a 1500-px window without scrolling
+# sideways (the table is ~1,040 px wide there, beside the sidebar): fixed widths (px) and short labels,
+# the full name in the header's tooltip. The chunking's name takes what it needs (about 125 px).
+# Sizes, status, time and notes follow to the right (the caption says so).
+BOARD_TABLE_PX = 1040  # the table's width in a 1500-px window (measured in Chromium)
+BOARD_CHUNKING_PX = 125  # "recursive-1100+pp", the longest built-in name
+BOARD_WIDTHS = {"": 32, "●": 28, "score": 92, **{m: 92 for m in METRICS},
+                "broken blocks": 64, "split pairs": 52, "out-of-size chunks": 80, "over model limit": 72}
+BOARD_LABELS = {
+    "broken blocks": ("broken", "broken blocks: paragraphs, tables, lists or code blocks a chunk boundary cuts"),
+    "split pairs": ("split", "split pairs: a pronoun in another chunk than the name it refers to "
+                             "(– when RC is not computed)"),
+    "out-of-size chunks": ("out of size", "out-of-size chunks: shorter than the minimum or longer than the maximum "
+                                       "size in tokens"),
+    "over model limit": ("over limit", "over model limit: chunks longer than your embedding model's input limit "
+                                    "(see the note under the table)"),
+}
+
+
+def board_columns(columns: list[str]) -> dict[str, Any]:
+    """``st.dataframe``'s column_config for the leaderboard's ``columns``: widths, short labels with
+    the full name as help, the metric legend as the metrics' help. (Not pinned: a pinned column's
+    text is drawn faded, the ● would no longer be the chunker's colour.)"""
+    cfg: dict[str, Any] = {
+        "": st.column_config.TextColumn("", width=BOARD_WIDTHS[""]),
+        "●": st.column_config.TextColumn("", width=BOARD_WIDTHS["●"]),
+        "chunking": st.column_config.TextColumn("chunking"),
+        "score": st.column_config.Column("score", width=BOARD_WIDTHS["score"]),
+        "candidate": st.column_config.CheckboxColumn("candidate"),
+        "note": st.column_config.TextColumn("note", width="medium"),
+        **{m: st.column_config.Column(m, help=f"{name}: {text}", width=BOARD_WIDTHS[m])
+           for m, (name, text) in METRIC_GUIDE.items()},
+        **{col: st.column_config.NumberColumn(label, help=why, width=BOARD_WIDTHS[col])
+           for col, (label, why) in BOARD_LABELS.items()},
+    }
+    return {k: v for k, v in cfg.items() if k in columns}
+
+
+def columns_to_the_right(columns: list[str]) -> list[str]:
+    """The leaderboard's columns past what a 1500-px window shows (scrolled to reach)."""
+    used = BOARD_CHUNKING_PX
+    for i, col in enumerate(columns):
+        if col == "chunking":
+            continue
+        used += BOARD_WIDTHS.get(col, 92)
+        if used > BOARD_TABLE_PX:
+            return list(columns[i:])
+    return []
+
+
 def metric_legend(report: Report | None = None) -> None:
     """The five metrics spelled out, one plain sentence each (visible: no hovering needed)."""
     lo, hi = (report.settings.get("min_tokens", 100), report.settings.get("max_tokens", 1100)) if report else (100, 1100)
@@ -180,22 +231,21 @@ def leaderboard(report: Report, doc: Document | None = None, key: str | None = "
     if extra:
         styled = styled.map(_shade, subset=extra).format(lambda v: "–" if v is None or v != v else f"{v:.3f}",
                                                          subset=extra)
-    st.dataframe(styled, hide_index=True, width="stretch", key=key, **MISSING,
-                 column_config={"candidate": st.column_config.CheckboxColumn("candidate"),
-                                "●": st.column_config.TextColumn("", width=28),
-                                "note": st.column_config.TextColumn("note", width="medium"),
-                                **{m: st.column_config.Column(m, help=f"{name}: {text}")
-                                   for m, (name, text) in METRIC_GUIDE.items()}})
+    cols = [str(c) for c in df.columns]
+    st.dataframe(styled, hide_index=True, width="stretch", key=key, **MISSING, column_config=board_columns(cols))
+    right = columns_to_the_right(cols)
     st.caption("🏆 adaptive winner · ◆ candidate · ● the chunker's colour in every chart and page · click a column "
                "header to sort · metric cells shaded from red (0) to green (1) · ± half the 95% interval "
-               "(bootstrap over the document's blocks) · problem counts: where they are, see Compare"
+               "(bootstrap over the document's blocks) · problem counts (hover a header for what it counts): where "
+               "they are, see Compare"
+               + (f" · scroll the table sideways for {md_escape(', '.join(right))}" if right else "")
                + (f" · **{selection.provisional_note(report)}** (– = not known yet)" if report.provisional else ""))
     if not_run:
         st.caption("Not run, so not ranked: " + md_escape("; ".join(
             f"{c.id} ({c.reason or c.status})" for c in not_run)))
     done = next((x for x in checks if x is not None), None)
     if done is not None:
-        st.caption(f"“over model limit”: chunks longer than the {done.model.max_tokens:,}-token input limit of "
+        st.caption(f"“over limit” (over model limit): chunks longer than the {done.model.max_tokens:,}-token input limit of "
                    f"{md_escape(done.model.name)}, counted in {md_escape(done.tokenizer)}"
                    + (f" ({md_escape(done.note)})" if done.note else "")
                    + ": the model embeds only their beginning.")
