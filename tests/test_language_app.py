@@ -106,3 +106,31 @@ def test_language_shown_overridden_and_analysis_rerun():
     assert doc.language == "en" and "language_detected" not in doc.meta
     assert len(at.session_state["cs_reports"]) == n
     assert any("already made with it" in i.value for i in at.info)
+
+
+def test_provisional_card_of_a_german_document_does_not_wait_for_rc():
+    """RC is never computed for a non-English document: the first answer's banner said "RC/ICC/DCC
+    pending" and its score "on RC, BI, SC so far" after coreference; neither lists RC."""
+    from chunkscope.analysis import Resources, Settings, analyze
+    from chunkscope.ingest import load_bytes
+
+    german = ("# Aufbewahrung\n\n" + "\n\n".join(
+        f"## Teil {i}\n\nDer Verantwortliche bewahrt den Vertrag zehn Jahre lang auf. Danach löscht er ihn, und "
+        "die Firma prüft ihn jedes Jahr. Sie schreibt darüber einen Bericht für den Vorstand." for i in range(8)))
+    doc = load_bytes(german.encode(), "aufbewahrung.md")
+    snaps = []
+    analyze(doc, Settings(chunkers=CHUNKERS, candidates=CHUNKERS, coref="heuristic"), Resources(),
+            on_partial=lambda r, st: snaps.append(r))
+
+    def card(report):
+        from ui.overview import provisional_view
+
+        provisional_view(report)
+
+    for snap in snaps:
+        at = AppTest.from_function(card, args=(snap,), default_timeout=60).run()
+        _ok(at)
+        banner = "".join(h.proto.body for h in at.get("html"))
+        assert "⏳ provisional: ICC/DCC pending" in banner and "RC/" not in banner
+        score = next(m.label for m in at.metric if m.label.startswith("score"))
+        assert score == "score on BI, SC so far", score

@@ -108,3 +108,26 @@ def test_llm_chunkings_without_an_endpoint_are_skipped_at_once_not_pending(doc, 
     skipped = first.get("llm-regex")
     assert skipped is not None and skipped.status == "skipped" and "no LLM endpoint" in skipped.reason
     assert final.get("llm-regex").status == "skipped" and final.get("llm-regex").reason == skipped.reason
+
+
+GERMAN = ("# Aufbewahrung\n\n" + "\n\n".join(
+    f"## Teil {i}\n\nDer Verantwortliche bewahrt den Vertrag zehn Jahre lang auf. Danach löscht er ihn, und die "
+    "Firma prüft ihn jedes Jahr. Sie schreibt darüber einen Bericht für den Vorstand." for i in range(8)))
+
+
+@pytest.mark.parametrize("coref", ["heuristic", "none"])
+def test_rc_that_will_not_be_computed_is_never_pending(coref):
+    """A non-English document (coreference is English only) or coreference off: RC never comes, so the
+    first snapshot says "ICC/DCC pending", not "RC/ICC/DCC pending"; RC's reason is the final one."""
+    doc = load_bytes(GERMAN.encode(), "aufbewahrung.md")
+    assert doc.language == "de"
+    s = Settings(chunkers=("recursive-1100", "fixed-512"), candidates=("recursive-1100", "fixed-512"), coref=coref)
+    snaps: list[Report] = []
+    final = analyze(doc, s, Resources(), on_partial=lambda r, st: snaps.append(r))
+    first = snaps[0]
+    assert first.provisional and first.pending_metrics == ["ICC", "DCC"]
+    assert first.explanation.startswith("Provisional: ICC/DCC pending")
+    r = first.get("recursive-1100")
+    assert r.metrics["RC"] is None and r.metric_reasons["RC"] == final.get("recursive-1100").metric_reasons["RC"]
+    assert ("non-English" if coref == "heuristic" else "disabled") in r.metric_reasons["RC"]
+    assert _values(final) == _values(analyze(doc, s, Resources()))

@@ -92,7 +92,8 @@ def winner_card(report: Report, key: str | None = "cs_winner_card") -> None:
         c1.html(f'<div style="font-size:1.6rem;font-weight:700">🏆 {swatch(best.id)}</div>'
                 f'<div style="opacity:.75;font-size:.9rem">{html.escape(best.label)}</div>')
         ci = best.score_interval
-        known = [m for m in METRICS if m not in report.pending_metrics] if report.provisional else []
+        known = ([m for m in METRICS if m not in report.pending_metrics and best.metrics.get(m) is not None]
+                 if report.provisional else [])  # not RC that is not computed (a non-English document)
         c2.metric(f"score on {', '.join(known)} so far" if known else "score",
                   f"{best.score:.3f}" + (f" ± {(ci[1] - ci[0]) / 2:.3f}" if ci else ""),
                   delta=f"{selection.margin_text(ws['margin'], signed=True)} vs {ws['runner']}" if ws["runner"] else None,

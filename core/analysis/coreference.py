@@ -28,6 +28,22 @@ def check_mentions(doc: Document, settings: Settings) -> None:
         mentions_pairs(doc, str(settings.mentions))
 
 
+def rc_not_computed(doc: Document, settings: Settings) -> str:
+    """Why RC will not be computed, when that is known before coreference runs: coreference off, or a
+    document in another language than English (the backends are English only); the reason
+    ``coref_pairs`` gives then. "" when RC may be computed (pending until coreference is done): a
+    mentions file gives pairs in any language."""
+    if settings.coref == "none":
+        return "coreference disabled (--coref none)"
+    if uses_mentions(settings) or settings.coref == "precomputed":
+        return ""
+    from chunkscope.coref.base import document_language
+    from chunkscope.language import rc_available
+
+    lang = document_language(doc)
+    return "" if rc_available(lang) else f"non-English document ({lang}): RC not computed"
+
+
 def coref_pairs(doc: Document, settings: Settings) -> tuple[Pairs | None, str, dict[str, Any]]:
     """(pairs as ((s, e), (s, e)) half-open spans, "", facts) or (None, the reason, facts)."""
     if settings.coref == "none":

@@ -9,7 +9,8 @@ The analysis is progressive: each stage scores the metrics it makes possible as 
 (SC and BI after structure, RC after coreference, ICC and DCC after embeddings), and
 ``on_partial(report, stage)`` receives a snapshot after every stage: a provisional ``Report``
 (``provisional=True``, ``pending`` names the metrics and chunkings still to come, their
-``metric_reasons`` say "pending: ..."), ranked and explained from what is known. Metric values
+``metric_reasons`` say "pending: ..."; RC known not to come, with coreference off or for a
+non-English document, is not pending), ranked and explained from what is known. Metric values
 do not depend on the order in which they are computed, so the final report is the same with or
 without ``on_partial`` (tests check it). ``cancel()`` returning True stops the run between steps
 with ``AnalysisCancelled`` carrying the last snapshot.
@@ -25,7 +26,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from chunkscope import metrics as M
-from chunkscope.analysis.coreference import Pairs, coref_pairs, reference_metrics
+from chunkscope.analysis.coreference import Pairs, coref_pairs, rc_not_computed, reference_metrics
 from chunkscope.analysis.embedding import (
     Embed,
     embed_counters,
@@ -298,16 +299,21 @@ def analyze(doc: Document, settings: Settings | None = None, resources: Resource
     slow = [it for it in by_stage[""] if uses_sentences(it[1][1])]
     phases = [(quick, slow), (slow, [])] if quick and slow else [(by_stage[""], [])]
     structural: list[ChunkingResult] = []
+    # RC known not to come (coreference off, a non-English document) is not "pending" in the snapshots
+    rc_off = rc_not_computed(doc, settings)
+    early = ("ICC", "DCC") if rc_off else ("RC", "ICC", "DCC")
     for k, (part, later) in enumerate(phases):
         got = run_chunkings("structure", part, done=len(structural), of=len(by_stage[""]))
         for r in got:
             if r.ok:
-                r.metric_reasons.update({m: PENDING_REASON[m] for m in ("RC", "ICC", "DCC")})
+                r.metric_reasons.update({m: PENDING_REASON[m] for m in early})
+                if rc_off:
+                    r.metric_reasons["RC"] = rc_off
         score("structure", got, lambda r: structure_metrics(doc, r, settings), {})
         structural += got
         if k == len(phases) - 1:
             progress("structure", 1.0, f"{sum(1 for r in results if r is not None and r.ok)} chunkings ok")
-        snapshot("structure", ("RC", "ICC", "DCC"), later + by_stage["embedder"] + by_stage["llm"])
+        snapshot("structure", early, later + by_stage["embedder"] + by_stage["llm"])
         start_threads()
 
     need_embedder = any(r is not None and r.ok for r in results) or bool(by_stage["embedder"] or by_stage["llm"])
