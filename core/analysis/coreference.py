@@ -17,6 +17,8 @@ def uses_mentions(settings: Settings) -> bool:
     return bool(settings.mentions) and settings.coref in ("precomputed", "heuristic")
 
 
+COREF_OFF = "coreference disabled (--coref none)"
+
 def check_mentions(doc: Document, settings: Settings) -> None:
     """Refuse (``CorefError``, one line) a mentions file the analysis would use but cannot: unreadable, spans
     outside ``doc``, pronoun spans that are not pronouns in it (another document's file). The check ``analyze``
@@ -34,20 +36,21 @@ def rc_not_computed(doc: Document, settings: Settings) -> str:
     ``coref_pairs`` gives then. "" when RC may be computed (pending until coreference is done): a
     mentions file gives pairs in any language."""
     if settings.coref == "none":
-        return "coreference disabled (--coref none)"
+        return COREF_OFF
     if uses_mentions(settings) or settings.coref == "precomputed":
         return ""
+    from chunkscope.coref import non_english_reason
     from chunkscope.coref.base import document_language
     from chunkscope.language import rc_available
 
     lang = document_language(doc)
-    return "" if rc_available(lang) else f"non-English document ({lang}): RC not computed"
+    return "" if rc_available(lang) else non_english_reason(lang)
 
 
 def coref_pairs(doc: Document, settings: Settings) -> tuple[Pairs | None, str, dict[str, Any]]:
     """(pairs as ((s, e), (s, e)) half-open spans, "", facts) or (None, the reason, facts)."""
     if settings.coref == "none":
-        return None, "coreference disabled (--coref none)", {"backend": "none"}
+        return None, COREF_OFF, {"backend": "none"}
     from chunkscope.coref import CorefError, get_pairs
 
     backend = settings.coref

@@ -38,6 +38,11 @@ from chunkscope.document import Document
 from chunkscope.language import rc_available
 
 
+def non_english_reason(lang: str) -> str:
+    """Why a document in ``lang`` gets no pairs: the backends are English only."""
+    return f"non-English document ({lang}): RC not computed"
+
+
 def get_pairs(
     doc: Document,
     backend: str | None = None,
@@ -73,12 +78,12 @@ def get_pairs(
         res = CorefResult(pairs, "precomputed", warnings=warnings + load_warnings,
                           info={"language": lang, "source": str(mentions)})
         if not pairs:
-            res.reason = (f"non-English document ({lang}): RC not computed" if not rc_available(lang)
+            res.reason = (non_english_reason(lang) if not rc_available(lang)
                           else f"no entity–pronoun pairs in {Path(mentions).name}: RC not computed")
         return res
 
     if not rc_available(lang):
-        return CorefResult([], backend, reason=f"non-English document ({lang}): RC not computed",
+        return CorefResult([], backend, reason=non_english_reason(lang),
                            warnings=warnings, info={"language": lang})
 
     if backend in ("heuristic", "learned"):
