@@ -17,7 +17,8 @@ def uses_mentions(settings: Settings) -> bool:
     return bool(settings.mentions) and settings.coref in ("precomputed", "heuristic")
 
 
-COREF_OFF = "coreference disabled (--coref none)"
+COREF_OFF = "coreference disabled (--coref none)"  # RC's reason when coreference is switched off
+
 
 def check_mentions(doc: Document, settings: Settings) -> None:
     """Refuse (``CorefError``, one line) a mentions file the analysis would use but cannot: unreadable, spans
