@@ -44,38 +44,42 @@ _INDENTED_CODE = re.compile(r"^(?: {4}|\t).*$", re.M)
 _NOT_WORD = re.compile(r"\S*[\d_=/\\{}<>@$%^&]\S*")  # numbers, dates, identifiers, paths, code
 
 
-def _drop_indented_code(text: str) -> str:
-    """``text`` without its indented lines (Markdown's code blocks), unless they hold most of its letters:
-    then the whole document is indented prose (a man page, a plain-text memo), not code."""
-    indented = sum(ch.isalpha() for m in _INDENTED_CODE.finditer(text) for ch in m.group())
-    if 2 * indented > sum(ch.isalpha() for ch in text):
-        return text
+def _drop_indented_code(text: str, plain: bool) -> str:
+    """``text`` without its indented lines (Markdown's code blocks). In plain text (``plain``), where
+    indenting is only layout, they stay when they hold most of its letters: the whole document is
+    indented prose (a man page, a memo), not code. Markdown (a PDF's too) always writes code that way."""
+    if plain:
+        indented = sum(ch.isalpha() for m in _INDENTED_CODE.finditer(text) for ch in m.group())
+        if 2 * indented > sum(ch.isalpha() for ch in text):
+            return text
     return _INDENTED_CODE.sub(" ", text)
 
 
-def strip_markup(text: str) -> str:
+def strip_markup(text: str, *, plain: bool = False) -> str:
     """Prose only: markup, table rows, indented code, numbers and identifier-like tokens removed
-    (a table- or code-heavy document must not be classified by its cells: "Irish" on tables)."""
+    (a table- or code-heavy document must not be classified by its cells: "Irish" on tables).
+    ``plain``: the text is a plain-text file, not Markdown (see ``_drop_indented_code``)."""
     text = _TABLE_ROW.sub(" ", text)
-    text = _drop_indented_code(text)
+    text = _drop_indented_code(text, plain)
     for rx in _MARKUP:
         text = rx.sub(" ", text)
     text = _NOT_WORD.sub(" ", text)
     return re.sub(r"\s+", " ", text).strip()
 
 
-def detect_language(text: str) -> tuple[str, float]:
-    """(ISO 639-1 code, probability) of ``text``; (``"und"``, 0.0) when too little text."""
-    sample = strip_markup(text[: _SAMPLE_CHARS * 2])[:_SAMPLE_CHARS]
+def detect_language(text: str, *, plain: bool = False) -> tuple[str, float]:
+    """(ISO 639-1 code, probability) of ``text`` (``plain``: a plain-text file, not Markdown);
+    (``"und"``, 0.0) when too little text."""
+    sample = strip_markup(text[: _SAMPLE_CHARS * 2], plain=plain)[:_SAMPLE_CHARS]
     if sum(ch.isalpha() for ch in sample) < _MIN_LETTERS:
         return UNKNOWN, 0.0
     lang, prob = _identifier().classify(sample)
     return str(lang), float(prob)
 
 
-def language_code(text: str) -> str:
+def language_code(text: str, *, plain: bool = False) -> str:
     """Just the language code (``"und"`` when unknown)."""
-    return detect_language(text)[0]
+    return detect_language(text, plain=plain)[0]
 
 
 # the languages offered when a user sets a document's language by hand (any ISO 639-1 code works

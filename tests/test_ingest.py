@@ -272,8 +272,17 @@ def test_language_of_indented_prose_and_of_markdown_with_indented_code():
             "one of several methods, and the session is then opened for the commands that follow.")
     man = "NAME\n       ssh - remote login program\n\nDESCRIPTION\n" + "\n".join(
         "       " + line for line in textwrap.wrap(body, 70)) + "\n\nOPTIONS\n       -v     Verbose mode.\n"
-    assert "The user must prove their identity" in strip_markup(man)  # the prose is what is classified
+    assert "The user must prove their identity" in strip_markup(man, plain=True)  # the prose is what is classified
     assert load_bytes(man.encode(), "ssh.1.txt").language == "en"
+    # Markdown always writes code indented: a short German page with a longer indented English listing is German
+    de = ("Dieses Programm liest eine Datei und schreibt die Ergebnisse in eine Tabelle. "
+          "Die Konfiguration wird beim Start geladen, und der Benutzer kann sie jederzeit ändern.")
+    listing = "\n".join("    " + line for line in [
+        "# read the configuration file and return the settings for the current user",
+        "def load settings from the file and check that every value is valid before using it",
+        "    return the settings that were read from the file in the home directory"] * 3)
+    assert "configuration file" not in strip_markup(f"# Anleitung\n\n{de}\n\n{listing}\n")
+    assert load_bytes(f"# Anleitung\n\n{de}\n\n{listing}\n".encode(), "anleitung.md").language == "de"
     # a French page with an indented English code listing: the listing is still left out
     fr = ("Le responsable du traitement protège les données personnelles des personnes concernées. "
           "Il informe chaque personne de ses droits et tient un registre des activités de traitement.")

@@ -84,7 +84,7 @@ def document_language(doc: Document) -> str:
         return lang
     from chunkscope.language import language_code
 
-    return language_code(doc.text)
+    return language_code(doc.text, plain=doc.source_format == "text")
 
 
 def cache_dir() -> Path | None:

@@ -237,7 +237,7 @@ def load_bytes(data: bytes, filename: str, max_bytes: int | None = None, *, name
     if not doc.text.strip():
         raise IngestError(f"{filename} contains no text")
     if doc.language in ("", "und"):
-        lang, prob = detect_language(doc.text)
+        lang, prob = detect_language(doc.text, plain=doc.source_format == "text")
         doc.language = lang
         doc.meta["language_probability"] = round(prob, 4)
     if language:
