@@ -88,6 +88,19 @@ def test_extraposed_it_is_not_paired_but_a_referring_it_is():
     assert ("The regulation", "It") in resolved("The regulation was adopted in 2024. It is striking a balance.")
     assert ("The tool", "it") in resolved("The tool is slow. Users find it more useful than the old one.")
     assert ("corn", "it") in resolved("The farmers grow corn, making it more prone to gene flow than other crops.")
+    # the same shapes when the "it" refers: a thing that comes to something, a noun whose clause is its own,
+    # an "-ing" verb with an object, a degree word ("so ... that", "too ... to")
+    for text, pair in (("The train left the station at noon. Then it came to a sudden stop.", ("The train", "it")),
+                       ("The bill passed the House. Next week it comes to the Senate.", ("The bill", "it")),
+                       ("The drop in prices was sharp. It is a sign that the economy is slowing.", ("The drop", "It")),
+                       ("The gauge is broken. It is telling us that the pressure is low.", ("The gauge", "It")),
+                       ("The farmers bought a new tractor. They found it so useful that they bought another one.",
+                        ("a new tractor", "it"))):
+        assert pair in resolved(text), (text, resolved(text))
+    # a PDF's paragraph keeps its line ends: the idiom and the adverb are read across them
+    for text in ("The table is small. When it\ncomes to arithmetic, the processor is fast.",
+                 "The tool was rewritten in 2020. This makes it\nmore difficult to verify the output."):
+        assert all(pro.lower() != "it" for _, pro in resolved(text)), (text, resolved(text))
 
 
 def test_non_english_document_has_no_pairs_and_says_why():

@@ -84,11 +84,13 @@ from typing import Any
 from chunkscope.coref.base import CorefResult, Pair, cached_pairs
 from chunkscope.document import Document, Span
 
-VERSION = "heuristic-6.5"  # heuristic-6's rules; a markup fragment ("u>") is never a mention (6.1); a list item
+VERSION = "heuristic-6.6"  # heuristic-6's rules; a markup fragment ("u>") is never a mention (6.1); a list item
 # reaches its list's lead-in only within LEAD_CHARS, "the data itself" (6.2); "a number of" is no entity (6.3);
 # a mention holds whole inline code spans and does not start with a clause's "Where"/"When" (6.4); extraposed
 # "it" ("it is striking that", "it remains a point of contention that", "makes it more difficult to", "when it comes
-# to") is not paired (6.5)
+# to") is not paired (6.5), narrowed so that a referring "it" stays: a noun's "that" clause only with a noun "it"
+# can stand for ("a pity that", not "a sign that"), the idiom only after "when"/"if", no degree word skipped
+# ("so useful that", "too fragile to"), line breaks skipped (6.6)
 BATCH_SIZE = 64
 EXCLUDE = ("ner", "lemmatizer", "attribute_ruler")  # spaCy components not needed (noun_chunks reads tags)
 MAX_BLOCK_CHARS = 20_000  # longer blocks (no blank lines) are cut at line ends
@@ -459,20 +461,41 @@ def _that_clause(clause: Any) -> bool:
     return any(c.tag_ == "IN" and c.lower_ in ("that", "whether", "if") for c in clause.children)
 
 
+def _extraposing(noun: Any) -> bool:
+    """The attribute noun of "it is/remains ..." is one whose "that" clause "it" can stand for: its own word or a
+    noun of its "of" phrase ("a point of contention", "a matter of debate") is in ``_EXTRAPOSING_NOUNS``."""
+    words = {noun.lower_} | {g.lower_ for prep in noun.children if prep.lower_ == "of"
+                             for g in prep.children if g.dep_ == "pobj"}  # no lemmatizer in this pipeline
+    return bool(words & _EXTRAPOSING_NOUNS)
+
+
+def _words_after(tok: Any, n: int) -> list[Any]:
+    """The ``n`` tokens after ``tok``, line breaks skipped (a PDF's paragraph keeps its line ends)."""
+    return [t for t in tok.doc[tok.i + 1: tok.i + 1 + 2 * n] if not t.is_space][:n]
+
+
 def _verb_follows(tok: Any) -> bool:
     """The next word after ``tok`` (line breaks and adverbs skipped) is a verb's base form: "to use", "to
     clearly delineate", not "to risks"."""
-    nxt = next((t for t in tok.doc[tok.i + 1: tok.i + 4] if not t.is_space and not t.tag_.startswith("RB")), None)
+    nxt = next((t for t in _words_after(tok, 3) if not t.tag_.startswith("RB")), None)
     return nxt is not None and nxt.tag_ == "VB"
+
+
+# nouns whose "that" clause an extraposed "it" stands for ("it is a pity that ..."); with other nouns the clause
+# belongs to the noun and "it" refers ("The drop was sharp. It is a sign that the economy is slowing.")
+_EXTRAPOSING_NOUNS = frozenset("""fact case pity shame mystery wonder surprise miracle coincidence secret truism
+    certainty possibility likelihood probability necessity contention debate dispute matter""".split())
 
 
 def _pleonastic(tok: Any) -> bool:
     if tok.dep_ == "expl":
         return True
     head = tok.head
-    if head.lower_ in ("comes", "come", "came", "coming") and tok.i + 2 < len(tok.doc) \
-            and tok.doc[tok.i + 1].i == head.i and tok.doc[tok.i + 2].lower_ == "to":
-        return True  # "when it comes to arithmetic": an idiom, not a thing that comes
+    before = next((t for t in reversed(tok.doc[max(0, tok.i - 3): tok.i]) if not t.is_space), None)
+    after = _words_after(tok, 2)
+    if before is not None and before.lower_ in ("when", "whenever", "if") and len(after) == 2 \
+            and after[0].lower_ in ("comes", "come", "came") and after[1].lower_ == "to":
+        return True  # "when it comes to arithmetic": an idiom ("Then it came to a stop": the train did)
     if tok.dep_ in SUBJECT_DEPS:
         kids = {c.dep_ for c in head.children}
         if kids & {"ccomp", "xcomp", "csubj", "csubjpass"} and (
@@ -483,14 +506,16 @@ def _pleonastic(tok: Any) -> bool:
         for c in head.children:  # "it is necessary to ..." / "it is likely that ..."
             if c.dep_ in {"acomp", "attr"} and any(g.dep_ in {"xcomp", "ccomp"} for g in c.children):
                 return True
-            if c.dep_ == "attr" and head.lower_ in _COPULAS and any(
+            if c.dep_ == "attr" and head.lower_ in _COPULAS and _extraposing(c) and any(
                     g.dep_ in {"relcl", "acl", "ccomp"} and _that_clause(g) for g in c.children):
                 return True  # "it remains a point of contention that ..." (the parser hangs the clause on the noun)
-        if head.lower_ in _EVALUATIVE and any(c.dep_ == "ccomp" and _that_clause(c) for c in head.children):
-            return True  # "it is striking that ..." (tagged as a verb's -ing form)
-    nxt = tok.doc[tok.i + 1: tok.i + 5]
-    if len(nxt) > 1 and nxt[0].tag_ in ("RB", "RBR", "RBS"):
-        nxt = nxt[1:]  # "make it more difficult to"
+        if head.lower_ in _EVALUATIVE and any(c.dep_ == "ccomp" and _that_clause(c) for c in head.children) \
+                and not any(c.dep_ in ("dobj", "dative") for c in head.children) \
+                and any(c.dep_ == "aux" and c.lower_ in _COPULAS for c in head.children):
+            return True  # "it is striking that ..." (tagged as a verb's -ing form; "it is telling us that" refers)
+    nxt = _words_after(tok, 4)
+    if len(nxt) > 1 and nxt[0].tag_ in ("RB", "RBR", "RBS") and nxt[0].lower_ not in ("so", "too"):
+        nxt = nxt[1:]  # "make it more difficult to" ("found it so useful that", "too fragile to touch": it refers)
     if len(nxt) and nxt[0].tag_ in ("JJ", "JJR", "JJS") and any(
             t.lower_ == "that" or (t.lower_ == "to" and _verb_follows(t)) for t in nxt[1:3]):
         return True  # "make it difficult to use", "deem it necessary to": a verb follows ("prone to risks" refers)
