@@ -254,9 +254,20 @@ def test_ingest_language_code_is_accepted_in_any_case(md, capsys):
 
 
 @pytest.mark.parametrize("command", ["analyze", "chunk", "sweep", "retrieval"])
-def test_every_command_that_reads_a_document_takes_language(command, md, capsys, no_analysis):
+def test_every_command_that_reads_a_document_takes_language(command, md, capsys, no_analysis, monkeypatch):
+    import chunkscope.cli.common
+
+    def no_model(*a, **k):
+        raise AssertionError("a bad --language must be refused before an embedding model is checked or loaded")
+
+    monkeypatch.setattr(chunkscope.cli.common, "check_embedder", no_model)
     assert main([command, str(md), *COMMANDS_LANG[command], "--language", "english"]) == 2
     one_error_line(capsys, "did you mean en?")
+
+
+def test_language_set_by_hand_reaches_the_document_of_chunk(md, capsys):
+    assert main(["chunk", str(md), "--chunker", "whole", "--language", "DE", "--json", "-"]) == 0
+    assert json.loads(capsys.readouterr().out)["document"]["language"] == "de"
 
 
 COMMANDS_LANG = {"analyze": ["--chunkers", "whole"], "chunk": ["--chunker", "whole"],

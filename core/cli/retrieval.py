@@ -41,11 +41,13 @@ def add_retrieval(sub) -> None:
 def cmd_retrieval(args: argparse.Namespace) -> int:
     from chunkscope.analysis import Resources, Settings, chunk_one, chunking_plan
     from chunkscope.cli.analyze import SettingsError, check_chunkings, parse_params
-    from chunkscope.cli.common import check_embedder, check_json_target, human_stream, read_input, write_json
+    from chunkscope.cli.common import (check_embedder, check_json_target, check_language, human_stream, read_input,
+                                       write_json)
     from chunkscope.retrieval.run import chunkings_from_report, evaluate, note_lines
 
     if all(getattr(args, x) is None for x in ("questions", "generate", "self_test")):
         raise CLIError("give a question source: --questions FILE, --generate N or --self-test N")
+    check_language(args.language)  # cheap: before the embedding model is checked and loaded
     cfg = config_from_args(args)
     base: dict[str, Any] = {"embedding_mode": args.embedding_mode, "embedder": args.embedder}
     if args.chunkers:

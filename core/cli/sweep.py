@@ -57,9 +57,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from chunkscope.analysis import Resources
     from chunkscope.chunkers import registry
     from chunkscope.cli.analyze import settings_from_args
-    from chunkscope.cli.common import CLIError, check_json_target, read_input, write_json
+    from chunkscope.cli.common import CLIError, check_json_target, check_language, read_input, write_json
 
     check_json_target(args.json)
+    check_language(args.language)  # cheap: before settings_from_args loads an embedding model asked for
 
     if "=" not in args.param:
         raise CLIError(f"--param: expected NAME=START:STOP:STEP, got {args.param!r}")
