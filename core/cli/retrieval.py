@@ -41,8 +41,14 @@ def add_retrieval(sub) -> None:
 def cmd_retrieval(args: argparse.Namespace) -> int:
     from chunkscope.analysis import Resources, Settings, chunk_one, chunking_plan
     from chunkscope.cli.analyze import SettingsError, check_chunkings, parse_params
-    from chunkscope.cli.common import (check_embedder, check_json_target, check_language, human_stream, read_input,
-                                       write_json)
+    from chunkscope.cli.common import (
+        check_embedder,
+        check_json_target,
+        check_language,
+        human_stream,
+        read_input,
+        write_json,
+    )
     from chunkscope.retrieval.run import chunkings_from_report, evaluate, note_lines
 
     if all(getattr(args, x) is None for x in ("questions", "generate", "self_test")):
