@@ -75,6 +75,11 @@ class _Owners:
         return int(self.chunk[i]), ("start" if self.kind[i] == 0 else "end")
 
 
+def _overlapping(chunks: Sequence[tuple[int, int]]) -> bool:
+    """Some chunk starts before the previous one ends (an overlap setting)."""
+    return any(b[0] < a[1] for a, b in zip(chunks, chunks[1:]))
+
+
 def _no_chunks(name: str) -> MetricResult:
     return MetricResult(name, None, "no chunks", {})
 
@@ -115,6 +120,26 @@ def _cut_inside(bounds: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.
     return js, idx[js]
 
 
+def _held_by(chunks: Sequence[tuple[int, int]], lo: Sequence[int], hi: Sequence[int]) -> list[int | None]:
+    """For each stretch ``[lo, hi)``: a chunk that holds it whole (overlapping chunkings can hold a cut block or
+    a split pair in the next chunk), else None. The metrics still count the cut, as the paper does: this only
+    says where the whole stretch can be read."""
+    if not len(lo):
+        return []
+    arr = np.asarray(chunks, dtype=np.int64)
+    order = np.argsort(arr[:, 0], kind="stable")
+    starts, ends = arr[order, 0], arr[order, 1]
+    best = np.maximum.accumulate(ends)  # the farthest end among the chunks starting at or before each start
+    arg = np.zeros(len(ends), dtype=np.int64)
+    for k in range(1, len(ends)):  # index of that chunk
+        arg[k] = k if ends[k] >= ends[arg[k - 1]] else arg[k - 1]
+    idx = np.searchsorted(starts, np.asarray(lo, dtype=np.int64), side="right") - 1
+    out: list[int | None] = []
+    for i, h in zip(idx.tolist(), np.asarray(hi, dtype=np.int64).tolist()):
+        out.append(int(order[arg[i]]) if i >= 0 and best[i] >= h else None)
+    return out
+
+
 # --------------------------------------------------------------------------- BI
 def block_integrity(
     spans: Sequence[SpanLike], split_points: Sequence[int], text_length: int, *, tolerance: int = 5
@@ -133,12 +158,13 @@ def block_integrity(
     if len(js):
         inside = (np.searchsorted(bounds, hi[js], side="left") - first).tolist()
         ed, bl = edges.tolist(), bounds.tolist()
-        for j, i, n_inside in zip(js.tolist(), first.tolist(), inside):
+        held = _held_by(pairs, edges[js], edges[js + 1]) if _overlapping(pairs) else [None] * len(js)
+        for j, i, n_inside, whole in zip(js.tolist(), first.tolist(), inside, held):
             chunk, side = owners[i]
             broken.append({
                 "block": [ed[j], ed[j + 1]], "index": j, "boundary": bl[i],
                 "chunk": chunk, "side": side, "boundaries_inside": n_inside,
-            })
+            } | ({"held_by": whole} if whole is not None else {}))
     intact = nblocks - len(broken)
     return MetricResult(
         "BI", intact / nblocks, "",
@@ -183,11 +209,13 @@ def references_completeness(spans: Sequence[SpanLike], pairs: Any) -> MetricResu
     js, first = _cut_inside(bounds, s, t)
     if len(js):
         bl = bounds.tolist()
-        for j, i, row in zip(js.tolist(), first.tolist(), tab[js].tolist()):
+        held = (_held_by(chunks, np.minimum(es, ps)[js], np.maximum(ee, pe)[js]) if _overlapping(chunks)
+                else [None] * len(js))  # both mentions whole
+        for j, i, row, whole in zip(js.tolist(), first.tolist(), tab[js].tolist(), held):
             chunk, side = owners[i]
             split.append({
                 "pair": j, "entity": row[:2], "pronoun": row[2:], "boundary": bl[i], "chunk": chunk, "side": side,
-            })
+            } | ({"held_by": whole} if whole is not None else {}))
     n = len(tab)
     return MetricResult("RC", 1 - len(split) / n, "", {"pairs": n, "missing": len(split), "split": split})
 

@@ -130,7 +130,7 @@ def main() -> None:
             k = kinds[j] if j < len(kinds) else ""
             what = (f"**{md_escape(cid)}** cuts {kind_word(k) if k else 'a'} block #{j + 1} "
                     + (f"({KIND_NOTES[k]}, " if k in KIND_NOTES else "(")
-                    + f"chars {x['block'][0]:,}–{x['block'][1]:,}) at character {x['boundary']:,}")
+                    + f"chars {x['block'][0]:,}–{x['block'][1]:,}) at character {x['boundary']:,}" + held_note(x))
         elif kind == "split":
             x = problems[cid].split[n]
             ent = doc.text[x["entity"][0]:x["entity"][1]]
@@ -138,7 +138,7 @@ def main() -> None:
             conf = _confidence(report, x)
             what = (f"**{md_escape(cid)}** splits pair **P{n + 1}**: “{md_escape(pro[:40])}” from its antecedent "
                     f"“{md_escape(ent[:60])}” at character {x['boundary']:,}"
-                    + (f" (pair confidence {conf['confidence']:.2f})" if conf else ""))
+                    + (f" (pair confidence {conf['confidence']:.2f})" if conf else "") + held_note(x))
         else:
             i = sorted(problems[cid].out_of_size)[n]
             o = problems[cid].out_of_size[i]
@@ -218,7 +218,7 @@ def column(doc, report, cid, c, p: highlight.Problems, kinds, a: int, b: int, sh
                     "block": f"#{x.get('index', 0) + 1}", "kind": kind_word(kinds[x["index"]]) if x.get("index") is not None
                     and x["index"] < len(kinds) else "", "chars": f"{x['block'][0]:,}–{x['block'][1]:,}",
                     "cut at": x["boundary"], "page": doc.page_of(x["boundary"]),
-                    "boundaries inside": x.get("boundaries_inside"),
+                    "boundaries inside": x.get("boundaries_inside"), **held_column(x, here_b),
                     "blame": blame(doc, x["block"], x["boundary"]) or "chunker"}
                     for _, x in here_b]),
                     hide_index=True, width="stretch")
@@ -226,8 +226,31 @@ def column(doc, report, cid, c, p: highlight.Problems, kinds, a: int, b: int, sh
                 st.dataframe(pd.DataFrame([{
                     "pair": f"P{n + 1}", "entity": doc.text[x["entity"][0]:x["entity"][1]].strip()[:80],
                     "pronoun": doc.text[x["pronoun"][0]:x["pronoun"][1]].strip(), "cut at": x["boundary"],
-                    "page": doc.page_of(x["pronoun"][0])} | _confidence(report, x) for n, x in here_s]),
+                    "page": doc.page_of(x["pronoun"][0])} | held_column(x, here_s) | _confidence(report, x) for n, x in here_s]),
                     hide_index=True, width="stretch")
+
+
+def _held(x) -> int | None:
+    """The chunk that holds a cut block or a split pair whole (an overlapping chunking), from the diagnostics."""
+    h = x.get("held_by")
+    return h if isinstance(h, int) and not isinstance(h, bool) else None
+
+
+def held_note(x) -> str:
+    """For an overlapping chunking: the chunk that holds the problem whole, and that it is still counted (the
+    paper's BI and RC count every boundary inside, overlap or not)."""
+    h = _held(x)
+    if h is None:
+        return ""
+    return f" — chunk #{h + 1} holds it whole thanks to the overlap, but the paper's metric still counts the cut"
+
+
+def held_column(x, rows) -> dict[str, str]:
+    """The "whole in" cell of a problem table: the chunk holding the problem whole; no column when none does."""
+    if all(_held(y) is None for _, y in rows):
+        return {}
+    h = _held(x)
+    return {"whole in": f"#{h + 1}" if h is not None else ""}
 
 
 def _confidence(report, x) -> dict[str, float]:

@@ -132,6 +132,7 @@ def test_compare_select_and_next_problem(at):
     assert at.multiselect(key="cs_cmp_sel").value == ["recursive-1100+pp", "fixed-512"]
     info = at.info[0].value
     assert info.startswith("Problem 1 of 2") and "fixed\\-512" in info and "table block" in info
+    assert "holds it whole" not in info  # no chunk holds the table whole
     body = html_text(at)
     assert "cs-broken" in body and "✂ broken table" in body and 'id="cs-here"' in body
     # the "▶ here" tag (and the scroll) goes to the cut, not to the block's start a screen above
@@ -143,6 +144,8 @@ def test_compare_select_and_next_problem(at):
     at.button(key="cs_next_problem").click().run()
     no_trouble(at)
     assert at.info[0].value.startswith("Problem 2 of 2")
+    # fixed-512 overlaps its chunks: the block its next chunk's start cuts is whole in chunk 3, and still counted
+    assert "chunk #3 holds it whole thanks to the overlap" in at.info[0].value
     at.button(key="cs_next_problem").click().run()
     assert at.info[0].value.startswith("Problem 1 of 2")  # wraps around
 

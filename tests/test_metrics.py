@@ -196,6 +196,26 @@ def test_score():
         M.score({"RC": 1.0}, {"RC": -1})
 
 
+def assert_held_by(chunks, lo, hi, held):
+    """``held`` names a chunk holding [lo, hi) whole exactly when one exists (brute force)."""
+    holders = [i for i, (a, b) in enumerate(chunks) if a <= lo and hi <= b]
+    assert (held in holders) if holders else held is None, (chunks, lo, hi, held)
+
+
+def test_a_cut_that_the_next_overlapping_chunk_holds_whole_names_that_chunk():
+    """fixed-512 with overlap: the pair ("Symbolic names", "they") and the block lie inside chunk 1 whole; the
+    paper's RC and BI still count the boundary between them (chunk 1's start), the diagnostics say where to read it."""
+    spans = [Span(0, 100), Span(80, 200), Span(180, 300)]
+    rc = M.references_completeness(spans, [((85, 90), (101, 105)), ((10, 20), (150, 160))])
+    assert rc.value == 0.0  # both counted as split, as in the paper
+    assert [x.get("held_by") for x in rc.details["split"]] == [1, None]
+    bi = M.block_integrity(spans, [82, 120], 300, tolerance=0)
+    assert [(x["block"], x.get("held_by")) for x in bi.details["broken"]] == [([0, 82], 0), ([82, 120], 1),
+                                                                              ([120, 300], None)]
+    # without overlap nothing is held whole
+    assert "held_by" not in M.references_completeness([Span(0, 90), Span(90, 300)], [((85, 88), (95, 99))]).details["split"][0]
+
+
 # --------------------------------------------------------------------------- random agreement
 @st.composite
 def chunkings(draw):
@@ -232,9 +252,13 @@ def test_sc_bi_rc_equal_reference_on_random_chunkings(case):
     for b in bi.details["broken"]:
         lo, hi = b["block"]
         assert lo + tau < b["boundary"] < hi - tau
+        assert_held_by(chunks, lo, hi, b.get("held_by"))
     if pairs:
         rc = M.references_completeness(spans, pairs)
         assert abs(rc.value - ref_rc(chunks, pairs)) <= 1e-12
+        for x in rc.details["split"]:
+            ends = [*x["entity"], *x["pronoun"]]
+            assert_held_by(chunks, min(ends), max(ends), x.get("held_by"))
     else:
         assert M.references_completeness(spans, pairs).value is None
 
