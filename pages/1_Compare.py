@@ -169,7 +169,7 @@ def main() -> None:
             column(doc, report, cid, chunkings[cid], problems[cid], kinds, a, b, show=(kind, "size"),
                    focus=(current[0], current[1]) if current is not None and current[2] == cid else None, here=here)
     if current is not None:
-        scroll_to_here(here, (a, b), current[2])  # the whole page can be long: bring the current problem into view
+        scroll_to_here(here, (a, b), sel, current[2])  # every column to the problem's place (a whole page is long)
     st.caption("Chunks alternate two tints; a bar in the chunker's colour and `#n` mark where chunk n starts "
                "(red with ✂ when that boundary breaks a block, purple with ⛓ when it splits a pair, ⚠ when the "
                "chunk is out of size). A broken block is outlined and hatched in red and tagged “✂ broken <kind>”. "

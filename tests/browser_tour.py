@@ -160,16 +160,16 @@ def _alert(page) -> str:
     return page.locator('[data-testid="stAlert"]').first.inner_text()
 
 
-# where the "▶ here" marker sits in the scrolling box that holds it (top: pixels from the box's top)
-HERE_IN_BOX = """() => {
-  const el = document.querySelector('#cs-here'); if (!el) return null;
+# where the "▶ here" marker (and the other columns' "▷ here" at the same place) sits in the scrolling box that
+# holds it, one entry per marker (top: pixels from the box's top)
+HERE_IN_BOX = """() => [...document.querySelectorAll('[data-cs-here]')].map(el => {
   let box = el.parentElement;
   while (box && !(box.scrollHeight > box.clientHeight + 4 && /(auto|scroll)/.test(getComputedStyle(box).overflowY)))
     box = box.parentElement;
-  if (!box) return {box: false};
-  return {box: true, top: el.getBoundingClientRect().top - box.getBoundingClientRect().top,
+  if (!box) return {box: false, at: el.dataset.csHere};
+  return {box: true, at: el.dataset.csHere, top: el.getBoundingClientRect().top - box.getBoundingClientRect().top,
           height: box.clientHeight, scrollTop: box.scrollTop, scrollHeight: box.scrollHeight};
-}"""
+})"""
 
 
 def _timed(page, action, until: str, arg=None, timeout: float = 60_000) -> float:
@@ -319,6 +319,8 @@ def run_tour(url: str, sample: Path, shots: Path | None = None, dark: bool = Fal
         _wait_idle(page)
         seen["timings"]["next_problem_s"] = _timed(
             page, lambda: page.get_by_role("button", name="next problem ▶").click(), ALERT_HAS, "Problem 2 of")
+        page.wait_for_timeout(1500)
+        seen["next_problem_here"] = page.evaluate(HERE_IN_BOX)  # every column at the problem, not only its own
         # the whole page / part holding the problem: its text box scrolls to the "▶ here" marker
         page.locator('[data-testid="stRadio"] label', has_text="a whole page / part").first.click()
         page.get_by_text("parts hold", exact=False).first.wait_for(timeout=30_000)

@@ -166,6 +166,38 @@ def test_compare_select_and_next_problem(at):
     assert len(at.get("plotly_chart")) == 1  # the boundary-agreement strip
 
 
+def _here_marks(at: AppTest) -> list[list[str]]:
+    """Per Compare column (its highlighted text), the offsets its "here" markers stand at."""
+    return [re.findall(r'data-cs-here="(\d+)"', h.proto.body) for h in at.get("html") if 'class="cs-hl"' in h.proto.body]
+
+
+def test_compare_every_column_marks_and_scrolls_to_the_problem(at):
+    # every column carries a marker at the problem's place (not only the column holding the problem), and the
+    # scroll script waits for one per column: stepping through problems, the columns show the same stretch
+    at.switch_page("pages/1_Compare.py").run()
+    at.multiselect(key="cs_cmp_sel").set_value(CHUNKERS).run()
+    no_trouble(at)
+    seen = set()
+    for mode in ("around the current problem", "a whole page / part"):
+        for _ in range(2):
+            at.radio(key="cs_cmp_mode").set_value(mode).run()  # (▶ goes back to the problem's surroundings)
+            info = at.info[0].value if mode.startswith("around") else ""
+            body = html_text(at)
+            marks = _here_marks(at)
+            assert len(marks) == 3 and all(len(m) == 1 for m in marks), marks
+            place = marks[0][0]
+            assert all(m == [place] for m in marks), marks  # the same character in every column
+            if info:
+                cut = re.search(r"at character ([\d,]+)", info).group(1).replace(",", "")
+                assert place == cut, (place, info)
+            assert body.count(">▶ here</span>") == 1 and body.count(">▷ here</span>") == 2
+            assert "var want = 3;" in body and "querySelectorAll('[data-cs-here=" in body
+            seen.add(place)
+            at.button(key="cs_next_problem").click().run()
+            no_trouble(at)
+    assert len(seen) >= 2  # the markers moved with the problem
+
+
 def test_inspector_selection(at):
     at.switch_page("pages/2_Chunk_inspector.py").run()
     no_trouble(at)
@@ -281,6 +313,11 @@ def test_highlight_escapes_and_marks_problems():
     assert out.count(">P1</span>") == 2 and 'id="cs-here" data-at="2"' in out  # the focus starts at 2
     cut = highlight.highlight_html(text, c, block_kinds=["table"], focus=(2, 40), here=20)
     assert 'data-at="20">▶ here</span>' in cut and cut.index("▶ here") > cut.index("x()")
+    # without the focus (the problem is another chunking's) the same place still gets a marker, hollow
+    other = highlight.highlight_html(text, c, block_kinds=["table"], here=20)
+    assert "▶ here" not in other and 'data-cs-here="20"' in other and ">▷ here</span>" in other
+    assert other.index("▷ here") > other.index("x()") and 'data-cs-here="20"' in cut
+    assert "▷ here" not in highlight.highlight_html(text, c, 30, 50, here=20)  # not in the text shown
     # a "heading" block is the heading and the text under it: the tag says section, not heading
     as_heading = highlight.highlight_html(text, c, block_kinds=["heading"])
     assert "✂ broken section" in as_heading and "a heading and the text under it" in as_heading

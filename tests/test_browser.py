@@ -45,8 +45,12 @@ def test_tour_in_a_real_browser(tmp_path):
     assert first["chunker"] == WINNER and {"id", "text", "start", "end", "tokens", "document_sha256"} <= set(first)
     assert "Adaptive winner: " + WINNER in ex["html"]["head"] and "<script>window.__pwned" not in ex["html"]["head"]
     # Compare: the loser breaks the table (outlined, tagged, the cutting boundary marked) ...
-    here = seen["whole_page_here"]  # the whole page's text box opened at the current problem, not at its top
-    assert here and here["box"] and here["scrollTop"] > 0 and 0 <= here["top"] <= here["height"], here
+    # every column's text box shows the current problem's place ("▶ here" in its column, "▷ here" in the
+    # other), after next problem ▶ and in the whole page (opened at the problem, not at its top)
+    for here in (seen["next_problem_here"], seen["whole_page_here"]):
+        assert len(here) == 2 and len({h["at"] for h in here}) == 1, here
+        assert all(h["box"] and 0 <= h["top"] <= h["height"] for h in here), here
+    assert all(h["scrollTop"] > 0 for h in seen["whole_page_here"]), seen["whole_page_here"]
     assert seen["compare_broken"] > 0 and seen["compare_cut"] >= 1 and seen["compare_focus"] == 1
     assert seen["compare_broken_tag"] == "✂ broken table"
     assert "cuts table block" in seen["compare_info"] and LOSER in seen["compare_info"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+from collections.abc import Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -335,22 +336,26 @@ def guard(what: str):
         st.error(f"{what} failed: {md_escape(short_error(exc))}")
 
 
-def scroll_to_here(at: int, shown: tuple[int, int], column: str = "") -> None:
-    """Scroll the box that holds the "▶ here" marker of the problem at character ``at`` (the
-    highlighted text's ``#cs-here``) so the marker shows a third of the way down, once per problem
-    (place, ``column`` holding it) and stretch of text ``shown``: a later rerun (another widget) does
-    not pull the reader back. The script is fixed text; only integers and a hash are put in it."""
-    who = hashlib.sha256(column.encode("utf-8")).hexdigest()[:8]
+def scroll_to_here(at: int, shown: tuple[int, int], columns: Sequence[str], holder: str = "") -> None:
+    """Scroll every column's box to its marker of the problem at character ``at`` (the highlighted
+    text's ``data-cs-here``: "▶ here" in the problem's column ``holder``, "▷ here" in the others) so
+    that each shows the same place of the document, a third of the way down. Once per problem (place,
+    ``holder``), stretch of text ``shown`` and set of ``columns``: a later rerun (another widget)
+    does not pull the reader back. The script is fixed text; only integers and a hash are put in it."""
+    who = hashlib.sha256("\n".join([holder, *columns]).encode("utf-8")).hexdigest()[:8]
     st.html(f"""<script>(function () {{
   var at = {json.dumps(str(int(at)))}, once = {json.dumps(f"{int(at)}@{int(shown[0])}-{int(shown[1])}-{who}")}, tries = 0;
+  var want = {int(len(columns))};
   if (window.__csHere === once) return;
   (function go() {{
-    var el = document.querySelector('#cs-here[data-at="' + at + '"]');
-    if (!el) {{ if (++tries < 50) setTimeout(go, 100); return; }}
-    var box = el.parentElement;
-    while (box && !(box.scrollHeight > box.clientHeight + 4 && /(auto|scroll)/.test(getComputedStyle(box).overflowY))) box = box.parentElement;
+    var els = document.querySelectorAll('[data-cs-here="' + at + '"]');
+    if (els.length < want && ++tries < 50) {{ setTimeout(go, 100); return; }}
+    if (!els.length) return;
     window.__csHere = once;
-    if (!box) return;
-    box.scrollTop += el.getBoundingClientRect().top - box.getBoundingClientRect().top - box.clientHeight / 3;
+    els.forEach(function (el) {{
+      var box = el.parentElement;
+      while (box && !(box.scrollHeight > box.clientHeight + 4 && /(auto|scroll)/.test(getComputedStyle(box).overflowY))) box = box.parentElement;
+      if (box) box.scrollTop += el.getBoundingClientRect().top - box.getBoundingClientRect().top - box.clientHeight / 3;
+    }});
   }})();
 }})();</script>""", unsafe_allow_javascript=True)

@@ -112,6 +112,7 @@ HIGHLIGHT_CSS = """
 .cs-focus{box-shadow:0 0 0 3px #F0E442}
 .cs-here{font:700 10px sans-serif;color:#111;background:#F0E442;border-radius:3px;padding:0 4px;margin-right:3px;
   vertical-align:top}
+.cs-here.cs-here-same{color:inherit;background:transparent;box-shadow:inset 0 0 0 1.5px #F0E442}
 </style>
 """
 
@@ -128,8 +129,11 @@ def highlight_html(text: str, c: ChunkingResult, start: int = 0, end: int | None
     is outlined and hatched in red, tagged ``✂ <kind>`` where it starts. The entity and pronoun of
     each split pair share a colour and a ``P<n>`` tag (n = the pair's number in ``problems.split``).
     ``focus`` (start, end) is ringed in yellow and tagged "▶ here" at ``here`` (default: where it
-    starts; a broken block's tag goes where it is cut); text outside ``dim_outside`` is
-    dimmed (context around one chunk). Nothing from ``text`` reaches the HTML unescaped.
+    starts; a broken block's tag goes where it is cut); without ``focus`` (the problem is another
+    chunking's), ``here`` still gets a hollow "▷ here" tag: the same place in every column. Both
+    tags carry ``data-cs-here`` (the offset), which ``ui.common.scroll_to_here`` scrolls to. Text
+    outside ``dim_outside`` is dimmed (context around one chunk). Nothing from ``text`` reaches
+    the HTML unescaped.
     """
     end = len(text) if end is None else min(end, len(text))
     start = max(0, min(start, end))
@@ -172,12 +176,16 @@ def highlight_html(text: str, c: ChunkingResult, start: int = 0, end: int | None
                         tags.setdefault(b, []).append(
                             f'<span class="cs-ptag" style="--cs-pc:{pc}" title="pair P{n + 1} ({key})">'
                             f'P{n + 1}</span>')
-    if focus is not None:
-        a, b = max(focus[0], start), min(focus[1], end)
-        if a < b:
-            classes_at.append((a, b, "cs-focus", "the current problem", ""))
-            at = here if here is not None and a <= here < b else a
-            heads.setdefault(at, []).insert(0, f'<span class="cs-here" id="cs-here" data-at="{int(at)}">▶ here</span>')
+    a, b = (max(focus[0], start), min(focus[1], end)) if focus is not None else (0, 0)
+    if a < b:
+        classes_at.append((a, b, "cs-focus", "the current problem", ""))
+        at = here if here is not None and a <= here < b else a
+        heads.setdefault(at, []).insert(0, f'<span class="cs-here" data-cs-here="{int(at)}" id="cs-here" '
+                                           f'data-at="{int(at)}">▶ here</span>')
+    elif here is not None and start <= here < end:
+        heads.setdefault(here, []).insert(0, f'<span class="cs-here cs-here-same" data-cs-here="{int(here)}" '
+                                             'title="the current problem\'s place (the problem is in another '
+                                             f'chunking)">▷ here</span>')
     if dim_outside is not None:
         for a, b in ((start, dim_outside[0]), (dim_outside[1], end)):
             a, b = max(a, start), min(b, end)
