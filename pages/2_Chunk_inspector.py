@@ -17,7 +17,7 @@ from chunkscope.blocks import kind_word
 from chunkscope.ingest.health import blame
 from chunkscope.present import figures, highlight
 from ui import limits
-from ui.analysis import keep_state
+from ui.analysis import keep_state, widget_default
 from ui.common import counted, guard, md_escape
 from ui.overview import swatch
 from ui.page import require_report
@@ -86,12 +86,14 @@ def _index_at(c, pos: int) -> int:
 
 
 def _jump(c) -> None:
-    st.session_state["cs_insp_no"] = _index_at(c, int(st.session_state.get("cs_insp_offset") or 0)) + 1
+    pos = int(st.session_state.get("cs_insp_offset") or 0)
+    st.session_state["cs_insp_no"] = _index_at(c, pos) + 1
+    st.session_state["cs_insp_pos"] = pos  # the place kept for a switch of chunking: the offset asked for
 
 
 def _chunking_changed(report) -> None:
-    """Another chunking: stay at the same place in the document (the chunk holding the start of
-    the chunk shown until now), not at the same chunk number."""
+    """Another chunking: stay at the same place in the document (the chunk holding the offset
+    jumped to, or else the start of the chunk shown until now), not at the same chunk number."""
     c = report.get(st.session_state.get("cs_insp_chunking"))
     pos = st.session_state.get("cs_insp_pos")
     if c is not None and c.chunks and pos is not None:
@@ -107,7 +109,8 @@ def main() -> None:
     if st.session_state.get("cs_insp_chunking") not in ok_ids:
         st.session_state.pop("cs_insp_chunking", None)
     c1, c2, c3 = st.columns([1.4, 1.6, 1.2])
-    cid = c1.selectbox("Chunking", ok_ids, index=ok_ids.index(report.winner) if report.winner in ok_ids else 0,
+    cid = c1.selectbox("Chunking", ok_ids, index=widget_default(
+                       "cs_insp_chunking", ok_ids.index(report.winner) if report.winner in ok_ids else 0),
                        key="cs_insp_chunking", format_func=lambda i: i + (" 🏆" if i == report.winner else ""),
                        on_change=_chunking_changed, args=(report,),
                        help="Switching keeps your place in the document: the chunk holding the same text opens.")
@@ -151,7 +154,9 @@ def main() -> None:
                       + ("" if chk.exact else ", an estimate") + ")"))
 
     ch = c.chunks[idx]
-    st.session_state["cs_insp_pos"] = ch.start  # where we are, for a switch of chunking
+    pos = st.session_state.get("cs_insp_pos")
+    if pos is None or not ch.start <= pos < ch.end:  # where we are, for a switch of chunking (a jump's offset
+        st.session_state["cs_insp_pos"] = ch.start   # stays while its chunk is shown)
     problems = highlight.Problems.of(c)
     with guard("The chunk facts"):
         pages = sorted({p for p in (doc.page_of(ch.start), doc.page_of(max(ch.start, ch.end - 1))) if p})

@@ -223,6 +223,31 @@ def test_inspector_selection(at):
     assert_escaped(html_text(at))
 
 
+def test_inspector_keeps_its_chunk_and_the_offset_jumped_to(at):
+    at.switch_page("pages/2_Chunk_inspector.py").run()
+    rec = at.dataframe[0].value  # the winner's chunks (recursive-1100+pp)
+    at.selectbox(key="cs_insp_chunking").set_value("sentence-5").run()
+    at.number_input(key="cs_insp_no").set_value(7).run()
+    no_trouble(at)
+    # another page and back: the same chunking and chunk, not the winner's chunk #1
+    at.switch_page("app.py").run()
+    at.switch_page("pages/2_Chunk_inspector.py").run()
+    no_trouble(at)
+    assert at.selectbox(key="cs_insp_chunking").value == "sentence-5" and at.number_input(key="cs_insp_no").value == 7
+    assert "chunk #7 of" in html_text(at)
+    # jump to an offset, then switch chunking: the chunk holding that offset opens (not the one holding the
+    # start of the chunk the jump showed)
+    sen = at.dataframe[0].value
+    rec_at = [max(i for i, s in enumerate(rec["start"]) if s <= pos) for pos in range(int(rec["end"].iloc[-1]))]
+    k = next(k for k in range(len(sen)) if rec_at[int(sen["start"][k])] != rec_at[int(sen["end"][k]) - 1])
+    off = int(sen["end"][k]) - 1
+    at.number_input(key="cs_insp_offset").set_value(off).run()
+    assert at.number_input(key="cs_insp_no").value == k + 1
+    at.selectbox(key="cs_insp_chunking").set_value("recursive-1100+pp").run()
+    no_trouble(at)
+    assert at.number_input(key="cs_insp_no").value == rec_at[off] + 1
+
+
 def test_uploaded_document_survives_page_switches(at):
     at.switch_page("pages/2_Chunk_inspector.py").run()
     no_trouble(at)

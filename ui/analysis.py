@@ -31,6 +31,7 @@ SETTINGS_KEY = "cs_settings_now"  # the sidebar's Settings of this run (None whe
 _WIDGETS = ("cs_sample", "cs_min_tokens", "cs_max_tokens", "cs_bi_tol", "cs_win_tokens", "cs_win_step", "cs_chunkers",
             "cs_candidates", "cs_embedder", "cs_mode", "cs_backend", "cs_coref", "cs_llm_url", "cs_llm_model",
             "cs_target_model", "cs_target_limit", "cs_target_tokenizer",  # ui.limits: the user's embedding model
+            "cs_insp_chunking", "cs_insp_no",  # the Chunk inspector's chunking and chunk
             *(f"cs_w_{m}" for m in METRICS))
 
 
@@ -171,10 +172,13 @@ def mentions_input() -> str | None:
     return held["path"]
 
 
-def _d(key: str, default: Any) -> Any:
+def widget_default(key: str, default: Any) -> Any:
     """The default to pass a widget: None when session state already holds its value (set by
     ``keep_state`` or a callback), so Streamlit does not warn about both being set."""
     return None if key in st.session_state else default
+
+
+_d = widget_default  # short, for the sidebar's many widgets
 
 
 def settings_sidebar() -> tuple[Settings | None, str]:
