@@ -116,6 +116,27 @@ def test_upload_pdf_shows_pages(app):
     assert any("page" in str(o) for s in app.select_slider for o in s.options)
 
 
+def test_block_tags_read_on_their_colour():
+    # white text on the light kind colours (contents entry, layout, list) could hardly be read: the text colour
+    # follows the background's luminance
+    from chunkscope.document import Block
+    from chunkscope.ingest import load_bytes
+    from chunkscope.present.highlight import DARK_INK, LIGHT_INK, PAIR_COLORS, ink_on
+    from ui.render import KIND_COLORS, block_html, legend_html
+
+    assert [ink_on(c) for c in ("#aec7e8", "#bcbd22", "#17becf", "#ffffff", "#F0E442", "#fff")] == [DARK_INK] * 6
+    assert [ink_on(c) for c in ("#1f77b4", "#d62728", "#8c564b", "#000", "#555")] == [LIGHT_INK] * 5
+    assert ink_on("red;x") == ink_on("") == LIGHT_INK  # not a colour: the stylesheet's white
+    legend = legend_html({"toc": 3, "layout": 2, "list": 1, "heading": 4})
+    for kind in ("toc", "layout", "list"):
+        assert f"--cs-c: {KIND_COLORS[kind]}; --cs-ink: {DARK_INK}" in legend
+    assert f"--cs-c: {KIND_COLORS['heading']}; --cs-ink: {LIGHT_INK}" in legend and "var(--cs-ink" in legend
+    doc = load_bytes(b"- one\n- two\n", "l.md")
+    assert f"--cs-ink: {DARK_INK}" in block_html(doc, 0, Block(0, len(doc.text), "list"))
+    # the split pairs' P-tags on the Compare page follow the same rule
+    assert ink_on(PAIR_COLORS[-1]) == DARK_INK and ink_on(PAIR_COLORS[3]) == LIGHT_INK
+
+
 def test_render_views_and_escaping():
     from chunkscope.ingest import load_bytes
     from ui.render import MAX_BLOCK_CHARS, blocks_html, views

@@ -11,6 +11,7 @@ import re
 
 from chunkscope.blocks import kind_word
 from chunkscope.document import Block, Document
+from chunkscope.present.highlight import ink_on
 from chunkscope.present.paging import View, document_views
 
 KIND_COLORS = {
@@ -33,7 +34,7 @@ CSS = """<style>
 .cs-doc {font-size: 0.9rem; line-height: 1.35;}
 .cs-block {border: 1px solid var(--cs-c); border-left: 5px solid var(--cs-c); border-radius: 4px;
   margin: 0 0 6px 0; padding: 4px 8px 6px 8px;}
-.cs-tag {display: inline-block; font: 600 0.72rem sans-serif; color: #fff; background: var(--cs-c);
+.cs-tag {display: inline-block; font: 600 0.72rem sans-serif; color: var(--cs-ink, #fff); background: var(--cs-c);
   border-radius: 3px; padding: 0 5px; margin-bottom: 3px;}
 .cs-text {white-space: pre-wrap; word-wrap: break-word; font-family: ui-monospace, Menlo, Consolas, monospace;
   font-size: 0.82rem; margin: 0;}
@@ -64,6 +65,11 @@ def _words(text: str) -> bool:
     return any(ch.isalnum() for ch in re.sub(r"<!--.*?-->", "", text, flags=re.S))
 
 
+def _colors(color: str) -> str:
+    """A kind's colour and the text colour its tag needs on it (dark on light colours)."""
+    return f"--cs-c: {color}; --cs-ink: {ink_on(color)}"
+
+
 def block_html(doc: Document, index: int, block: Block, tokens: int | None = None) -> str:
     text = doc.text[block.start:block.end]
     more = ""
@@ -75,7 +81,7 @@ def block_html(doc: Document, index: int, block: Block, tokens: int | None = Non
     if tokens is not None:
         tag += f" · {tokens:,} tokens"
     return (
-        f'<div class="cs-block" style="--cs-c: {color}"><span class="cs-tag">{tag}</span>'
+        f'<div class="cs-block" style="{_colors(color)}"><span class="cs-tag">{tag}</span>'
         f'<pre class="cs-text">{html.escape(text.rstrip())}</pre>{more}</div>'
     )
 
@@ -92,7 +98,7 @@ def blocks_html(doc: Document, view: View, with_tokens: bool = True) -> str:
 
 def legend_html(kinds: dict[str, int]) -> str:
     items = [
-        f'<span class="cs-tag" style="--cs-c: {KIND_COLORS.get(k, "#444")}">{html.escape(kind_word(k))} {n}</span>'
+        f'<span class="cs-tag" style="{_colors(KIND_COLORS.get(k, "#444"))}">{html.escape(kind_word(k))} {n}</span>'
         for k, n in kinds.items()
     ]
     return CSS + " ".join(items)

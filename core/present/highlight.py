@@ -107,7 +107,7 @@ HIGHLIGHT_CSS = """
 .cs-ent,.cs-pro{border-radius:2px;font-weight:700;background:color-mix(in srgb,var(--cs-pc) 35%,transparent);
   box-shadow:0 0 0 1px var(--cs-pc)}
 .cs-pro{box-shadow:0 0 0 2px var(--cs-pc)}
-.cs-ptag{font:700 10px sans-serif;color:#fff;background:var(--cs-pc);border-radius:3px;padding:0 3px;margin:0 2px;
+.cs-ptag{font:700 10px sans-serif;color:var(--cs-pair-ink,#fff);background:var(--cs-pc);border-radius:3px;padding:0 3px;margin:0 2px;
   vertical-align:super}
 .cs-focus{box-shadow:0 0 0 3px #F0E442}
 .cs-here{font:700 10px sans-serif;color:#111;background:#F0E442;border-radius:3px;padding:0 4px;margin-right:3px;
@@ -174,7 +174,8 @@ def highlight_html(text: str, c: ChunkingResult, start: int = 0, end: int | None
                     classes_at.append((a, b, cls, f"P{n + 1} {key}: split at {p['boundary']}", f"--cs-pc:{pc}"))
                     if b == p[key][1]:
                         tags.setdefault(b, []).append(
-                            f'<span class="cs-ptag" style="--cs-pc:{pc}" title="pair P{n + 1} ({key})">'
+                            f'<span class="cs-ptag" style="--cs-pc:{pc};--cs-pair-ink:{ink_on(pc)}" '
+                            f'title="pair P{n + 1} ({key})">'
                             f'P{n + 1}</span>')
     a, b = (max(focus[0], start), min(focus[1], end)) if focus is not None else (0, 0)
     if a < b:
@@ -256,6 +257,24 @@ def highlight_html(text: str, c: ChunkingResult, start: int = 0, end: int | None
 def _is_hex(color: str) -> bool:
     h = color.lstrip("#")
     return color.startswith("#") and len(h) in (3, 6) and all(ch in "0123456789abcdefABCDEF" for ch in h)
+
+
+DARK_INK, LIGHT_INK = "#111", "#fff"
+
+
+def ink_on(color: str) -> str:
+    """The text colour for a label on background ``color`` (``#rgb`` / ``#rrggbb``): dark on a light
+    colour, white on a dark one, whichever contrasts more by the WCAG relative luminance (white on
+    #17becf or #bcbd22 is hard to read). White for anything that is not a hex colour."""
+    if not _is_hex(color):
+        return LIGHT_INK
+    h = color.lstrip("#")
+    h = "".join(ch * 2 for ch in h) if len(h) == 3 else h
+    lin = [(v / 12.92 if v <= 0.04045 else ((v + 0.055) / 1.055) ** 2.4)
+           for v in (int(h[i:i + 2], 16) / 255 for i in (0, 2, 4))]
+    lum = 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+    # contrast with black (lum + .05) / .05 against with white 1.05 / (lum + .05): equal at lum ≈ 0.179
+    return DARK_INK if (lum + 0.05) ** 2 > 0.05 * 1.05 else LIGHT_INK
 
 
 def problem_counts(c: ChunkingResult) -> dict[str, int | None]:
