@@ -306,3 +306,29 @@ def test_a_tiny_real_margin_is_not_written_as_zero():
     r.get("b").score = r.get("a").score - 0.00023
     r.verdict = None
     assert any(w.startswith("Narrow win: 0.00023 ahead of b") for w in explain(r).warnings)
+
+
+def test_chunkings_that_did_not_run_have_no_runtime_bar_and_no_problem_counts():
+    # llm-regex without an endpoint (skipped) or a failed chunking: no empty bar, "–" rather than "0" problems
+    from chunkscope.analysis import rescore
+    from chunkscope.present import figures
+    from chunkscope.present.highlight import problem_counts
+    from chunkscope.present.html_report import html_report
+
+    r = narrow_report()
+    r.chunkings += [ChunkingResult("llm-regex+pp", "llm", {}, True, "skipped", "no LLM endpoint configured"),
+                    ChunkingResult("semantic", "semantic", {}, False, "failed", "the model could not be loaded")]
+    rescore(r, None, ("a", "b", "llm-regex+pp"))
+    fig = figures.runtime_figure(r, [c.id for c in r.chunkings])
+    assert list(fig.data[0].x) == ["a", "x", "b"]
+    assert problem_counts(r.get("llm-regex+pp")) == {"broken blocks": None, "split pairs": None,
+                                                     "out-of-size chunks": None}
+    assert problem_counts(r.get("a"))["broken blocks"] == 0  # a chunking that ran and broke nothing
+    page = html_report(r)
+    for cid in ("llm-regex+pp", "semantic"):
+        row = page.split(f"<td>{cid}", 1)[1].split("</tr>", 1)[0]
+        cells = re.findall(r"<td[^>]*>(.*?)</td>", row)
+        assert cells[-4:-1] == ["–", "–", "–"], cells  # broken blocks, split pairs, out-of-size
+        assert cells[1:3] == ["–", "–"] and cells[0].startswith(r.get(cid).status), cells  # chunks, mean tokens
+    ran = re.findall(r"<td[^>]*>(.*?)</td>", page.split("<td>x", 1)[1].split("</tr>", 1)[0])
+    assert ran[1:3] == ["4", "50"] and ran[-4:-1] == ["0", "–", "0"], ran  # ran: counted (RC not computed: –)

@@ -173,8 +173,9 @@ def size_figure(report: Report, ids: Sequence[str], min_tokens: int | None = Non
 
 
 def runtime_figure(report: Report, ids: Sequence[str]) -> go.Figure:
+    """Seconds per chunking of ``ids`` that ran (a skipped or failed one has no bar: it did not run)."""
     cs = [report.get(i) for i in ids]
-    cs = [c for c in cs if c is not None]
+    cs = [c for c in cs if c is not None and c.ok]
     fig = go.Figure(go.Bar(
         x=[c.id for c in cs], y=[c.seconds for c in cs], marker_color=[chunker_color(c.id) for c in cs],
         hovertemplate="%{x}: %{y:.3f} s<extra></extra>",

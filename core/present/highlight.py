@@ -278,6 +278,9 @@ def ink_on(color: str) -> str:
 
 
 def problem_counts(c: ChunkingResult) -> dict[str, int | None]:
-    """The leaderboard's problem columns; "split pairs" is None when RC was not computed."""
+    """The leaderboard's problem columns; "split pairs" is None when RC was not computed, every
+    count None for a chunking that did not run (skipped, failed): nothing was counted, not zero."""
+    if not c.ok:
+        return {"broken blocks": None, "split pairs": None, "out-of-size chunks": None}
     p = Problems.of(c)
     return {"broken blocks": len(p.broken), "split pairs": p.split_count(), "out-of-size chunks": len(p.out_of_size)}

@@ -183,12 +183,13 @@ def html_report(report: Report, doc: Any = None) -> str:
         pc = problem_counts(c)
         name = e(c.id) + (" 🏆" if row["winner"] else "") + (" <small>(candidate)</small>" if c.candidate else "")
         cells = [f"<td>{name}</td>", f"<td>{e(c.status)}{(': ' + e(c.reason)) if c.reason else ''}</td>",
-                 f"<td>{row['chunks']}</td>", f"<td>{row['mean tokens']}</td>"]
+                 *(f"<td>{row[k] if c.ok else '–'}</td>" for k in ("chunks", "mean tokens"))]
         cells += [f"<td{_cell_shade(c.metrics.get(m))}>{'–' if c.metrics.get(m) is None else f'{c.metrics[m]:.3f}'}"
                   f"{_pm(c.metric_intervals.get(m))}</td>" for m in METRICS]
         cells += [f"<td><b>{'–' if c.score is None else f'{c.score:.3f}'}</b>{_ci_small(c.score_interval)}</td>",
-                  f"<td>{pc['broken blocks']}</td>", f"<td>{'–' if pc['split pairs'] is None else pc['split pairs']}</td>",
-                  f"<td>{pc['out-of-size chunks']}</td>", f"<td>{c.seconds:.2f}</td>"]
+                  *(f"<td>{'–' if pc[k] is None else pc[k]}</td>" for k in ("broken blocks", "split pairs",
+                                                                             "out-of-size chunks")),
+                  f"<td>{c.seconds:.2f}</td>"]
         body.append("<tr>" + "".join(cells) + "</tr>")
     settings = e(json.dumps({k: v for k, v in report.settings.items() if not k.startswith("_")}, indent=1,
                             ensure_ascii=False))
