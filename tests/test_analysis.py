@@ -387,3 +387,18 @@ def test_report_json_keeps_number_arrays_on_one_line(report):
     assert "[1, 111.4, 194.2, 501.1, 216.5]" in out and "[2, -3.5, 1e-05, true, null]" in out
     assert '"span": [0, 1108]' in out and '"ids": [\n' in out  # strings stay one per line
     assert len(out) < len(json.dumps(sample, indent=1))
+
+
+def test_progress_says_what_runs_not_a_skipped_chunking(doc, resources, monkeypatch):
+    # without an LLM endpoint llm-regex+pp is skipped with the structure stage: the progress text said
+    # "structure: llm-regex+pp" while the other chunkings were scored
+    for var in ("OPENAI_BASE_URL", "OPENAI_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    seen: list[tuple[str, str]] = []
+    s = Settings(chunkers=("recursive-1100", "whole", "llm-regex+pp"), candidates=("recursive-1100", "whole"),
+                 coref="none")
+    r = analyze(doc, s, resources, progress=lambda st, f, m: seen.append((st, m)))
+    assert r.get("llm-regex+pp").status == "skipped"
+    structure = [m for st, m in seen if st == "structure"]
+    i = structure.index("llm-regex+pp")
+    assert structure[i + 1:i + 3] == ["llm-regex+pp skipped (no LLM endpoint configured)", "SC and BI of 2 chunking(s)"]

@@ -175,6 +175,8 @@ def analyze(doc: Document, settings: Settings | None = None, resources: Resource
             timings["chunk"] += max(0.0, cr.seconds - model_s)
             results[i] = cr
             out.append(cr)
+            if not cr.ok:  # did not run: say so, rather than leave its id up as if it were running
+                progress(stage, (done + k + 1) / max(1, of), f"{cid} {cr.status} ({cr.reason or 'no reason given'})")
         return out
 
     def score(stage: str, rs: list[ChunkingResult], found_of: Callable[[ChunkingResult], dict], reasons: dict) -> None:
@@ -304,6 +306,8 @@ def analyze(doc: Document, settings: Settings | None = None, resources: Resource
     early = ("ICC", "DCC") if rc_off else ("RC", "ICC", "DCC")
     for k, (part, later) in enumerate(phases):
         got = run_chunkings("structure", part, done=len(structural), of=len(by_stage[""]))
+        progress("structure", (len(structural) + len(got)) / max(1, len(by_stage[""])),
+                 f"SC and BI of {sum(1 for r in got if r.ok)} chunking(s)")
         for r in got:
             if r.ok:
                 r.metric_reasons.update({m: PENDING_REASON[m] for m in early})
