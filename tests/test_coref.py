@@ -103,6 +103,16 @@ def test_extraposed_it_is_not_paired_but_a_referring_it_is():
         assert all(pro.lower() != "it" for _, pro in resolved(text)), (text, resolved(text))
 
 
+def test_a_possessive_on_a_conjunct_refers_to_the_noun_it_is_coordinated_with():
+    """gmpl's manual: "This value is assigned to the parameter or its member" paired "its" with the subject "This
+    value" (the coordination made "the parameter" plural, so it did not agree with "its")."""
+    text = "The default attribute specifies a value. This value is assigned to the parameter or its member."
+    assert resolved(text) == [("the parameter", "its")]
+    assert ("motor vehicles", "their") in resolved("The Directive applies to motor vehicles and their trailers.")
+    # agreement still decides: a plural possessive does not take a singular noun
+    assert ("the parameter", "their") not in resolved("The users set the parameter and their defaults.")
+
+
 def test_non_english_document_has_no_pairs_and_says_why():
     fr = Document(name="fr", source_format="text", text=(
         "Le règlement européen sur l'intelligence artificielle est entré en vigueur le 1er août 2024. "
@@ -552,7 +562,7 @@ def test_quantifier_nouns_are_not_antecedents():
 @pytest.mark.parametrize("text, present, never", [
     # the highlighted entity is the mention, not the list item's label or the heading's markup
     ("(2) The principles apply to every controller. They are binding.\n\n"
-     "(ii) the level of protection and its scope.\n\n### · Caveats\n\nHere they are.",
+     "(ii) the level of protection; its scope.\n\n### · Caveats\n\nHere they are.",
      [("The principles", "They"), ("the level", "its"), ("Caveats", "they")], []),
     # a list label the tagger takes for a noun ("(v", "(c") is never an antecedent
     ("The item shall contain the following:\n\n(v) its name.", [], ["v", "(v"]),
