@@ -223,6 +223,20 @@ def test_inspector_selection(at):
     assert_escaped(html_text(at))
 
 
+def test_compare_keeps_its_chunkings_problem_kind_and_problem(at):
+    at.switch_page("pages/1_Compare.py").run()
+    at.multiselect(key="cs_cmp_sel").set_value(["sentence-5", "fixed-512"]).run()
+    at.radio(key="cs_cmp_kind").set_value("split pairs").run()
+    at.button(key="cs_next_problem").click().run()
+    info = at.info[0].value
+    assert info.startswith("Problem 2 of")
+    at.switch_page("app.py").run()
+    at.switch_page("pages/1_Compare.py").run()
+    no_trouble(at)
+    assert at.multiselect(key="cs_cmp_sel").value == ["sentence-5", "fixed-512"]
+    assert at.radio(key="cs_cmp_kind").value == "split pairs" and at.info[0].value == info
+
+
 def test_inspector_keeps_its_chunk_and_the_offset_jumped_to(at):
     at.switch_page("pages/2_Chunk_inspector.py").run()
     rec = at.dataframe[0].value  # the winner's chunks (recursive-1100+pp)

@@ -32,6 +32,7 @@ _WIDGETS = ("cs_sample", "cs_min_tokens", "cs_max_tokens", "cs_bi_tol", "cs_win_
             "cs_candidates", "cs_embedder", "cs_mode", "cs_backend", "cs_coref", "cs_llm_url", "cs_llm_model",
             "cs_target_model", "cs_target_limit", "cs_target_tokenizer",  # ui.limits: the user's embedding model
             "cs_insp_chunking", "cs_insp_no",  # the Chunk inspector's chunking and chunk
+            "cs_cmp_sel", "cs_cmp_kind", "cs_cmp_mode",  # Compare's chunkings, problem kind and view
             *(f"cs_w_{m}" for m in METRICS))
 
 
