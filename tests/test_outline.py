@@ -28,7 +28,8 @@ def test_outline_levels_promotes_bold_sub_sections_and_splits_run_together_title
     assert "```\n### **3.1 Package Maintainer's Duties**\n```" in out[1]  # nothing changes in code
     # no bookmark, after the bookmarked 3.1.1: a part of it, one level under, not its sibling
     assert out[1].endswith("##### **Not in the outline**")
-    assert stats == {"entries": 5, "relevelled": 1, "promoted": 1, "split": 1, "nested": 1}  # "### 3.1" was right
+    assert stats == {"entries": 5, "relevelled": 1, "promoted": 1, "split": 1, "nested": 1,
+                     "demoted": 0}  # "### 3.1" was right
     # every character of the page is kept: only heading marks and line breaks are added
     strip = lambda s: "".join(ch for ch in s if not ch.isspace() and ch != "#")  # noqa: E731
     assert [strip(a) for a in out] == [strip(b) for b in pages]
@@ -51,7 +52,7 @@ def test_a_bookmark_is_one_line_and_only_a_real_label_may_precede_it():
 def test_no_outline_or_a_damaged_one_changes_nothing():
     pages = ["### **1.1 Imports**\n\nText."]
     assert apply_outline(pages, []) == (pages, {"entries": 0, "relevelled": 0, "promoted": 0, "split": 0,
-                                                "nested": 0})
+                                                "nested": 0, "demoted": 0})
     assert apply_outline(pages, [["x", None], [1, "Imports", 99], [1, "ab", 1]])[0] == pages
 
 
@@ -96,6 +97,28 @@ def test_headings_without_a_bookmark_go_under_the_bookmarked_one_before():
     assert out[0] == pages[0]  # before the first bookmarked heading: as the converter wrote it
     assert "#### **A**" in out[2] and "#### **B**" in out[2] and "### **D.1 Index" in out[2]
     assert out[3] == pages[3] and stats["nested"] == 2  # a bookmarked heading and code are left alone
+
+
+def test_only_the_title_is_above_the_bookmarks_top_level_a_contents_heading_is_not():
+    """GLPK's manuals: the converter writes "# **Contents**" (set as large as a chapter) and a smaller
+    title; the bookmarks have the chapters at level 1 ("##") and no "Contents", so every heading path
+    began "Contents > Chapter 4 ...". A "#" before the first bookmark that is not the title (the first
+    heading, on the first page with text) becomes a sibling of the chapters."""
+    toc = [[1, "Introduction", 3], [2, "Linear programming problem", 3], [1, "Statements", 4],
+           [2, "Display statement", 4]]
+    pages = ["## **Modeling Language GNU MathProg**\n\n### Language Reference",
+             "# **Contents**\n\n1 Introduction . . . . . 3\n\n# **Preface**\n\nText.",
+             "## **Chapter 1** **Introduction**\n\n### **1.1 Linear programming problem**\n\nText.",
+             "# **Chapter 4** **Statements**\n\n**4.8 Display statement**\n\nText."]
+    out, stats = apply_outline(pages, toc)
+    assert out[0] == pages[0]
+    assert out[1] == "## **Contents**\n\n1 Introduction . . . . . 3\n\n## **Preface**\n\nText."
+    assert out[3].startswith("## **Chapter 4** **Statements**\n\n### **4.8 Display statement**")
+    assert stats["demoted"] == 2
+    # a title page's "#" (the first heading, first page with text, layout comments aside) stays the title
+    titled = ["<!-- PageHeader: draft -->", "# **GNU MathProg**\n\n# **Contents**"] + pages[2:]
+    out, stats = apply_outline(titled, toc)
+    assert out[1] == "# **GNU MathProg**\n\n## **Contents**" and stats["demoted"] == 1
 
 
 def test_two_letter_bookmarks_and_a_title_over_two_lines():

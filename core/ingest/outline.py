@@ -14,7 +14,8 @@ spacing and a hyphenated line break do not matter) and:
 - splits a heading that is two outline titles run together (a chapter and its first section) in
   two headings, and joins a title written as two heading lines ("Part I" / "Gnuplot");
 - puts a heading that matches no entry one level under the matched heading before it, when it
-  would otherwise close that section (``_nest``; headings before the first match stay).
+  would otherwise close that section (``_nest``; headings before the first match stay, except that
+  only the title may be ``#``: a "# Contents" becomes a sibling of the chapters, not their parent).
 
 Only ``#`` marks and line breaks are added or removed: every character of the page is kept, so
 page boxes still map.
@@ -148,9 +149,11 @@ def _retitle(line: str, entries: list[tuple[int, str]], stats: dict[str, int], a
 def apply_outline(pages: list[str], toc: list[list[Any]]) -> tuple[list[str], dict[str, int]]:
     """The pages with their headings levelled by the outline (see the module doc), and counts:
     ``entries`` (outline titles on the document's pages), ``relevelled``, ``promoted``, ``split``,
-    ``nested`` (headings without a bookmark put under the bookmarked one before them, see ``_nest``)."""
+    ``nested`` (headings without a bookmark put under the bookmarked one before them, see ``_nest``),
+    ``demoted`` (a ``#`` before the first bookmarked heading that is not the title, made ``##``)."""
     entries = outline_entries(toc, len(pages))
-    stats = {"entries": sum(map(len, entries.values())), "relevelled": 0, "promoted": 0, "split": 0, "nested": 0}
+    stats = {"entries": sum(map(len, entries.values())), "relevelled": 0, "promoted": 0, "split": 0, "nested": 0,
+             "demoted": 0}
     if not entries:
         return pages, stats
     out: list[list[str]] = []
@@ -229,18 +232,29 @@ def _nest(pages: list[list[str]], matched: set[tuple[int, int]], stats: dict[str
     """A heading the bookmarks do not list, after a bookmarked one, is a part of that section: put
     it one level under it when it would close it (Bash's manual: the index letters "### A", "### B"
     after "### D.1 Index of Shell Builtin Commands" took its place in every heading path). Headings
-    before the first bookmarked one (a title page) stay as they are."""
+    before the first bookmarked one (a title page, a table of contents) keep their level, but only the
+    document's title may be ``#``, above the bookmarks' top level (``##``): the first heading, on the
+    first page with text. Any other ``#`` there becomes ``##`` (``demoted``): GLPK's manuals set
+    "Contents" as large as a chapter, and "# Contents" had every chapter under it."""
     last: int | None = None
+    first_page = next((k for k, lines in enumerate(pages) if any(alnum(x) for x in lines
+                                                                 if not x.lstrip().startswith("<!--"))), 0)
+    seen = False  # a heading came before this one
     for k, lines in enumerate(pages):
         for i in _lines_outside_code(lines):
             heads = [m for m in (_HEADING.match(part.strip()) for part in lines[i].split("\n\n")) if m]
             if not heads:
                 continue
+            title = not seen and k == first_page
+            seen = True
             if (k, i) in matched:
                 last = len(heads[-1].group(1))
             elif last is not None and len(heads[-1].group(1)) <= last:
                 lines[i] = f"{'#' * min(6, last + 1)} {heads[-1].group(2)}"
                 stats["nested"] += 1
+            elif last is None and len(heads[-1].group(1)) == 1 and not title:
+                lines[i] = f"## {heads[-1].group(2)}"
+                stats["demoted"] += 1
 
 
 # ------------------------------------------------------------------ slide decks
