@@ -107,6 +107,7 @@ def _clean_title(raw: str) -> str:
     t = (raw or "").strip()
     t = re.sub(r"[ \t]+#+$", "", t)  # closing hashes
     t = t.replace("**", "")
+    t = re.sub(r"~~([^~\n]+)~~", r"\1", t)  # a PDF converter's strike-through (health warns of it)
     # __strong__, _emphasis_ and *emphasis* only where CommonMark sees emphasis: never inside a word
     # (snake__case, file_name); a PDF's italic title comes as "_1._ _Citations_"
     t = re.sub(r"(?<![\w_])__(?=[^_\s])(.+?)(?<=[^_\s])__(?![\w_])", r"\1", t)

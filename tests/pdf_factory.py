@@ -226,3 +226,32 @@ def make_framed_pdf(pages: int = 2) -> bytes:
         page.insert_text((60, 298), "Section on interpreters", fontsize=12)
         page.insert_textbox(pymupdf.Rect(60, 320, 550, 560), LOREM * 2, fontsize=11)
     return _save(doc)
+
+
+def make_underscore_rules_pdf() -> bytes:
+    """LaTeX's ``\\_`` (OT1): identifiers whose underscores are short rules on the baseline between the words
+    ("glp", rule, "create", rule, "graph"; in the body at y=140 and in a heading at y=100); and a heading,
+    "Legacy routines", with a real line drawn through its middle (struck through)."""
+    doc = pymupdf.open()
+    page = doc.new_page()
+
+    def identifier(x: float, y: float, parts: list[str], size: float) -> float:
+        rule = 0.33 * size
+        for n, part in enumerate(parts):
+            page.insert_text((x, y), part, fontsize=size)
+            x += pymupdf.get_text_length(part, fontsize=size)
+            if n + 1 < len(parts):
+                page.draw_line((x, y - 0.2), (x + rule, y - 0.2), width=0.4)
+                x += rule
+        return x
+
+    x = identifier(72, 100, ["1.2.1 glp", "create", "graph"], 16)
+    page.insert_text((x + 4, 100), "creates a graph", fontsize=16)
+    x = identifier(72, 140, ["Call glp", "create", "graph"], 10)
+    page.insert_text((x + 3, 140), "first, then add vertices.", fontsize=10)
+    page.insert_textbox(pymupdf.Rect(72, 150, 520, 300), LOREM * 3, fontsize=10)
+    page.insert_text((72, 330), "Legacy routines", fontsize=16)
+    width = pymupdf.get_text_length("Legacy routines", fontsize=16)
+    page.draw_line((72, 330 - 0.3 * 16), (72 + width, 330 - 0.3 * 16), width=1)
+    page.insert_textbox(pymupdf.Rect(72, 345, 520, 500), LOREM * 3, fontsize=10)
+    return _save(doc)

@@ -6,7 +6,7 @@ import json
 import textwrap
 
 import pytest
-from pdf_factory import make_pdf
+from pdf_factory import make_pdf, make_underscore_rules_pdf
 
 from chunkscope.document import Document
 from chunkscope.ingest import IngestError, load_bytes, load_document
@@ -314,6 +314,34 @@ def test_underline_and_highlight_tags_are_not_text():
     doc = load_bytes(pdf.tobytes(), "underlined.pdf")
     assert "Underlined words here" in doc.text and "<u>" not in doc.text
     assert _tidy("**<mark>What</mark>** **<mark>is</mark>** x<sup>2</sup>") == "**What** **is** x<sup>2</sup>"
+
+
+def test_underscores_drawn_as_rules_are_underscores_not_strike_through():
+    """LaTeX's ``\\_`` is a rule on the baseline, not a character: the text layer has a gap there, and the
+    converter struck out the letter the rule touched (GLPK's graphs.pdf: "glp ~~c~~ reate ~~g~~ raph", 677
+    "~~"). The identifier reads as printed; a real line through a heading is kept in the text, left out of
+    its title, and the health report says so."""
+    doc = load_bytes(make_underscore_rules_pdf(), "underscores.pdf")
+    assert "Call glp_create_graph first, then add vertices." in doc.text
+    assert doc.headings[0].title == "1.2.1 glp_create_graph creates a graph"
+    assert doc.text.count("~~") == 2 and "~~Legacy routines~~" in doc.text  # the real one stays in the text
+    assert [h.title for h in doc.headings] == ["1.2.1 glp_create_graph creates a graph", "Legacy routines"]
+    health = doc.meta["health"]
+    assert health["pages"][0]["struck"] == 1 and health["totals"]["struck"] == 1
+    assert any("struck through" in w for w in health["warnings"])
+    # the "_" has no ink of its own: every word still gets its box on the page
+    assert health["coverage"] == 1.0
+
+
+def test_underscore_restore_fills_only_the_rules_gaps():
+    from chunkscope.ingest.underscores import restore
+
+    rules = [("glp", "vertex", (0, 0, 1, 1)), ("(glp", "create", (0, 0, 1, 1)), ("create", "graph);", (0, 0, 1, 1)),
+             ("v", "size", (0, 0, 1, 1)), ("no", "match", (0, 0, 1, 1))]
+    md = "**Structure** **glp** **vertex** and (glp create graph); 0 _≤_ _v_ _size_; no  match, glp vertex"
+    assert restore(md, rules) == (
+        "**Structure** **glp_vertex** and (glp_create_graph); 0 _≤_ _v_size_; no  match, glp vertex", 4)
+    assert restore("glpx create", [("glp", "create", (0, 0, 1, 1))]) == ("glpx create", 0)  # whole words only
 
 
 def test_a_page_number_the_converter_put_between_the_columns_is_a_running_line():

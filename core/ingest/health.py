@@ -4,7 +4,7 @@ Computed at ingest (``chunkscope.ingest.pdf``) and kept in ``Document.meta["heal
 
     {"pages": [{"page": 1, "chars": 1834, "image_coverage": 0.0, "no_text": false,
                 "running": ["header: chapter + page number"], "hyphenated": 2,
-                "tables_detected": 1, "tables_markdown": 1, "table_captions": 1, "order_jumps": 0,
+                "tables_detected": 1, "tables_markdown": 1, "table_captions": 1, "struck": 0, "order_jumps": 0,
                 "coverage": 0.998, "missing_letters": 0, "letters": 1502, "rotation": 0, "words": 310,
                 "warnings": [...]}, ...],
      "coverage": 0.997, "mapped": 13991, "mappable": 13999,
@@ -20,6 +20,7 @@ import re
 from typing import Any, Iterable, Sequence
 
 _TABLE_SEP = re.compile(r"^\|[-:| ]+\|$", re.M)
+_STRUCK = re.compile(r"~~[^~\n]+~~")  # the converter's strike-through markup
 _FRAGMENTS = 3000  # words on one page above which extraction is suspect (drawn text, kerning)
 _JUMPS = 3  # upward jumps in the extracted order above which columns/order are suspect
 
@@ -162,6 +163,7 @@ def pdf_health(pdf, page_texts: Sequence[str], tables: Sequence[int], running: A
             p["tables_detected"] = int(tables[k]) if k < len(tables) else 0
             p["tables_markdown"] = len(_TABLE_SEP.findall(text))
             p["table_captions"] = len(_TABLE_CAPTION.findall(md))
+            p["struck"] = len(_STRUCK.findall(md))
             p["order_jumps"] = order_jumps(runs_by_page.get(no, []), float(info[1]))
             if geometry is not None and k < len(geometry.page_coverage):
                 m, n = geometry.page_coverage[k]
@@ -186,6 +188,11 @@ def pdf_health(pdf, page_texts: Sequence[str], tables: Sequence[int], running: A
                     f"{p['table_captions']} table caption(s), {p['tables_markdown']} Markdown table(s): a table the converter "
                     "did not detect (no vertical rules, as in most journals) comes out as lines of text, which Block "
                     "Integrity cannot see as a table")
+            if p["struck"]:
+                p["warnings"].append(
+                    f"{p['struck']} run(s) of text marked struck through (~~…~~): a line drawn through the text, or a "
+                    "line the converter took for one (a square root's bar, a figure's lines); heading titles leave "
+                    "the marks out")
             if p["order_jumps"] >= _JUMPS:
                 p["warnings"].append(f"extracted order jumps around the page {p['order_jumps']} times (columns?)")
             if p.get("letters", 0) >= _MISSING_MIN and p["missing_letters"] > _MISSING * p["letters"]:
@@ -200,7 +207,7 @@ def pdf_health(pdf, page_texts: Sequence[str], tables: Sequence[int], running: A
         pages.append(p)
     totals = {key: sum(int(p.get(key) or 0) for p in pages)
               for key in ("chars", "hyphenated", "tables_detected", "tables_markdown", "missing_letters",
-                          "letters")}
+                          "letters", "struck")}
     totals["running_lines"] = sum(len(p.get("running", [])) for p in pages)
     totals["no_text_pages"] = sum(1 for p in pages if p.get("no_text"))
     out: dict[str, Any] = {"pages": pages, "warnings": warnings, "totals": totals}

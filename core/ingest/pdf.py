@@ -22,7 +22,7 @@ from typing import Any, Sequence
 
 from chunkscope.blocks import build_blocks, join_continued
 from chunkscope.document import Document, Span
-from chunkscope.ingest import pdfmap
+from chunkscope.ingest import pdfmap, underscores
 from chunkscope.ingest.errors import IngestError
 from chunkscope.ingest.markup import alnum, plain
 from chunkscope.ingest.outline import apply_outline, is_deck, numbered_titles, slide_titles
@@ -596,6 +596,20 @@ def _sideways(page) -> bool:
     return count[1] > count[0]
 
 
+def _hide_underscore_rules(doc, words: list[list[tuple]] | None, infos: list[tuple]) -> dict[int, list]:
+    """Underscores drawn as rules (LaTeX's, texinfo's ``\\_``) taken off the upright pages before they are
+    converted, so the converter strikes no letter out for them: ``{page index: rules}``, for
+    ``underscores.restore`` to write the ``_`` back into the Markdown."""
+    out: dict[int, list] = {}
+    for k, page in enumerate(doc):
+        if int(infos[k][2]) % 360:
+            continue
+        found = underscores.underscore_rules(page, words[k] if words is not None else pdfmap.page_words(page))
+        if found and underscores.hide_rules(page, found):
+            out[k] = found
+    return out
+
+
 def _page_list(pages: list[int]) -> str:
     """"page 3" / "pages 1-4, 7" (consecutive pages as ranges)."""
     spans: list[list[int]] = []
@@ -623,8 +637,11 @@ def load_pdf_bytes(data: bytes, filename: str, name: str, *, running: str = "mar
         infos = [pdfmap.page_info(page) for page in doc]
         words = [pdfmap.page_words(page) for page in doc] if geometry else None
         tops = [_edge_lines(w, info) for w, info in zip(words, infos)] if words is not None else None
+        rules = _hide_underscore_rules(doc, words, infos)
         raw_pages, warnings, tables = _page_markdown(doc)
         _recover_lost_text(doc, raw_pages, words, infos, warnings, tables)
+        for k, found in rules.items():
+            raw_pages[k] = underscores.restore(raw_pages[k], found)[0]
         meta = {
             "page_count": doc.page_count,
             "pdf_title": (doc.metadata or {}).get("title") or "",
