@@ -117,10 +117,10 @@ def _clean_title(raw: str) -> str:
 
 
 def _is_pipe_table_start(lines, i: int) -> bool:
-    s = lines[i][2].strip()
-    if s.startswith("|") and s.count("|") >= 2:
-        return True
-    return "|" in s and i + 1 < len(lines) and bool(_DELIM_ROW.match(lines[i + 1][2]))
+    """A pipe table starts here: a row with "|" over a delimiter row (``|---|---|``), as GFM has it. Rows of
+    pipes without one are text: the converter's debris of a figure drawn with lines and letters
+    ("| <sup>|||||||</sup>", "|| 11": 11 of graphs.pdf's 12 "tables")."""
+    return "|" in lines[i][2] and i + 1 < len(lines) and bool(_DELIM_ROW.match(lines[i + 1][2]))
 
 
 def _starts_construct(lines, i: int, markdown: bool) -> bool:

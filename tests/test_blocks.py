@@ -108,6 +108,18 @@ def test_tables_figures_code_and_layout():
     assert blocks[4][1].startswith("```python") and blocks[4][1].endswith("```\n\n")
 
 
+def test_rows_of_pipes_without_a_delimiter_row_are_no_table():
+    """GLPK's graphs.pdf: the converter wrote its figures (drawn with lines and letters) as lines of pipes,
+    "| <sup>|||||||</sup>", "|| 11", and 11 of the document's 12 "table" blocks were that debris. Only rows
+    over a delimiter row are a table (GFM); the others are text, and do not cut the paragraph they are in."""
+    text = ("| <sup>|||||||</sup>\n\n|| <sup>B</sup>\nmm 5 | 6\n\n"
+            f"Text before the figure\n| .|\n| . |\n/ | / |\n\n|Job|Time|\n|---|---|\n|A|3|\n\n{LONG}\n")
+    blocks, _ = kinds_and_texts(text)
+    assert [k for k, _ in blocks] == ["group", "table", "paragraph"]
+    assert blocks[0][1].startswith("| <sup>") and "Text before the figure\n| .|" in blocks[0][1]
+    assert blocks[1][1] == "|Job|Time|\n|---|---|\n|A|3|\n\n"
+
+
 def test_heading_before_table_and_heading_not_joined_across_layout():
     text = "## Rates\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n## Alone\n\n<!-- PageBreak -->\n\nText.\n"
     blocks, _ = kinds_and_texts(text)
