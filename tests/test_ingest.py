@@ -336,12 +336,42 @@ def test_underscores_drawn_as_rules_are_underscores_not_strike_through():
 def test_underscore_restore_fills_only_the_rules_gaps():
     from chunkscope.ingest.underscores import restore
 
-    rules = [("glp", "vertex", (0, 0, 1, 1)), ("(glp", "create", (0, 0, 1, 1)), ("create", "graph);", (0, 0, 1, 1)),
-             ("v", "size", (0, 0, 1, 1)), ("no", "match", (0, 0, 1, 1))]
+    box = (0, 0, 1, 1)
+    rules = [("glp", "vertex", box, 0), ("(glp", "create", box, 0), ("create", "graph);", box, 0),
+             ("v", "size", box, 0), ("no", "match", box, 0)]
     md = "**Structure** **glp** **vertex** and (glp create graph); 0 _≤_ _v_ _size_; no  match, glp vertex"
     assert restore(md, rules) == (
         "**Structure** **glp_vertex** and (glp_create_graph); 0 _≤_ _v_size_; no  match, glp vertex", 4)
-    assert restore("glpx create", [("glp", "create", (0, 0, 1, 1))]) == ("glpx create", 0)  # whole words only
+    assert restore("glpx create", [("glp", "create", box, 0)]) == ("glpx create", 0)  # whole words only
+    # the gap filled is the rule's own: the second "set name" of the page, not the first
+    assert restore("Call set name.\n\nThen call set name.", [("set", "name.", box, 1)]) == (
+        "Call set name.\n\nThen call set_name.", 1)
+    assert restore("set name, set name", [("set", "name", box, 1), ("set", "name,", box, 0)])[0] == "set_name, set_name"
+    assert restore("set name", [("set", "name", box, 3)]) == ("set name", 0)  # a gap the page does not have
+
+
+def test_underlined_words_are_not_joined_by_underscores():
+    """ulem's ``\\uline`` draws a rule under every word and under every space between them: the short rule under
+    a space touches both words like a ``\\_``, but the words are underlined too, so nothing is joined."""
+    import pymupdf
+
+    pdf = pymupdf.open()
+    page = pdf.new_page()
+    page.insert_textbox(pymupdf.Rect(72, 60, 520, 200), "Lorem ipsum dolor sit amet, consectetur elit. " * 12,
+                        fontsize=10)
+    x, y = 72.0, 230.0
+    page.insert_text((x, y), "Please", fontsize=10)
+    x += pymupdf.get_text_length("Please ", fontsize=10)
+    words = "see the user manual".split()
+    for n, w in enumerate(words):  # a rule under the word, then one under the space after it
+        page.insert_text((x, y), w, fontsize=10)
+        for part in [w] + ([" "] if n + 1 < len(words) else []):
+            width = pymupdf.get_text_length(part, fontsize=10)
+            page.draw_rect(pymupdf.Rect(x, y + 1.8, x + width, y + 2.2), color=None, fill=(0, 0, 0), width=0)
+            x += width
+    page.insert_text((x, y), " for details.", fontsize=10)
+    doc = load_bytes(pdf.tobytes(), "underlined.pdf")
+    assert "Please see the user manual for details." in doc.text
 
 
 def test_a_page_number_the_converter_put_between_the_columns_is_a_running_line():
