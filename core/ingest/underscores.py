@@ -71,7 +71,7 @@ def underscore_rules(page: Any, words: Sequence[Sequence[Any]]) -> list[Rule]:
         boxes = [r for kind, r in page.get_bboxlog() if "path" in kind]
     except Exception:
         return []
-    thin = [tuple(map(float, r)) for r in boxes if r[3] - r[1] <= _THIN and r[2] > r[0]]
+    thin = [(float(r[0]), float(r[1]), float(r[2]), float(r[3])) for r in boxes if r[3] - r[1] <= _THIN and r[2] > r[0]]
     by_end = sorted(range(len(words)), key=lambda i: float(words[i][2]))  # words by right edge, then left
     ends = [float(words[i][2]) for i in by_end]
     by_start = sorted(range(len(words)), key=lambda i: float(words[i][0]))
