@@ -464,6 +464,14 @@ def _that_clause(clause: Any) -> bool:
     return any(c.tag_ == "IN" and c.lower_ in ("that", "whether", "if") for c in clause.children)
 
 
+def _content_clause(clause: Any) -> bool:
+    """A "that" clause with a subject of its own that the parser took for a relative clause ("the case that
+    costs rose": "that" tagged WDT, the object of "rose"). After a noun "it" can stand for, that is the
+    clause "it" stands for ("it is the case that ...")."""
+    return any(c.lower_ == "that" and c.tag_ == "WDT" and c.dep_ not in SUBJECT_DEPS for c in clause.children) \
+        and any(c.dep_ in SUBJECT_DEPS and c.lower_ != "that" for c in clause.children)
+
+
 def _extraposing(noun: Any) -> bool:
     """The attribute noun of "it is/remains ..." is one whose "that" clause "it" can stand for: its own word or a
     noun of its "of" phrase ("a point of contention", "a matter of debate") is in ``_EXTRAPOSING_NOUNS``."""
@@ -510,7 +518,7 @@ def _pleonastic(tok: Any) -> bool:
             if c.dep_ in {"acomp", "attr"} and any(g.dep_ in {"xcomp", "ccomp"} for g in c.children):
                 return True
             if c.dep_ == "attr" and head.lower_ in _COPULAS and _extraposing(c) and any(
-                    g.dep_ in {"relcl", "acl", "ccomp"} and _that_clause(g) for g in c.children):
+                    g.dep_ in {"relcl", "acl", "ccomp"} and (_that_clause(g) or _content_clause(g)) for g in c.children):
                 return True  # "it remains a point of contention that ..." (the parser hangs the clause on the noun)
         if head.lower_ in _EVALUATIVE and any(c.dep_ == "ccomp" and _that_clause(c) for c in head.children) \
                 and not any(c.dep_ in ("dobj", "dative") for c in head.children) \
