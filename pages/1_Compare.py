@@ -16,7 +16,7 @@ from chunkscope.blocks import KIND_NOTES, kind_word
 from chunkscope.ingest.health import blame
 from chunkscope.present import figures, highlight, paging
 from ui import limits
-from ui.analysis import keep_state
+from ui.analysis import keep_state, widget_default
 from ui.common import counted, counted_pairs, guard, md_escape, scroll_to_here
 from ui.overview import radar_ids, swatch
 from ui.page import require_report
@@ -60,7 +60,7 @@ def main() -> None:
     if any(i not in ok_ids for i in st.session_state.get("cs_cmp_sel", [])):
         st.session_state.pop("cs_cmp_sel", None)
     sel = st.multiselect("Chunkings side by side (up to 3; the winner and the runner-up first)", ok_ids,
-                         default=radar_ids(report), max_selections=3, key="cs_cmp_sel")
+                         default=widget_default("cs_cmp_sel", radar_ids(report)), max_selections=3, key="cs_cmp_sel")
     if not sel:
         st.info("Pick at least one chunking.")
         return

@@ -223,7 +223,7 @@ def test_inspector_selection(at):
     assert_escaped(html_text(at))
 
 
-def test_compare_keeps_its_chunkings_problem_kind_and_problem(at):
+def test_compare_keeps_its_chunkings_problem_kind_and_problem(at, caplog):
     at.switch_page("pages/1_Compare.py").run()
     at.multiselect(key="cs_cmp_sel").set_value(["sentence-5", "fixed-512"]).run()
     at.radio(key="cs_cmp_kind").set_value("split pairs").run()
@@ -235,6 +235,26 @@ def test_compare_keeps_its_chunkings_problem_kind_and_problem(at):
     no_trouble(at)
     assert at.multiselect(key="cs_cmp_sel").value == ["sentence-5", "fixed-512"]
     assert at.radio(key="cs_cmp_kind").value == "split pairs" and at.info[0].value == info
+    # a kept value and a default together make Streamlit warn (and log a stack trace)
+    assert not [r for r in caplog.records if "created with a default value" in r.getMessage()]
+
+
+def test_a_new_document_opens_compare_and_the_inspector_on_its_own_places(at):
+    at.switch_page("pages/1_Compare.py").run()
+    default = at.multiselect(key="cs_cmp_sel").value  # the winner and the runner-up
+    at.multiselect(key="cs_cmp_sel").set_value(["sentence-5"]).run()
+    at.switch_page("pages/2_Chunk_inspector.py").run()
+    at.number_input(key="cs_insp_no").set_value(3).run()
+    at.switch_page("app.py").run()
+    other = sample_markdown().replace("policy", "guideline").replace("data", "records")
+    at.sidebar.file_uploader(key="cs_upload").upload("other.md", other.encode(), "text/markdown").run()
+    at.button(key="cs_analyze").click().run()
+    no_trouble(at)
+    at.switch_page("pages/1_Compare.py").run()
+    no_trouble(at)
+    assert at.multiselect(key="cs_cmp_sel").value == default  # not the last document's pick
+    at.switch_page("pages/2_Chunk_inspector.py").run()
+    assert at.number_input(key="cs_insp_no").value == 1
 
 
 def test_inspector_keeps_its_chunk_and_the_offset_jumped_to(at):
@@ -370,6 +390,10 @@ def test_highlight_escapes_and_marks_problems():
                              diagnostics={"BI": {"broken": [{"block": "?"}, 3]}, "RC": "junk"})
     p = highlight.Problems.of(damaged)
     assert p.broken == [] and p.split == [] and p.positions("size", damaged) == []
+    # a "held_by" that names no chunk of the chunking (-1, out of range, not a number) is dropped, not shown
+    odd = ChunkingResult("x", "x", {}, True, "ok", chunks=[ChunkRow(0, 5, 1), ChunkRow(3, 9, 1)], diagnostics={
+        "BI": {"broken": [{"block": [0, 9], "boundary": 3, "held_by": h} for h in (-1, 2, "1", True, 1)]}})
+    assert [x.get("held_by") for x in highlight.Problems.of(odd).broken] == [None, None, None, None, 1]
 
 
 def test_winner_summary_warns_on_degenerate_wins():

@@ -43,6 +43,20 @@ def keep_state() -> None:
             st.session_state[k] = st.session_state[k]
 
 
+# the places Compare and the Chunk inspector keep across pages: they belong to one document
+_PLACES = ("cs_cmp_sel", "cs_cmp_kind", "cs_cmp_mode", "cs_cmp_view", "cs_cmp_view_for", "cs_cmp_pi", "cs_cmp_sig",
+           "cs_insp_chunking", "cs_insp_no", "cs_insp_pos", "cs_insp_offset")
+
+
+def forget_places_of_other_documents(doc: Any) -> None:
+    """A new document opens Compare on its own winner and runner-up and the inspector on its first chunk,
+    not on the chunkings and problem picked for the last one (call before the page's widgets)."""
+    if st.session_state.get("cs_places_for") != doc.fingerprint:
+        for k in _PLACES:
+            st.session_state.pop(k, None)
+        st.session_state["cs_places_for"] = doc.fingerprint
+
+
 def seed_from_query() -> list[str]:
     """Settings from the page address, once per session: ``?chunkers=a,b&candidates=a&coref=none
     &mode=composed&min_tokens=100&max_tokens=1100`` (a shareable link to a configuration; the

@@ -6,7 +6,13 @@ import streamlit as st
 
 from chunkscope.document import Document
 from chunkscope.report import Report
-from ui.analysis import current_report, latest_report, provisional_banner, settings_sidebar
+from ui.analysis import (
+    current_report,
+    forget_places_of_other_documents,
+    latest_report,
+    provisional_banner,
+    settings_sidebar,
+)
 
 
 def _link_home() -> None:
@@ -32,6 +38,7 @@ def require_report() -> tuple[Document, Report]:
     from ui.common import md_escape
 
     doc = require_document()
+    forget_places_of_other_documents(doc)
     try:
         settings, problem = settings_sidebar()
     except Exception as exc:  # never a traceback: fall back to the last results
