@@ -158,7 +158,7 @@ def block_integrity(
     if len(js):
         inside = (np.searchsorted(bounds, hi[js], side="left") - first).tolist()
         ed, bl = edges.tolist(), bounds.tolist()
-        held = _held_by(pairs, edges[js], edges[js + 1]) if _overlapping(pairs) else [None] * len(js)
+        held = _held_by(pairs, lo[js], hi[js]) if _overlapping(pairs) else [None] * len(js)  # as BI sees it
         for j, i, n_inside, whole in zip(js.tolist(), first.tolist(), inside, held):
             chunk, side = owners[i]
             broken.append({
