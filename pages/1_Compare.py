@@ -31,11 +31,11 @@ MAX_FOCUS = 6000  # a huge broken block is shown from its start up to this many 
 
 
 def _step(n: int, delta: int) -> None:
-    """◀ / ▶: move to the previous / next problem (wrapping) and show its surroundings."""
+    """◀ / ▶: move to the previous / next problem (wrapping), in the view shown (its surroundings, or the
+    page holding it)."""
     if n:
         i = st.session_state.get("cs_cmp_pi", -1)
         st.session_state["cs_cmp_pi"] = (i + delta) % n if i >= 0 else (0 if delta > 0 else n - 1)
-        st.session_state["cs_cmp_mode"] = "around the current problem"
 
 
 def _focus_range(text: str, a: int, b: int) -> tuple[int, int]:
@@ -118,9 +118,8 @@ def main() -> None:
                    "· ◆ a boundary that splits an entity–pronoun pair · yellow line: the current problem. "
                    "Where the rows' ticks line up, the chunkings agree.")
 
-    if current is not None and mode.startswith("around"):
-        st.session_state.pop("cs_cmp_view_for", None)  # the next "whole page" opens this problem's page
-        a, b = a_view
+    line = None
+    if current is not None:
         cid, n = current[2], current[3]
         page = doc.page_of(here)
         where = f"page {page}, " if page else ""
@@ -144,7 +143,11 @@ def main() -> None:
             o = problems[cid].out_of_size[i]
             what = (f"**{md_escape(cid)}** chunk #{i + 1} has {chunkings[cid].chunks[i].tokens:,} tokens "
                     f"({o.get('kind', 'out of')}-size)")
-        st.info(f"Problem {pi + 1} of {len(items)} ({where}chars {current[0]:,}–{current[1]:,}): {what}.", icon="🎯")
+        line = f"Problem {pi + 1} of {len(items)} ({where}chars {current[0]:,}–{current[1]:,}): {what}."
+    if current is not None and mode.startswith("around"):
+        st.session_state.pop("cs_cmp_view_for", None)  # the next "whole page" opens this problem's page
+        a, b = a_view
+        st.info(line, icon="🎯")
     else:
         marks = {paging.view_index(views, at(it)) for it in items}
         if current is not None and st.session_state.get("cs_cmp_view_for") != (sig, pi):
@@ -157,6 +160,8 @@ def main() -> None:
         vi = st.selectbox("Part of the document", range(len(views)), format_func=lambda i: labels[i],
                           key="cs_cmp_view")
         a, b = views[vi].start, views[vi].end
+        if line and a <= here < b:
+            st.info(line, icon="🎯")  # ◀ / ▶ step through the problems page by page
         if kind == "split" and no_pairs:
             why = (report.coref or {}).get("reason") or "no coreference backend ran"
             st.caption(f"Split pairs are not computed for this document: {md_escape(why)}.")
@@ -216,17 +221,23 @@ def column(doc, report, cid, c, p: highlight.Problems, kinds, a: int, b: int, sh
             if here_b:
                 st.dataframe(pd.DataFrame([{
                     "block": f"#{x.get('index', 0) + 1}", "kind": kind_word(kinds[x["index"]]) if x.get("index") is not None
-                    and x["index"] < len(kinds) else "", "chars": f"{x['block'][0]:,}–{x['block'][1]:,}",
-                    "cut at": x["boundary"], "page": doc.page_of(x["boundary"]),
-                    "boundaries inside": x.get("boundaries_inside"), **held_column(x, here_b),
+                    and x["index"] < len(kinds) else "", **held_column(x, here_b),
+                    "chars": f"{x['block'][0]:,}–{x['block'][1]:,}", "cut at": x["boundary"],
+                    "page": doc.page_of(x["boundary"]), "boundaries inside": x.get("boundaries_inside"),
                     "blame": blame(doc, x["block"], x["boundary"]) or "chunker"}
                     for _, x in here_b]),
-                    hide_index=True, width="stretch")
+                    hide_index=True, width="stretch", column_config={
+                        "whole in": st.column_config.TextColumn(
+                            help="The chunk that holds the whole block (overlapping chunks); the cut still counts"),
+                        "blame": st.column_config.TextColumn(
+                            help="Who cut the block: the chunker, or the extraction (a running page header or "
+                                 "footer the PDF put in the middle of it)")})
             if here_s:
                 st.dataframe(pd.DataFrame([{
-                    "pair": f"P{n + 1}", "entity": doc.text[x["entity"][0]:x["entity"][1]].strip()[:80],
-                    "pronoun": doc.text[x["pronoun"][0]:x["pronoun"][1]].strip(), "cut at": x["boundary"],
-                    "page": doc.page_of(x["pronoun"][0])} | held_column(x, here_s) | _confidence(report, x) for n, x in here_s]),
+                    "pair": f"P{n + 1}", "pronoun": doc.text[x["pronoun"][0]:x["pronoun"][1]].strip(),
+                    **held_column(x, here_s), "entity": doc.text[x["entity"][0]:x["entity"][1]].strip()[:80],
+                    "cut at": x["boundary"], "page": doc.page_of(x["pronoun"][0])} | _confidence(report, x)
+                    for n, x in here_s]),
                     hide_index=True, width="stretch")
 
 

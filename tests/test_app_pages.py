@@ -180,8 +180,8 @@ def test_compare_every_column_marks_and_scrolls_to_the_problem(at):
     seen = set()
     for mode in ("around the current problem", "a whole page / part"):
         for _ in range(2):
-            at.radio(key="cs_cmp_mode").set_value(mode).run()  # (▶ goes back to the problem's surroundings)
-            info = at.info[0].value if mode.startswith("around") else ""
+            at.radio(key="cs_cmp_mode").set_value(mode).run()
+            info = at.info[0].value  # the problem line, in the whole page too
             body = html_text(at)
             marks = _here_marks(at)
             assert len(marks) == 3 and all(len(m) == 1 for m in marks), marks
@@ -195,6 +195,7 @@ def test_compare_every_column_marks_and_scrolls_to_the_problem(at):
             seen.add(place)
             at.button(key="cs_next_problem").click().run()
             no_trouble(at)
+            assert at.radio(key="cs_cmp_mode").value == mode  # ▶ stays in the view shown (page by page)
     assert len(seen) >= 2  # the markers moved with the problem
 
 

@@ -114,7 +114,7 @@ HIGHLIGHT_CSS = """
 .cs-ptag{font:700 10px sans-serif;color:var(--cs-pair-ink,#fff);background:var(--cs-pc);border-radius:3px;padding:0 3px;margin:0 2px;
   vertical-align:super}
 .cs-focus{box-shadow:0 0 0 3px #F0E442}
-.cs-here{font:700 10px sans-serif;color:#111;background:#F0E442;border-radius:3px;padding:0 4px;margin-right:3px;
+.cs-here{font:700 10px sans-serif;white-space:nowrap;color:#111;background:#F0E442;border-radius:3px;padding:0 4px;margin-right:3px;
   vertical-align:top}
 .cs-here.cs-here-same{color:inherit;background:transparent;box-shadow:inset 0 0 0 1.5px #F0E442}
 </style>
