@@ -113,6 +113,8 @@ def _clean_title(raw: str) -> str:
     t = re.sub(r"(?<![\w_])__(?=[^_\s])(.+?)(?<=[^_\s])__(?![\w_])", r"\1", t)
     t = re.sub(r"(?<![\w_])_(?=[^_\s])(.+?)(?<=[^_\s])_(?![\w_])", r"\1", t)
     t = re.sub(r"(?<![\w*])\*(?=[^*\s])(.+?)(?<=[^*\s])\*(?![\w*])", r"\1", t)
+    # a title wrapped at a hyphen ("Direct Color Re-** **placement"), not "pre- and post-processing"
+    t = re.sub(r"(?<=[A-Za-z]{2})- (?!(?:and|or|to|nor)\b)(?=[a-z]{2})", "", t)
     return t.strip()
 
 

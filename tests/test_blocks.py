@@ -31,6 +31,11 @@ def test_heading_titles_are_read_without_emphasis_marks():
     _, headings = kinds_and_texts(text)
     assert [h.title for h in headings] == ["I. INTRODUCTION", "1. Wide text (A level-3 head)",
                                            "Note on snake_case_name and x*y*z"]
+    # a title the PDF wrapped at a hyphen reads whole (Ghostscript's colour manual); a hyphen that stands for a
+    # shared part stays
+    _, headings = kinds_and_texts("### **8.3 Direct Color Re-** **placement**\n\nBody.\n\n"
+                                  "### Pre- and post-processing\n\nBody.\n")
+    assert [h.title for h in headings] == ["8.3 Direct Color Replacement", "Pre- and post-processing"]
 
 
 def test_heading_joins_following_body_and_headings_chain():
