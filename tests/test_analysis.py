@@ -402,3 +402,5 @@ def test_progress_says_what_runs_not_a_skipped_chunking(doc, resources, monkeypa
     structure = [m for st, m in seen if st == "structure"]
     i = structure.index("llm-regex+pp")
     assert structure[i + 1:i + 3] == ["llm-regex+pp skipped (no LLM endpoint configured)", "SC and BI of 2 chunking(s)"]
+    # the line that stays up while the embedding pass runs (the app shows the last one) names it too
+    assert structure[-1] == "2 chunkings ok; llm-regex+pp skipped (no LLM endpoint configured)"

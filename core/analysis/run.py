@@ -316,7 +316,13 @@ def analyze(doc: Document, settings: Settings | None = None, resources: Resource
         score("structure", got, lambda r: structure_metrics(doc, r, settings), {})
         structural += got
         if k == len(phases) - 1:
-            progress("structure", 1.0, f"{sum(1 for r in results if r is not None and r.ok)} chunkings ok")
+            # the line that stays up while the embedding pass runs also names what did not run, and why
+            groups: dict[tuple[str, str], list[str]] = {}
+            for r in results:
+                if r is not None and not r.ok:
+                    groups.setdefault((r.status, r.reason or "no reason given"), []).append(r.id)
+            progress("structure", 1.0, f"{sum(1 for r in results if r is not None and r.ok)} chunkings ok" + "".join(
+                f"; {', '.join(ids)} {status} ({why})" for (status, why), ids in groups.items()))
         snapshot("structure", early, later + by_stage["embedder"] + by_stage["llm"])
         start_threads()
 
