@@ -130,9 +130,7 @@ def _held_by(chunks: Sequence[tuple[int, int]], lo: Sequence[int], hi: Sequence[
     order = np.argsort(arr[:, 0], kind="stable")
     starts, ends = arr[order, 0], arr[order, 1]
     best = np.maximum.accumulate(ends)  # the farthest end among the chunks starting at or before each start
-    arg = np.zeros(len(ends), dtype=np.int64)
-    for k in range(1, len(ends)):  # index of that chunk
-        arg[k] = k if ends[k] >= ends[arg[k - 1]] else arg[k - 1]
+    arg = np.maximum.accumulate(np.where(ends == best, np.arange(len(ends)), 0))  # ... and which chunk that is
     idx = np.searchsorted(starts, np.asarray(lo, dtype=np.int64), side="right") - 1
     out: list[int | None] = []
     for i, h in zip(idx.tolist(), np.asarray(hi, dtype=np.int64).tolist()):

@@ -241,16 +241,11 @@ def column(doc, report, cid, c, p: highlight.Problems, kinds, a: int, b: int, sh
                     hide_index=True, width="stretch")
 
 
-def _held(x) -> int | None:
-    """The chunk that holds a cut block or a split pair whole (an overlapping chunking), from the diagnostics."""
-    h = x.get("held_by")
-    return h if isinstance(h, int) and not isinstance(h, bool) else None
-
-
 def held_note(x) -> str:
-    """For an overlapping chunking: the chunk that holds the problem whole, and that it is still counted (the
-    paper's BI and RC count every boundary inside, overlap or not)."""
-    h = _held(x)
+    """For an overlapping chunking: the chunk that holds the problem whole (``held_by``, checked by
+    ``highlight.Problems.of``), and that it is still counted (the paper's BI and RC count every boundary
+    inside, overlap or not)."""
+    h = x.get("held_by")
     if h is None:
         return ""
     return f" — chunk #{h + 1} holds it whole thanks to the overlap, but the paper's metric still counts the cut"
@@ -258,9 +253,9 @@ def held_note(x) -> str:
 
 def held_column(x, rows) -> dict[str, str]:
     """The "whole in" cell of a problem table: the chunk holding the problem whole; no column when none does."""
-    if all(_held(y) is None for _, y in rows):
+    if all(y.get("held_by") is None for _, y in rows):
         return {}
-    h = _held(x)
+    h = x.get("held_by")
     return {"whole in": f"#{h + 1}" if h is not None else ""}
 
 

@@ -28,12 +28,13 @@ from chunkscope.report import METRICS, Report
 REPORTS_KEY = "cs_reports"
 VARIANTS_KEY = "cs_variants"  # {name: {"chunker": id, "params": {...}}} promoted on the Tune page
 SETTINGS_KEY = "cs_settings_now"  # the sidebar's Settings of this run (None when invalid)
+# the Chunk inspector's chunking and chunk, Compare's chunkings, problem kind and view: kept across pages, for
+# one document (``forget_places_of_other_documents``)
+_PLACE_WIDGETS = ("cs_insp_chunking", "cs_insp_no", "cs_cmp_sel", "cs_cmp_kind", "cs_cmp_mode")
 _WIDGETS = ("cs_sample", "cs_min_tokens", "cs_max_tokens", "cs_bi_tol", "cs_win_tokens", "cs_win_step", "cs_chunkers",
             "cs_candidates", "cs_embedder", "cs_mode", "cs_backend", "cs_coref", "cs_llm_url", "cs_llm_model",
             "cs_target_model", "cs_target_limit", "cs_target_tokenizer",  # ui.limits: the user's embedding model
-            "cs_insp_chunking", "cs_insp_no",  # the Chunk inspector's chunking and chunk
-            "cs_cmp_sel", "cs_cmp_kind", "cs_cmp_mode",  # Compare's chunkings, problem kind and view
-            *(f"cs_w_{m}" for m in METRICS))
+            *_PLACE_WIDGETS, *(f"cs_w_{m}" for m in METRICS))
 
 
 def keep_state() -> None:
@@ -43,9 +44,9 @@ def keep_state() -> None:
             st.session_state[k] = st.session_state[k]
 
 
-# the places Compare and the Chunk inspector keep across pages: they belong to one document
-_PLACES = ("cs_cmp_sel", "cs_cmp_kind", "cs_cmp_mode", "cs_cmp_view", "cs_cmp_view_for", "cs_cmp_pi", "cs_cmp_sig",
-           "cs_insp_chunking", "cs_insp_no", "cs_insp_pos", "cs_insp_offset")
+# the places Compare and the Chunk inspector keep across pages (their widgets and their own state): one document's
+_PLACES = (*_PLACE_WIDGETS, "cs_cmp_view", "cs_cmp_view_for", "cs_cmp_pi", "cs_cmp_sig", "cs_insp_pos",
+           "cs_insp_offset")
 
 
 def forget_places_of_other_documents(doc: Any) -> None:

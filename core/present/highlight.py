@@ -36,10 +36,12 @@ class Problems:
         split = entries("RC", "split", lambda x: _span(x["entity"]) and _span(x["pronoun"])
                         and isinstance(x["boundary"], int))
         oos = entries("SC", "out_of_size", lambda x: isinstance(x["chunk"], int) and 0 <= x["chunk"] < len(c.chunks))
-        for x in broken + split:  # "held_by" names a chunk of this chunking, or it is dropped
+        def held_checked(x: dict[str, Any]) -> dict[str, Any]:  # "held_by" names a chunk of this chunking, or goes
             h = x.get("held_by")
-            if h is not None and not (type(h) is int and 0 <= h < len(c.chunks)):
-                x.pop("held_by")
+            ok = h is None or (type(h) is int and 0 <= h < len(c.chunks))
+            return x if ok else {k: v for k, v in x.items() if k != "held_by"}  # the report itself is not changed
+
+        broken, split = [held_checked(x) for x in broken], [held_checked(x) for x in split]
         return cls(broken=broken, split=split, out_of_size={o["chunk"]: o for o in oos},
                    pairs_checked=isinstance(d.get("RC"), dict))
 
