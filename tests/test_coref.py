@@ -342,6 +342,21 @@ def test_noun_chunks_from_tags_equal_spacys_noun_chunks():
     assert len(list(full.noun_chunks)) > 30
 
 
+def test_pipelines_multiply_through_numpy_and_give_blis_s_pairs():
+    from chunkscope.coref.heuristic import EXCLUDE
+    from chunkscope.nlp import english, set_matmul
+
+    nlp = english(EXCLUDE)
+    nodes = [n for _, pipe in nlp.pipeline for n in pipe.model.walk()]
+    assert nodes and all(getattr(n.ops, "use_blis", None) is False for n in nodes)
+    blis = english.__wrapped__(EXCLUDE)  # a copy of its own: the cached pipeline stays as it is
+    set_matmul(blis, use_blis=True)
+    assert all(n.ops.use_blis for _, pipe in blis.pipeline for n in pipe.model.walk())
+    pairs = resolve(WINDOW_TEXT, nlp)
+    assert len(pairs) > 5 and resolve(WINDOW_TEXT, blis) == pairs
+    assert english(EXCLUDE) is nlp and not nlp.get_pipe("parser").model.ops.use_blis
+
+
 def test_windows_parse_less_and_give_the_same_pairs():
     from chunkscope.coref.heuristic import LEGACY, RULES, _read_blocks, _segments
 

@@ -600,42 +600,42 @@ _PART_NAME = re.compile(r"^(?:introduction|conclusions?|(?:executive )?summary|o
 _SECTION_NUMBER = re.compile(r"^(?:\d{1,3}|[A-Z]|[IVXLC]{2,5})(?:\.(?:\d{1,3}|[A-Z]))*\.?$")
 
 
-def _section_number(tok: Any, nxt: Any) -> bool:
+def _section_number(tok: Any, nxt: Any, text: str) -> bool:
     """``tok`` numbers the section or paragraph its line opens: "## 4 International ...", "1 A federal
-    State ...", "# A. Model cards", "## A.2. How ...", "II. Scope" (a letter needs its dot: "I Think" is not)."""
+    State ...", "# A. Model cards", "## A.2. How ...", "II. Scope" (a letter needs its dot: "I Think" is not).
+    ``text``: the doc's text (``Doc.text`` joins every token again at each read)."""
     word = tok.text
-    if not (_SECTION_NUMBER.match(word) and _line_start(tok)):
+    if not (_SECTION_NUMBER.match(word) and _line_start(tok, text)):
         return False
     if not any(ch.isdigit() for ch in word) and not (word.endswith(".") or nxt.text == "."):
         return False
     return nxt.text[:1].isupper() or nxt.text == "."
 
 
-def _line_start(tok: Any) -> bool:
-    """Nothing but markup ("## ", "- ") before ``tok`` on its line."""
-    text = tok.doc.text
+def _line_start(tok: Any, text: str) -> bool:
+    """Nothing but markup ("## ", "- ") before ``tok`` on its line (``text``: its doc's text)."""
     line = text[text.rfind("\n", 0, tok.idx) + 1: tok.idx]
     return not any(ch.isalnum() for ch in line)
 
 
-def _mention_start(nc: Any) -> int:
+def _mention_start(nc: Any, text: str) -> int:
     """Where a noun chunk's mention starts in its doc: after leading space, punctuation and symbols
     ("###", "'", "·", ">"), a list item's label ("(2) The principles", "(ii) the level", "2) content"), a
     section or paragraph number opening its line ("## 4 International agreements", "1 A federal State")
-    and inline markup before its head ("<u>3Historically,</u> packages": "packages")."""
+    and inline markup before its head ("<u>3Historically,</u> packages": "packages"). ``text``: its doc's text."""
     toks = list(nc)
     k = 0
     while k < len(toks) - 1:
         t, nxt = toks[k], toks[k + 1]
         if not any(ch.isalnum() for ch in t.text) or t.tag_ == "WRB" or _is_label(t.text, nxt.text) \
-                or _section_number(t, nxt):  # WRB: "When\na variable" (the parser took the clause's "When" in)
+                or _section_number(t, nxt, text):  # WRB: "When\na variable" (the parser took the clause's "When" in)
             k += 1
         else:
             break
     start = int(toks[k].idx)
-    cut = nc.doc.text.rfind(">", start, nc.root.idx)  # inline markup ("<mark>Of</mark> fi <mark>cial ...")
+    cut = text.rfind(">", start, nc.root.idx)  # inline markup ("<mark>Of</mark> fi <mark>cial ...")
     if cut >= 0:
-        rest = nc.doc.text[cut + 1:nc.root.idx]
+        rest = text[cut + 1:nc.root.idx]
         start = cut + 1 + len(rest) - len(rest.lstrip())
     return start
 
@@ -660,6 +660,7 @@ def _whole_code(text: str, start: int, end: int) -> tuple[int, int]:
 
 
 def _candidates(sdoc: Any, offset: int, block: int, sent_base: int) -> tuple[list[_Cand], dict[int, int]]:
+    text = sdoc.text  # read once: ``Doc.text`` joins every token again at each read
     sent_of: dict[int, int] = {}
     for k, s in enumerate(sdoc.sents):
         for t in s:
@@ -684,13 +685,13 @@ def _candidates(sdoc: Any, offset: int, block: int, sent_base: int) -> tuple[lis
             continue  # "a number of reasons": a quantity
         if root.i and sdoc[root.i - 1].text == "(" and _ITEM_LABEL.match(root.text):
             continue  # "(v", "(c": a list item's label the tagger took for a noun
-        if root.i + 1 < len(sdoc) and _section_number(root, sdoc[root.i + 1]):
+        if root.i + 1 < len(sdoc) and _section_number(root, sdoc[root.i + 1], text):
             continue  # "## II. Scope": a section's number
         low = root.lower_
         plural = _plural(root)
         person = low in PERSON_NOUNS
         embedded = root.dep_ == "pobj" and root.head.dep_ == "prep" and root.head.head.tag_ in NOUN_TAGS
-        start, end = _whole_code(sdoc.text, _mention_start(nc), nc.end_char)
+        start, end = _whole_code(text, _mention_start(nc, text), nc.end_char)
         if end <= start:
             continue
         cands.append(_Cand(
