@@ -17,7 +17,7 @@ from chunkscope.ingest.health import blame
 from chunkscope.present import figures, highlight, paging
 from ui import limits
 from ui.analysis import keep_state, widget_default
-from ui.common import counted, counted_pairs, guard, md_escape, scroll_to_here
+from ui.common import MISSING, counted, counted_pairs, guard, md_escape, scroll_to_here
 from ui.overview import radar_ids, swatch
 from ui.page import require_report
 
@@ -122,7 +122,8 @@ def main() -> None:
     if current is not None:
         cid, n = current[2], current[3]
         page = doc.page_of(here)
-        where = f"page {page}, " if page else ""
+        # the page of "▶ here": where the cut falls (a block's characters may start pages before it)
+        where = (f"page {page}, " if kind == "size" else f"cut on page {page}, ") if page else ""
         if kind == "broken":
             x = problems[cid].broken[n]
             j = x.get("index", 0)
@@ -231,14 +232,14 @@ def column(doc, report, cid, c, p: highlight.Problems, kinds, a: int, b: int, sh
                             help="The chunk that holds the whole block (overlapping chunks); the cut still counts"),
                         "blame": st.column_config.TextColumn(
                             help="Who cut the block: the chunker, or the extraction (a running page header or "
-                                 "footer the PDF put in the middle of it)")})
+                                 "footer the PDF put in the middle of it)")}, **MISSING)
             if here_s:
                 st.dataframe(pd.DataFrame([{
                     "pair": f"P{n + 1}", "pronoun": doc.text[x["pronoun"][0]:x["pronoun"][1]].strip(),
                     **held_column(x, here_s), "entity": doc.text[x["entity"][0]:x["entity"][1]].strip()[:80],
                     "cut at": x["boundary"], "page": doc.page_of(x["pronoun"][0])} | _confidence(report, x)
                     for n, x in here_s]),
-                    hide_index=True, width="stretch")
+                    hide_index=True, width="stretch", **MISSING)
 
 
 def held_note(x) -> str:

@@ -18,7 +18,7 @@ from chunkscope.ingest.health import blame
 from chunkscope.present import figures, highlight
 from ui import limits
 from ui.analysis import keep_state, widget_default
-from ui.common import counted, guard, md_escape
+from ui.common import MISSING, counted, guard, md_escape
 from ui.overview import swatch
 from ui.page import require_report
 
@@ -55,13 +55,13 @@ def chunk_table(key: str, _doc, _c, lo: int, hi: int) -> pd.DataFrame:
         nb = cuts.get(ch.start, 0) + cuts.get(ch.end, 0)
         if nb:
             why = artefact.get(ch.start) or artefact.get(ch.end)
-            flags.append(f"✂ {nb} block cut" + (f" ({why})" if why else ""))
+            flags.append(f"✂ {counted(nb, 'block')} cut" + (f" ({why})" if why else ""))
         ns = splits.get(ch.start, 0) + splits.get(ch.end, 0)
         if ns:
-            flags.append(f"⛓ {ns} pair split")
+            flags.append(f"⛓ {counted(ns, 'pair')} split")
         rows.append({
             "#": i + 1, "tokens": ch.tokens, "pages": "–" if not pages else "–".join(map(str, dict.fromkeys(pages))),
-            "heading": path[-1].title[:60] if path else "", "cohesion": icc.get(i, float("nan")),  # blank, not "None"
+            "heading": path[-1].title[:60] if path else "", "cohesion": icc.get(i, float("nan")),  # "–" (MISSING)
             "flags": " ".join(flags),
             "starts with": " ".join(_doc.text[ch.start:ch.start + 90].split())[:80],
             "start": ch.start, "end": ch.end,
@@ -145,8 +145,10 @@ def main() -> None:
         tkey = f"cs_insp_table_{key[:12]}"
         st.dataframe(df, hide_index=True, width="stretch", height=min(260, 38 + 35 * len(df)), key=tkey, on_select=lambda: _picked(tkey),
                      selection_mode="single-row",
-                     column_config={"cohesion": st.column_config.NumberColumn(format="%.3f"),
-                                    "starts with": st.column_config.TextColumn(width="large")})
+                     column_config={"cohesion": st.column_config.NumberColumn(
+                         format="%.3f", help="ICC's cohesion of the chunk; – where the chunk lies within one "
+                         "block (ICC scores only chunks that span two or more blocks)"),
+                                    "starts with": st.column_config.TextColumn(width="large")}, **MISSING)
         st.caption(f"{n} chunks of {md_escape(cid)}: click a row to inspect it · ⚠ out of the {lo}–{hi} token "
                    "bounds · ✂ a boundary of this chunk breaks a block · ⛓ it splits an entity–pronoun pair"
                    + ("" if chk is None else f" · ⛔ longer than the {chk.model.max_tokens:,}-token input limit of "
@@ -216,7 +218,7 @@ def main() -> None:
                      "broken (BI)": j in broken_at} for j, bl in cut + inside]
             if rows:
                 st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", height=min(300, 38 + 35 * len(rows)),
-                             column_config={"kind": st.column_config.TextColumn(width="medium")})  # "paragraph group"
+                             column_config={"kind": st.column_config.TextColumn(width="medium")}, **MISSING)  # "paragraph group"
         with guard("Cohesion"):
             st.subheader("Cohesion (ICC)", anchor=False)
             icc = next((x for x in c.diagnostics.get("ICC", {}).get("per_chunk", []) if x["chunk"] == idx), None)
@@ -236,7 +238,7 @@ def main() -> None:
                                             "window coherence": round(w["coherence"], 3),
                                             "this chunk's cosine": round(w["chunk_cosines"][idx - w["first"]], 3)}
                                            for w in wins[:200]]), hide_index=True, width="stretch",
-                             height=min(180, 38 + 35 * len(wins[:200])))  # no empty grid rows under one window
+                             height=min(180, 38 + 35 * len(wins[:200])), **MISSING)  # no empty grid rows under one window
         with guard("Split pairs"):
             splits = [(k, x) for k, x in enumerate(problems.split) if x["boundary"] in (ch.start, ch.end)]
             if splits:
@@ -244,7 +246,7 @@ def main() -> None:
                 st.dataframe(pd.DataFrame([{
                     "pair": f"P{k + 1}", "entity": doc.text[x["entity"][0]:x["entity"][1]].strip()[:80],
                     "pronoun": doc.text[x["pronoun"][0]:x["pronoun"][1]].strip(), "cut at": x["boundary"]}
-                    for k, x in splits]), hide_index=True, width="stretch")
+                    for k, x in splits]), hide_index=True, width="stretch", **MISSING)
 
 
 with guard("The Chunk inspector"):

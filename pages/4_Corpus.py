@@ -9,6 +9,7 @@ import streamlit as st
 
 from chunkscope.sharing import ShareError, resolve_folder
 from ui.analysis import keep_state, settings_sidebar
+from ui.common import MISSING
 from ui.corpus import (
     RESULTS_KEY,
     UPLOAD_TYPES,
@@ -134,18 +135,18 @@ st.caption(("" if pol.shared else f"Results: `{results_dir}` · ")  # a shared s
            + "'* ' marks the candidates of the adaptive policy.")
 if not docs:
     st.warning("No document was analyzed successfully; see the reasons below.")
-    st.dataframe(f["documents"], hide_index=True)
+    st.dataframe(f["documents"], hide_index=True, **MISSING)
     st.stop()
 
 tab_tables, tab_charts, tab_domains, tab_docs, tab_dl = st.tabs(
     ["Tables", "Correlations & selection", "Per domain", "Documents", "Download"])
 with tab_tables:
     st.subheader("Table 3: metrics ×100 (mean ± std. dev. over documents)")
-    st.dataframe(f["table3"], hide_index=True)
+    st.dataframe(f["table3"], hide_index=True, **MISSING)
     st.subheader("Table 2: chunk sizes (o200k tokens) and runtime")
-    st.dataframe(f["table2"].round(2), hide_index=True)
+    st.dataframe(f["table2"].round(2), hide_index=True, **MISSING)
     st.subheader("Table 4: chunker selected by the adaptive policy")
-    st.dataframe(f["table4"].round(1), hide_index=True)
+    st.dataframe(f["table4"].round(1), hide_index=True, **MISSING)
     t4t = CR.table4_ties(res)
     if t4t["rows"]:
         tot = t4t["totals"]
@@ -157,17 +158,17 @@ with tab_tables:
                    + ". 'top score' is the paper's policy (highest point score).")
         st.dataframe(pd.DataFrame(t4t["rows"]).rename(columns={
             "chunker": "chunking", "top": "top score", "clear": "clear wins", "tied": "in a tie",
-            "picked": "picked in a tie", "percent_clear": "% clear"}).round(1), hide_index=True)
+            "picked": "picked in a tie", "percent_clear": "% clear"}).round(1), hide_index=True, **MISSING)
     st.subheader("Significance: Wilcoxon signed-rank, adaptive vs each chunker")
     st.caption("Paired by document, two-sided. Each cell: median of (adaptive − chunker) ×100, the Holm-adjusted "
                "p-value over the chunkers of that metric, and n = documents where the adaptive choice differs.")
-    st.dataframe(f["wilcoxon"], hide_index=True)
+    st.dataframe(f["wilcoxon"], hide_index=True, **MISSING)
 with tab_charts:
     st.plotly_chart(figures.corpus_correlation_figure(CR.spearman(res)), key="cs_corpus_heat")
     st.plotly_chart(figures.corpus_selection_figure(CR.table4(res)), key="cs_corpus_sel")
     st.plotly_chart(figures.corpus_score_figure(res), key="cs_corpus_scores")
 with tab_domains:
-    st.dataframe(f["domains"], hide_index=True)
+    st.dataframe(f["domains"], hide_index=True, **MISSING)
     vd = CR.verdicts_by_domain(res)
     if vd:
         st.caption("Verdicts per domain: " + " · ".join(f"{d}: {n['clear']} clear, {n['tie']} tie"
@@ -177,11 +178,11 @@ with tab_domains:
     if f["gaps"].empty:
         st.caption("The adaptive policy picked the global best chunker for every document.")
     else:
-        st.dataframe(f["gaps"], hide_index=True)
+        st.dataframe(f["gaps"], hide_index=True, **MISSING)
 with tab_docs:
     st.caption("Select a document, then open it in the inspector (Compare page) with its corpus report.")
     event = st.dataframe(f["documents"], hide_index=True, on_select="rerun", selection_mode="single-row",
-                         key="cs_corpus_docs")
+                         key="cs_corpus_docs", **MISSING)
     entries = res.summary.get("documents", [])
     openable = [i for i, e in enumerate(entries) if e.get("report")]
     picked = None

@@ -208,6 +208,9 @@ def test_inspector_selection(at):
     table = at.dataframe[0].value
     assert list(table["#"]) == list(range(1, len(table) + 1)) and len(table) == 16  # shown 1-based, as blocks are
     assert table["flags"].str.contains("✂").any() and table["flags"].str.contains("⛓").any()
+    for flag in table["flags"]:  # counted words: "✂ 1 block cut", "⛓ 2 pairs split"
+        for n, word in re.findall(r"[✂⛓] (\d+) (\w+)", flag):
+            assert word == {"1": "block" if "block" in word else "pair"}.get(n, "blocks" if "block" in word else "pairs")
     at.number_input(key="cs_insp_no").set_value(4).run()  # the table's row 3
     no_trouble(at)
     metrics = {m.label: m.value for m in at.metric}

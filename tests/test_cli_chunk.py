@@ -13,9 +13,15 @@ def test_chunkers_lists_ids_and_params(capsys):
     for cid in ("page", "recursive-1100", "langchain-default", "fixed-512", "structure", "whole"):
         assert cid in out
     assert "chunk_size=1100" in out
+    # a default that means "not set" says what it stands for: the semantic chunker runs with 95, not 0
+    assert "threshold_amount=0.0 (the type's default: 95 for gradient" in out
     assert main(["chunkers", "--json", "--pp"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert any(d["id"] == "recursive-600+pp" for d in data)
+    semantic = next(d for d in data if d["id"] == "semantic")
+    amount = next(p for p in semantic["params"] if p["name"] == "threshold_amount")
+    assert amount["default"] == 0.0 and "95" in amount["unset"]
+    assert next(p for p in semantic["params"] if p["name"] == "buffer_size")["unset"] is None
 
 
 def test_chunk_prints_and_writes_json(tmp_path, capsys):

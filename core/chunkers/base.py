@@ -32,6 +32,7 @@ class ParamSpec:
     min: float | None = None
     max: float | None = None
     choices: tuple[Any, ...] | None = None
+    unset: str = ""  # what the default stands for when it means "not set" (0, empty): shown with it
 
     def coerce(self, value: Any) -> Any:
         """Convert a CLI/config/widget value to this parameter's type and check its range."""
@@ -80,6 +81,7 @@ class ParamSpec:
             "min": self.min,
             "max": self.max,
             "choices": list(self.choices) if self.choices else None,
+            "unset": self.unset or None,
         }
 
 

@@ -338,9 +338,11 @@ def chunk_llm_regex(doc: Document, params: dict[str, Any], ctx: RunContext | Non
 
 
 PARAMS = (
-    ParamSpec("model", str, "", "model name; empty = CHUNKSCOPE_LLM_MODEL (default gpt-4o-mini)"),
+    ParamSpec("model", str, "", "model name; empty = CHUNKSCOPE_LLM_MODEL (default gpt-4o-mini)",
+              unset="CHUNKSCOPE_LLM_MODEL, else gpt-4o-mini"),
     ParamSpec("max_context_tokens", int, 8000, "document context sent to the model (whole lines, o200k tokens)", min=100, max=1_000_000),
-    ParamSpec("timeout", float, 0.0, "seconds per request; 0 = CHUNKSCOPE_LLM_TIMEOUT (default 120)", min=0, max=3600),
+    ParamSpec("timeout", float, 0.0, "seconds per request; 0 = CHUNKSCOPE_LLM_TIMEOUT (default 120)", min=0, max=3600,
+              unset="CHUNKSCOPE_LLM_TIMEOUT, else 120 s"),
     ParamSpec("regex_timeout", float, 5.0, "seconds allowed to apply the pattern to the document", min=0.01, max=600),
     ParamSpec("max_chunks", int, 5000, "reject a pattern that cuts the document into more pieces", min=2),
     ParamSpec("use_cache", bool, True, "reuse a cached answer for the same document, model and prompt"),

@@ -144,7 +144,8 @@ PARAMS = (
     ParamSpec("threshold_type", str, "gradient", "breakpoint rule", choices=THRESHOLD_TYPES),
     ParamSpec("threshold_amount", float, 0.0,
               "percentile for gradient/percentile, multiplier for standard_deviation/interquartile; "
-              "0 = default (95, 95, 3, 1.5)", min=0),
+              "0 = default (95, 95, 3, 1.5)", min=0,
+              unset="the type's default: 95 for gradient/percentile, 3 for standard_deviation, 1.5 for interquartile"),
     ParamSpec("buffer_size", int, 1, "sentences embedded on each side of a sentence", min=0, max=10),
     ParamSpec("embedding", str, "auto", "exact: embed window texts; composed: reuse the run's sentence-unit "
               "embeddings; auto: composed when available", choices=("auto", "exact", "composed")),

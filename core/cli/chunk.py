@@ -24,7 +24,7 @@ def _param_line(p) -> str:
     default = p.default
     if p.type is list:
         default = f"[{len(default)} items]" if isinstance(default, list) and len(default) > 3 else "|".join(map(str, default))
-    return f"{p.name}={default}"
+    return f"{p.name}={default}" + (f" ({p.unset})" if p.unset else "")
 
 
 def add_chunkers(sub) -> None:
