@@ -342,6 +342,29 @@ def test_health_counts_text_the_converter_dropped():
     assert d.meta["health"]["totals"]["missing_letters"] == 0 and d.meta["health"]["totals"]["letters"] > 200
 
 
+def test_health_counts_lines_the_converter_wrote_twice():
+    import pymupdf
+
+    from chunkscope.ingest.health import format_health, pdf_health, repeated_lines
+
+    words = _words("E = m c 2 where m is the rest mass") + _words("Each ﬁeld keeps its units here", 300)
+    md = "E = m c<sup>2</sup> where m is the rest mass\n\n**Each field** keeps its units here\n\n" \
+         "E = m c2 where m is the rest mass\n"
+    assert repeated_lines(md, words) == 1  # markup, HTML tags and the ligature do not matter
+    assert repeated_lines(md.replace("E = m c2 where", "E = m c3 where"), words) == 0
+    assert repeated_lines(md + md, words + words) == 2  # four times in the Markdown, twice on the page
+    assert repeated_lines("Figure 1\nFigure 1\n", _words("Figure 1")) == 0  # too short to tell
+    pdf = pymupdf.open(stream=make_one_column_pdf(), filetype="pdf")
+    page_words = [pdf[0].get_text("words")]
+    page = "".join(str(w[4]) for w in page_words[0])
+    line = next(ln for ln in pdf[0].get_text().splitlines() if len(ln) > 30 and page.count(ln.replace(" ", "")) == 1)
+    h = pdf_health(pdf, [line + "\n\n" + line + "\n"], [0], None, None, page_words)
+    assert h["pages"][0]["repeated"] == 1 and h["totals"]["repeated"] == 1
+    assert any("written twice by the converter" in w for w in h["warnings"])
+    assert "repeated    1 line(s)" in format_health(h)
+    assert load_bytes(make_one_column_pdf(), "one.pdf").meta["health"]["totals"]["repeated"] == 0
+
+
 def test_a_template_line_the_converter_drops_on_every_page_is_not_dropped_text():
     """A beamer deck: the navigation bar ("Introduction Results Summary" at the top of every slide) is not in
     the Markdown; 25 of 31 slides warned "17-36% of the page's text is not in the Markdown"."""

@@ -4,7 +4,8 @@ Computed at ingest (``chunkscope.ingest.pdf``) and kept in ``Document.meta["heal
 
     {"pages": [{"page": 1, "chars": 1834, "image_coverage": 0.0, "no_text": false,
                 "running": ["header: chapter + page number"], "hyphenated": 2,
-                "tables_detected": 1, "tables_markdown": 1, "table_captions": 1, "struck": 0, "order_jumps": 0,
+                "tables_detected": 1, "tables_markdown": 1, "table_captions": 1, "struck": 0, "repeated": 0,
+                "order_jumps": 0,
                 "coverage": 0.998, "missing_letters": 0, "letters": 1502, "rotation": 0, "words": 310,
                 "warnings": [...]}, ...],
      "coverage": 0.997, "mapped": 13991, "mappable": 13999,
@@ -17,12 +18,17 @@ Every check is per page and guarded: a strange page gives a warning, never an ex
 from __future__ import annotations
 
 import re
+import unicodedata
+from collections import Counter
 from typing import Any, Iterable, Sequence
 
 _TABLE_SEP = re.compile(r"^\|[-:| ]+\|$", re.M)
 _STRUCK = re.compile(r"~~[^~\n]+~~")  # the converter's strike-through markup
 _FRAGMENTS = 3000  # words on one page above which extraction is suspect (drawn text, kerning)
 _JUMPS = 3  # upward jumps in the extracted order above which columns/order are suspect
+_TAG = re.compile(r"<[^>]+>")  # the converter's HTML ("<sup>2</sup>"): not letters on the page
+_NOT_WORD = re.compile(r"[\W_]+")
+_REPEAT_MIN = 15  # letters and digits a line needs to count as repeated ("Figure 1", table rules do not)
 
 
 def _image_coverage(page) -> float:
@@ -72,6 +78,24 @@ def order_jumps(runs: Sequence[Sequence[Any]], height: float) -> int:
 _TABLE_CAPTION = re.compile(r"^[*_\s]*(?:Table|TABLE)\s+(?:[0-9]+(?:\.[0-9]+)*|[IVXL]+)[*_]*[.:]", re.M)
 _MISSING = 0.1  # share of a page's letters not in the Markdown above which a page warns
 _MISSING_MIN = 200  # ... when the page has at least this many letters
+
+
+def _letters(text: str) -> str:
+    """``text``'s letters and digits only, lower case, ligatures spelt out ("ﬁ" -> "fi"), HTML tags left out."""
+    return _NOT_WORD.sub("", unicodedata.normalize("NFKC", _TAG.sub("", text))).lower()
+
+
+def repeated_lines(md: str, words: Sequence[Sequence[Any]]) -> int:
+    """Extra copies of lines that the page's Markdown ``md`` holds more often than the page's ``words`` do: text
+    the converter wrote twice (an equation, a figure's labels), counted once per extra copy. Lines are compared
+    by their letters and digits (markup, spacing and a hyphenated line break do not matter); a line of fewer
+    than ``_REPEAT_MIN`` of them is not counted."""
+    counts = Counter(n for line in md.splitlines() if len(n := _letters(line)) >= _REPEAT_MIN)
+    twice = {line: n for line, n in counts.items() if n > 1}
+    if not twice:
+        return 0
+    page = "".join(_letters(str(w[4])) for w in words)
+    return sum(max(0, n - page.count(line)) for line, n in twice.items())
 
 
 def missing_letters(words: Sequence[Sequence[Any]], runs: Sequence[Sequence[Any]],
@@ -164,6 +188,7 @@ def pdf_health(pdf, page_texts: Sequence[str], tables: Sequence[int], running: A
             p["tables_markdown"] = len(_TABLE_SEP.findall(text))
             p["table_captions"] = len(_TABLE_CAPTION.findall(md))
             p["struck"] = len(_STRUCK.findall(md))
+            p["repeated"] = repeated_lines(md, wk) if words is not None else 0
             p["order_jumps"] = order_jumps(runs_by_page.get(no, []), float(info[1]))
             if geometry is not None and k < len(geometry.page_coverage):
                 m, n = geometry.page_coverage[k]
@@ -193,6 +218,10 @@ def pdf_health(pdf, page_texts: Sequence[str], tables: Sequence[int], running: A
                     f"{p['struck']} run(s) of text marked struck through (~~…~~): a line drawn through the text, or a "
                     "line the converter took for one (a square root's bar, a figure's lines); heading titles leave "
                     "the marks out")
+            if p["repeated"]:
+                p["warnings"].append(
+                    f"{p['repeated']} line(s) written twice by the converter, once on the page (an equation, a "
+                    "figure's text?): the text, its chunks and their token counts hold them twice")
             if p["order_jumps"] >= _JUMPS:
                 p["warnings"].append(f"extracted order jumps around the page {p['order_jumps']} times (columns?)")
             if p.get("letters", 0) >= _MISSING_MIN and p["missing_letters"] > _MISSING * p["letters"]:
@@ -207,7 +236,7 @@ def pdf_health(pdf, page_texts: Sequence[str], tables: Sequence[int], running: A
         pages.append(p)
     totals = {key: sum(int(p.get(key) or 0) for p in pages)
               for key in ("chars", "hyphenated", "tables_detected", "tables_markdown", "missing_letters",
-                          "letters", "struck")}
+                          "letters", "struck", "repeated")}
     totals["running_lines"] = sum(len(p.get("running", [])) for p in pages)
     totals["no_text_pages"] = sum(1 for p in pages if p.get("no_text"))
     out: dict[str, Any] = {"pages": pages, "warnings": warnings, "totals": totals}
@@ -232,6 +261,8 @@ def format_health(h: dict[str, Any], max_warnings: int = 20) -> str:
                  f"({'removed' if mode == 'strip' else 'kept as layout comments'})")
     lines.append(f"tables      {t.get('tables_detected', 0)} detected, {t.get('tables_markdown', 0)} as Markdown tables")
     lines.append(f"hyphenated  {t.get('hyphenated', 0)} line break(s) inside words")
+    if t.get("repeated"):
+        lines.append(f"repeated    {t['repeated']} line(s) written twice by the converter (once on the page)")
     if t.get("no_text_pages"):
         lines.append(f"no text     {t['no_text_pages']} page(s)")
     if t.get("letters") and t.get("missing_letters"):
