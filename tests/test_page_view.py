@@ -268,7 +268,7 @@ def test_compare_whole_page_opens_where_a_block_over_a_page_break_is_cut():
     at.session_state["cs_reports"] = {"k": report}
     at.run()
     _ok(at)
-    assert "(page 2, " in at.info[0].value, at.info[0].value  # where the cut is, not where the block starts
+    assert "(cut on page 2, " in at.info[0].value, at.info[0].value  # where the cut is, not where the block starts
     at.radio(key="cs_cmp_mode").set_value("a whole page / part").run()
     _ok(at)
     assert at.selectbox(key="cs_cmp_view").value == 1  # page 2 opens
