@@ -161,6 +161,44 @@ def test_a_plain_title_line_is_its_bookmark_when_nothing_else_on_the_page_is():
     assert stats["promoted"] == 2
 
 
+def test_a_bookmarked_line_only_partly_bold_is_its_heading():
+    """Springer's llncs guide sets the class's name in another font inside a bold section title: the converter wrote
+    "**2** **Working** **with** **the** llncs **Document** **Class**", no bold line, so the bookmark was lost and
+    "2.1 General Information" went under "1 Installation". A line alone that matches a bookmark (markup ignored) is
+    its heading even when part of it is not bold; a bullet, a line inside a paragraph, a partly bold line that is no
+    bookmark stay as they are."""
+    toc = [[1, "1 Installation", 1], [1, "2 Working with the llncs Document Class", 1],
+           [2, "2.1 General Information", 1], [2, "Item text", 1], [2, "Inside text", 1]]
+    title = "**2** **Working** **with** **the** llncs **Document** **Class**"
+    page = (f"**1** **Installation**\n\nCopy the class.\n\n{title}\n\n**2.1** **General** **Information**\n\n"
+            "Text.\n\n* **Item** text\n\nBefore\n**Inside** text\n\n**Not** a bookmark")
+    out, stats = apply_outline([page], toc)
+    lines = out[0].split("\n\n")
+    assert lines[:5] == ["## **1** **Installation**", "Copy the class.", f"## {title}",
+                         "### **2.1** **General** **Information**", "Text."], lines
+    assert lines[5:] == ["* **Item** text", "Before\n**Inside** text", "**Not** a bookmark"]
+    assert stats["promoted"] == 3
+
+
+def test_a_pdf_bookmark_whose_title_is_partly_in_another_font_is_a_heading():
+    pdf = pymupdf.open()
+    page = pdf.new_page()
+    page.insert_text((72, 60), "1 Installation", fontsize=12, fontname="hebo")
+    page.insert_text((72, 90), "Copy the class to a directory that is searched.", fontsize=10)
+    x = 72.0
+    for text, font in (("2 Working with the ", "hebo"), ("llncs ", "tiro"), ("Document Class", "hebo")):
+        page.insert_text((x, 130), text, fontsize=12, fontname=font)
+        x += pymupdf.get_text_length(text, fontname=font, fontsize=12)
+    page.insert_text((72, 160), "2.1 General Information", fontsize=12, fontname="hebo")
+    page.insert_text((72, 190), "The class is an extension of the article class.", fontsize=10)
+    pdf.set_toc([[1, "1 Installation", 1], [1, "2 Working with the llncs Document Class", 1],
+                 [2, "2.1 General Information", 1]])
+    doc = load_bytes(pdf.tobytes(), "guide.pdf")
+    pdf.close()
+    assert [(h.level, h.title) for h in doc.headings] == [
+        (2, "1 Installation"), (2, "2 Working with the llncs Document Class"), (3, "2.1 General Information")]
+
+
 def test_a_slide_decks_bold_frame_titles_are_headings():
     """beamer writes frame titles in bold at the size of the text: 2 headings for 31 slides, so a chunker cutting
     at headings cut mid-slide. A deck (landscape pages, few words) gets ``##`` for each slide's bold first line;

@@ -103,19 +103,26 @@ def _split_at(body: str, n: int) -> int:
     return i
 
 
+def _may_be_title(line: str) -> bool:
+    """A stripped line that may be a bookmark's title as written: not a table row, list item, quote, tag, image,
+    link or code (a bold run's "**" is no bullet), nor a label ("Examples:")."""
+    return (not line.startswith(_NOT_TITLE) or line.startswith("**")) and not line.endswith(":")
+
+
 def _retitle(line: str, entries: list[tuple[int, str]], stats: dict[str, int], alone: bool,
              plain_line: bool = False) -> str | None:
     """The line rewritten as outline heading(s), or None to keep it. ``alone``: the line is a
     paragraph of its own (blank lines around it); only then may a bold line become a heading, or, with
-    ``plain_line`` (the second look at a page, for its bookmarks still unmatched), a line without markup."""
+    ``plain_line`` (the second look at a page, for its bookmarks still unmatched), a line without markup or
+    only partly bold ("**2** **Working** **with** **the** llncs **Document** **Class**": the class's name
+    set in another font)."""
     stripped = line.strip()
     if not stripped or len(stripped) > MAX_TITLE or stripped.startswith("<!--"):
         return None
     m = _HEADING.match(stripped)
     if m:
         body = m.group(2)
-    elif alone and (_BOLD_LINE.fullmatch(stripped) or (plain_line and not stripped.startswith(_NOT_TITLE)
-                                                           and not stripped.endswith(":"))):  # "Examples:" a label
+    elif alone and (_BOLD_LINE.fullmatch(stripped) or (plain_line and _may_be_title(stripped))):
         body = stripped
     else:
         return None
