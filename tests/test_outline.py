@@ -322,6 +322,48 @@ def test_a_journal_pdf_without_bookmarks_gets_its_numbered_section_titles():
         "## **I. INTRODUCTION**", "### **A. Earlier work**", "## **II. METHODS**", "## **III. RESULTS**"]
 
 
+def test_numbered_titles_without_markup_are_titles_when_their_fonts_are_bold_or_italic():
+    """revtex's Type 1 fonts (CMBX9, CMTI9) carry no bold or italic flag, so the converter wrote "I. FIRST-LEVEL
+    HEADING" and "2. Example citations" as plain text: no heading in the whole paper, and the level-3 titles typed as
+    a list. A paragraph without markup is bold or italic when a run of emphasised text on its page (its fonts, see
+    ``chunkscope.ingest.pdf.font_emphasis``) starts with it; plain numbered items and sentences stay text."""
+    from chunkscope.ingest.outline import numbered_titles
+
+    page = ("I. INTRODUCTION:\nWHY THINGS MATTER\n\nText.\n\nA. Earlier work\n\nA. Smith and B. Jones\n\n"
+            "1. Surveys\n\n1. Apples\n\n2. Pears\n\nII. METHODS, TOOLS,\n\nETC.\n\nWe measure.\n")
+    runs = [("bold", "iintroductionwhythingsmatter"), ("bold", "aearlierwork"), ("italic", "1surveys"),
+            ("italic", "apples"), ("bold", "iimethodstoolsetc")]
+    out, made = numbered_titles([page], [runs])
+    assert [x for x in out[0].split("\n") if x.startswith("#")] == [
+        "## I. INTRODUCTION: WHY THINGS MATTER", "### A. Earlier work", "#### 1. Surveys",
+        "## II. METHODS, TOOLS, ETC."]
+    assert made == 4 and "\n\nA. Smith and B. Jones\n\n" in out[0] and "\n\n1. Apples\n\n2. Pears\n\n" in out[0]
+    assert numbered_titles([page]) == ([page], 0)  # without the fonts: plain text, not titles
+
+
+def test_a_revtex_pdf_whose_title_fonts_carry_no_emphasis_flag_gets_its_numbered_titles():
+    from chunkscope.ingest import load_bytes
+
+    pdf = pymupdf.open()
+    page = pdf.new_page()
+    body = "Body text of the section, at the size of its title."
+    items = [("tibo", "I. INTRODUCTION"), ("tiro", body), ("tibo", "A. Earlier work"),
+             ("tiro", "A. Smith and B. Jones surveyed the things first"), ("tiit", "1. Surveys"),
+             ("tiro", "The surveys we read:"), ("tiro", "1. Apples"), ("tiro", "2. Pears"), ("tiro", "3. Plums"),
+             ("tibo", "B. Our aim"), ("tiro", body), ("tibo", "II. METHODS"), ("tiro", body)]
+    for n, (font, text) in enumerate(items):
+        page.insert_text((72, 60 + 30 * n), text, fontsize=10, fontname=font)
+    for xref, _, _, base, *_ in page.get_fonts():  # TeX's names, without the bold or italic flag
+        if base in ("Times-Bold", "Times-Italic"):
+            pdf.xref_set_key(xref, "BaseFont", "/CMBX10" if base == "Times-Bold" else "/CMTI10")
+    doc = load_bytes(pdf.tobytes(), "paper.pdf")
+    pdf.close()
+    assert [(h.level, h.title) for h in doc.headings] == [
+        (2, "I. INTRODUCTION"), (3, "A. Earlier work"), (4, "1. Surveys"), (3, "B. Our aim"), (2, "II. METHODS")]
+    assert "\n\nA. Smith and B. Jones surveyed the things first\n\n" in doc.text
+    assert "\n\n1. Apples\n\n2. Pears\n\n3. Plums\n\n" in doc.text
+
+
 REPORT = """# Everything We Know About Things
 
 ## **Contents**

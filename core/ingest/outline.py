@@ -24,7 +24,7 @@ page boxes still map.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 from chunkscope.ingest.markup import TAG, alnum, plain
 
@@ -335,15 +335,32 @@ def _in_order(values: list[tuple[int, ...]]) -> bool:
     return True
 
 
-def _numbered_style(paragraph: list[str]) -> tuple[tuple[str, str], tuple[int, ...]] | None:
+Runs = Sequence[tuple[str, str]]  # a page's runs of emphasised text: (kind, key), see ``_font_kind``
+
+
+def _font_kind(paragraph: list[str], runs: Runs) -> str:
+    """The emphasis ("bold", "italic") of a paragraph the converter wrote without markup, when a run of
+    emphasised text on its page (``runs``: ``(kind, key)`` from ``chunkscope.ingest.pdf.font_emphasis``)
+    starts with it; else ""."""
+    if any(ch in x for x in paragraph for ch in "*_`"):
+        return ""
+    key = alnum(" ".join(paragraph))
+    return next((kind for kind, run in runs if key and run.startswith(key)), "")
+
+
+def _numbered_style(paragraph: list[str], runs: Runs = ()) -> tuple[tuple[str, str], tuple[int, ...]] | None:
     """``((emphasis, numbering), number)`` when the paragraph (one or two lines) is a numbered title written
     in bold or italics, else None. ``numbering``: "roman", "letter", "digits" and its depth ("digits2"), or
-    "named" ("Appendix B", whose number is not checked)."""
+    "named" ("Appendix B", whose number is not checked). A paragraph without markup is in bold or italics
+    when the fonts of its page say so (``runs``, see ``_font_kind``)."""
     first = paragraph[0]
     bold = _BOLD_LINE.fullmatch(first) or (first.startswith("**") and _EMPHASIS_LINE.fullmatch(first))  # "_x_" inside
     kind = "bold" if "**" in first and bold else "italic" if _ITALIC_LINE.fullmatch(first) else ""
-    if not kind or not all(_EMPHASIS_LINE.fullmatch(x) for x in paragraph[1:]):
+    if kind and not all(_EMPHASIS_LINE.fullmatch(x) for x in paragraph[1:]):
         return None  # the first line says the style (code alone is none); a wrapped second line may mix them
+    kind = kind or _font_kind(paragraph, runs)
+    if not kind:
+        return None
     text = " ".join(plain(x) for x in paragraph)
     m = _NUMBERED.fullmatch(text)
     if not m or len(text) > MAX_TITLE // 2 or text.endswith((",", ";")) or (
@@ -432,7 +449,7 @@ def _under_headings(found: list[Found], heads: list[tuple[int, int, int, tuple[i
     return [m for m in made if m[0] in ordered]
 
 
-def numbered_titles(pages: list[str]) -> tuple[list[str], int]:
+def numbered_titles(pages: list[str], emphasis: Sequence[Runs] = ()) -> tuple[list[str], int]:
     """Section titles in a PDF without an outline (a journal's "**I.** **INTRODUCTION**", "**A.**
     **Formatting**", "_1._ _Citations_", a report's "**3.1** **Incremental** **CRC** **computation**": bold
     or italic paragraphs at the size of the text, so the converter made no heading of them) as headings.
@@ -441,7 +458,10 @@ def numbered_titles(pages: list[str]) -> tuple[list[str], int]:
     _D_ **-normalized**") or all italic, starts with a section number (Roman, capital letter or digits;
     or "Appendix B", "Chapter 3") and reads as a title (capitalised, not a sentence, not a contents entry
     ending with its page number); a document needs ``MIN_NUMBERED`` of them, and a style's numbers must
-    run in order (names "_J. Smith_" and dates "_3 December_" do not).
+    run in order (names "_J. Smith_" and dates "_3 December_" do not). ``emphasis``: each page's runs of bold
+    or italic text by its fonts (``chunkscope.ingest.pdf.font_emphasis``), for the titles the converter wrote
+    without markup (revtex's CMBX9 and CMTI9 carry no bold or italic flag: "I. FIRST-LEVEL HEADING" was plain
+    text): a plain paragraph is bold or italic when such a run starts with it (``_font_kind``).
 
     When the converter found at most one heading (a title), every such title is a heading: Roman numerals
     and "Appendix ..." are the top level, ``##`` (``#`` stays the document's title); any other style
@@ -471,10 +491,11 @@ def numbered_titles(pages: list[str]) -> tuple[list[str], int]:
                 if end < len(lines) and lines[end].strip():
                     continue
                 para = [x.strip() for x in lines[i:end]]
+                runs = emphasis[k] if k < len(emphasis) else ()
                 if plain(para[-1]).endswith(",") and _alone(lines, end + 1) and "`" not in lines[end + 1] \
-                        and _EMPHASIS_LINE.fullmatch(lines[end + 1].strip()):
+                        and (runs or _EMPHASIS_LINE.fullmatch(lines[end + 1].strip())):
                     para, end = para + [lines[end + 1].strip()], end + 2  # "... VIDEOS," / "**ETC.**": wrapped
-                got = _numbered_style(para)
+                got = _numbered_style(para, runs)
                 if got:
                     found.append((k, i, end - i, got[0], got[1]))
                 break

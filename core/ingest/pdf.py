@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import threading
+import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Sequence
@@ -512,6 +513,42 @@ def _plain_text(page) -> str:
         return ""
 
 
+# the emphasis a font's name says, where its flags do not: TeX's Type 1 fonts (revtex's section titles in CMBX9 and
+# CMTI9) carry no bold or italic flag, so the converter writes them as plain text
+# (Nimbus's "-Medi" is its bold; "Ital" with its capital: "Digital" is no italic; math italic, CMMI, is variables)
+_BOLD_FONT = re.compile(r"(?i:bold)|Black|Heavy|Demi|-Medi|(?i:^cm(?:bx(?:ti|sl)?|b|ssbx)\d)")
+_ITALIC_FONT = re.compile(r"Ital|Oblique|(?i:^cm(?:ti|sl|ssi|u)\d)")
+_FONT_BOLD, _FONT_ITALIC = 16, 2  # PyMuPDF's span flags
+
+
+def font_emphasis(page) -> list[tuple[str, str]]:
+    """The page's runs of emphasised text in reading order, as ``(kind, key)``: ``kind`` "bold" or "italic" (by the
+    span's flags or its font's name), ``key`` the run's letters and digits (``alnum``; ligatures unfolded). A run is
+    the longest stretch of spans with one emphasis (spaces do not break it). [] when the page cannot be read."""
+    try:
+        blocks = page.get_text("dict")["blocks"]
+    except Exception:
+        return []
+    out: list[tuple[str, str]] = []
+    kind = ""
+    run: list[str] = []
+    for span in (s for b in blocks for line in b.get("lines", ()) for s in line.get("spans", ())):
+        text = unicodedata.normalize("NFKC", str(span.get("text", "")))
+        if not text.strip():
+            continue
+        font, flags = str(span.get("font", "")).split("+")[-1], int(span.get("flags", 0))
+        now = ("bold" if flags & _FONT_BOLD or _BOLD_FONT.search(font)
+               else "italic" if flags & _FONT_ITALIC or _ITALIC_FONT.search(font) else "")
+        if now != kind:
+            if kind:
+                out.append((kind, alnum("".join(run))))
+            kind, run = now, []
+        run.append(text)
+    if kind:
+        out.append((kind, alnum("".join(run))))
+    return out
+
+
 _LOST_SHARE = 0.5  # a page whose Markdown keeps less than this share of the page's letters lost text
 _LOST_MIN = 200  # ... when the page has at least this many letters
 _LOST_NO_TABLE = 0.9  # the same on a page without a detected table
@@ -681,7 +718,7 @@ def load_pdf_bytes(data: bytes, filename: str, name: str, *, running: str = "mar
         if words is not None and is_deck(infos, [len(w) for w in words]):
             marked, meta["outline"]["slide_titles"] = slide_titles(marked)
         elif not meta["outline"]["entries"]:
-            marked, meta["outline"]["numbered_titles"] = numbered_titles(marked)
+            marked, meta["outline"]["numbered_titles"] = numbered_titles(marked, [font_emphasis(page) for page in doc])
         for k, md in enumerate(marked, start=1):
             if not _has_text(md):
                 empty.append(k)
