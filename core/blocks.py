@@ -402,10 +402,21 @@ def _continues(text: str, a: Block, b: Block) -> bool:
         return True  # a list going on over the page
     if a.kind not in (*_TEXT_KINDS, "heading") or b.kind not in _TEXT_KINDS:
         return False
-    head = text[b.start:b.end].lstrip().lstrip("*_`")
+    return goes_on(body_a, text[b.start:b.end])
+
+
+def goes_on(before: str, after: str) -> bool:
+    """Does text ``after`` go on with the sentence ``before`` stops in? When ``before`` stops without
+    closing punctuation (or on a hyphen) and ``after`` goes on in lower case; or, whatever ``after``
+    starts with, when ``before`` stops on a comma, on a word no sentence ends on ("a", "the", "with",
+    "of"…), inside an open bracket, or before a quotation mark or bracket opening ``after``. Never
+    when ``after`` starts a heading, a table, a tag or a bullet item."""
+    tail = before.rstrip().rstrip("*_`").rstrip()
+    last_line = tail.rsplit("\n", 1)[-1]
+    head = after.lstrip().lstrip("*_`")
     if not tail or not head or head.startswith(("#", "|", "<", "- ", "* ", "+ ")):
         return False
-    if tail[-1] in "-\u00ad":  # a word hyphenated across the page break
+    if tail[-1] in "-\u00ad":  # a word hyphenated across the break
         return head[0].islower()
     if tail[-1] in _CLOSERS:
         return False
@@ -456,6 +467,68 @@ def join_continued(text: str, blocks: list[Block], pages: Sequence[Span]) -> tup
         i = j + 1
     check_tiling([(b.start, b.end) for b in out], len(text), what="blocks")
     return out, len(merge_to)
+
+
+# a reference entry's label at a line start: "[4] N. D. Birell…", "[Knu73] D. E. Knuth…" (not a link "[text](url)")
+_ENTRY = re.compile(r"^\s*\[[^\]\s][^\]]{0,15}\](?!\()[ \t]+\S")
+# a line that is all emphasis: a bold or italic title (the outline may make a heading of it)
+_EMPHASIS_ONLY = re.compile(r"^\s*(?:(?:\*\*|__)[^*_\n]+(?:\*\*|__)\s*|_[^_\n]+_\s*)+$")
+
+
+def rejoin_entries(text: str) -> tuple[str, int]:
+    """Markdown with each labelled entry ("[4] …", "[Knu73] …": a reference list) that a blank line cut
+    joined again: the paragraphs after an entry up to the next entry are its continuation, and so is a
+    paragraph after the last entry that goes on with its sentence (``goes_on``) or, ending the page, goes
+    on over the page break (stops without closing punctuation). Only where at least two
+    entries stand in a row; a continuation is a paragraph or a lettered or numbered item ("E. Beutler, M.
+    A. Lichtman…", initials), never a bullet item, a title (a line all in bold or italics), a heading, a
+    table, code or a layout comment.
+
+    pymupdf4llm starts a new paragraph where PyMuPDF starts a new text block, and an entry's hanging
+    indent puts its first line in a block of its own: "[4] N. D. Birell and P. C. W. Davies, Quantum
+    Fields in" / blank line / "Curved Space (Cambridge University Press, 1982)." A rule for any
+    paragraph that stops mid-sentence is not enough (the entry's first line often ends on a period:
+    "Master's thesis." / "Royal Institute of Technology…") and too much (the converter also cuts
+    formulas, table notes and index entries into paragraphs that way). Returns the text and how many
+    blank lines were removed."""
+    if "[" not in text or "\n\n" not in text:
+        return text, 0
+    atoms = _atoms(text)
+    firsts = [text[a.start:a.end].split("\n", 1)[0] for a in atoms]
+    entry = [a.kind == "paragraph" and bool(_ENTRY.match(f)) for a, f in zip(atoms, firsts)]
+    if sum(entry) < 2:
+        return text, 0
+
+    def part(k: int) -> bool:  # may atom k be the continuation of an entry?
+        return (atoms[k].kind in ("paragraph", "item") and not entry[k] and not _STRONG_BULLET.match(firsts[k])
+                and not _EMPHASIS_ONLY.match(firsts[k]))
+
+    cuts: list[tuple[int, int]] = []  # (end of an atom's text, start of the next): blank lines to remove
+    for i in (k for k, e in enumerate(entry) if e):
+        j = i + 1
+        while j < len(atoms) and part(j):
+            j += 1
+        if j < len(atoms) and entry[j]:
+            joined = range(i, j - 1)  # between two entries: all of it
+        elif j == i + 2 and all(a.kind == "layout" for a in atoms[j:]) \
+                and text[atoms[i + 1].start:atoms[i + 1].end].rstrip().rstrip("*_`").rstrip()[-1:] not in _CLOSERS:
+            joined = range(i, i + 1)  # the page's last entry, going on over the page: "…[Fundamental Principles of"
+        else:  # after the last entry: as long as the sentence goes on
+            k = i
+            while k + 1 < j and goes_on(text[atoms[k].start:atoms[k].end], firsts[k + 1]):
+                k += 1
+            joined = range(i, k)
+        for k in joined:
+            body = text[atoms[k].start:atoms[k].end].rstrip()
+            cuts.append((atoms[k].start + len(body), atoms[k + 1].start))
+    if not cuts:
+        return text, 0
+    out, pos = [], 0
+    for s, e in cuts:
+        out.append(text[pos:s] + "\n")
+        pos = e
+    out.append(text[pos:])
+    return "".join(out), len(cuts)
 
 
 def code_spans(text: str) -> list[tuple[int, int]]:

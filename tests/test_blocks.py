@@ -353,3 +353,41 @@ def test_only_layout_comments_are_layout_blocks():
     # inside a code fence nothing is layout (the fence is one code block)
     blocks, _ = kinds_and_texts("```xml\n<!-- PageBreak -->\n<a/>\n```\n")
     assert [k for k, _ in blocks] == ["code"]
+
+
+def test_reference_entries_cut_after_their_first_line_are_joined_again():
+    """A hanging indent puts a reference's first line in a PyMuPDF block of its own, and pymupdf4llm writes
+    "[4] N. D. Birell and P. C. W. Davies, Quantum Fields in" / blank line / "Curved Space (…)": every entry was
+    two paragraphs, and blocks started mid-reference (APS and ACM two-column samples)."""
+    from chunkscope.blocks import rejoin_entries
+
+    text = ("## References\n\n"
+            "[3] E. Beutler, in Williams Hematology, Vol. 2, edited by\n\n"
+            "E. Beutler, M. A. Lichtman, B. W. Coller, and T. S.\nKipps (McGraw-Hill, New York, 1994).\n\n"
+            "[4] David A. Anisi. 2003. _Optimal Motion Control_ . Master's thesis.\n\n"   # a first line ending on "."
+            "Royal Institute of Technology (KTH), Stockholm, Sweden.\n\n"
+            "[5] J. Smith, Proc. SPIE 124, 367 (2007).\n"
+            "[6] Sam Anzaroot. 2013. _UMass Citation Field Extraction_\n\n"
+            "[Retrieved May 27, 2019 from http://www.iesl.cs.umass.edu](http://www.iesl.cs.umass.edu)\n\n"
+            "[7] R. Smith, J. Appl. Phys. (these proceedings) (2001),\n\nabstract No. DA-01.\n\n"
+            "Copyright (c) 2021, Artifex Software Inc. All rights reserved.\n")
+    out, n = rejoin_entries(text)
+    assert n == 4
+    assert "edited by\nE. Beutler, M. A." in out  # initials that look like a lettered item
+    assert "Master's thesis.\nRoyal Institute" in out and "Extraction_\n[Retrieved May" in out
+    assert "(2001),\nabstract No. DA-01.\n\nCopyright" in out  # after the last entry: only while it goes on
+    paragraphs = [p for p in out.split("\n\n") if p.strip()]
+    assert all(p.startswith(("## ", "[", "Copyright")) for p in paragraphs), paragraphs  # one per entry
+    assert "[5] J. Smith, Proc. SPIE 124, 367 (2007).\n[6] Sam" in out  # the converter's own line break stays
+    # the page's last entry, going on over the page, keeps its continuation
+    assert rejoin_entries("[1] A. First, Title.\n\n[2] B. Second, A Long Title.\n\nGrundlehren der Principles of\n"
+                          "\n<!-- PageFooter: 3 -->")[1] == 1
+    # separate paragraphs, items, titles and headings between entries stay; one entry alone is no list
+    kept = ("[1] A. Author, first entry of\n\n- a bullet item\n\n**A Bold Title**\n\n### Heading\n\n"
+            "[2] B. Author, second entry.\n\n"
+            "| a | b |\n|---|---|\n| 1 | 2 |\n\n[3] C. Author, third.\n")
+    assert rejoin_entries(kept) == (kept, 0)
+    alone = "[1] A lone bracketed line that stops in\n\nthe middle.\n"
+    assert rejoin_entries(alone) == (alone, 0)
+    link = "[Read the manual](https://example.org) for the details of\n\n[the setup](x) and more in\n\nthe text.\n"
+    assert rejoin_entries(link) == (link, 0)  # links are not entry labels

@@ -471,3 +471,31 @@ def test_a_page_number_between_the_columns_under_a_running_title():
     _, found = find_running_lines(pages, edges)
     for k in range(6):
         assert sorted(found.found[k]) == [(2, "header", "page number inside the page"), (8, "footer", "repeated")]
+
+
+def test_a_reference_list_with_hanging_indents_loads_one_paragraph_per_entry():
+    """A bibliography's hanging indent made pymupdf4llm cut each entry after its first line ("…Quantum Fields
+    in" / blank line / "Curved Space …"), so blocks started mid-reference."""
+    import pymupdf
+
+    doc = pymupdf.open()
+    page = doc.new_page()
+    y = 72
+    page.insert_text((50, y), "References", fontsize=14)
+    refs = [("[1] N. D. Birell and P. C. W. Davies, Quantum Fields in", ["Curved Space (Cambridge University Press)."]),
+            ("[2] D. E. Knuth, Seminumerical Algorithms, 2nd ed., The",
+             ["Art of Computer Programming, Vol. 2 (Addison-Wesley,", "Reading, Massachusetts, 1981)."]),
+            ("[3] J. M. Smith, Molecular Dynamics (Academic, New York, 1980).", [])]
+    y += 24
+    for first, rest in refs:
+        page.insert_text((50, y), first, fontsize=10)
+        y += 12
+        for line in rest:
+            page.insert_text((62, y), line, fontsize=10)  # the hanging indent
+            y += 12
+    loaded = load_bytes(doc.tobytes(), "refs.pdf")
+    doc.close()
+    assert "Quantum Fields in\nCurved Space" in loaded.text and "2nd ed., The\nArt of Computer" in loaded.text
+    assert loaded.meta["rejoined_entries"] == 2
+    starts = [loaded.text[b.start:b.end].lstrip()[:3] for b in loaded.blocks if b.kind != "layout"]
+    assert all(s.startswith(("#", "[")) for s in starts), starts

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Sequence
 
-from chunkscope.blocks import build_blocks, join_continued
+from chunkscope.blocks import build_blocks, join_continued, rejoin_entries
 from chunkscope.document import Document, Span
 from chunkscope.ingest import pdfmap, underscores
 from chunkscope.ingest.errors import IngestError
@@ -719,6 +719,10 @@ def load_pdf_bytes(data: bytes, filename: str, name: str, *, running: str = "mar
             marked, meta["outline"]["slide_titles"] = slide_titles(marked)
         elif not meta["outline"]["entries"]:
             marked, meta["outline"]["numbered_titles"] = numbered_titles(marked, [font_emphasis(page) for page in doc])
+        meta["rejoined_entries"] = 0  # reference entries the converter cut after their first line
+        for k, md in enumerate(marked):
+            marked[k], n = rejoin_entries(md)
+            meta["rejoined_entries"] += n
         for k, md in enumerate(marked, start=1):
             if not _has_text(md):
                 empty.append(k)
