@@ -73,6 +73,11 @@ _STRONG_BULLET = re.compile(r"^\s*(?:[-*+]|[_*]{0,2}[•·▪●◦‣▸▹○�
 # a table-of-contents line: dot leaders (". . . ." or "....") and a page number, arabic or roman, at its end
 _TOC_LINE = re.compile(r"(?:(?:\.[ \t]?){4,}|(?:\. ){2,}\.)[ \t]*[_*]*[ \t]*(?:\d{1,4}|[ivxlc]{1,6})[ \t]*[_*]*[ \t]*$",
                        re.IGNORECASE)
+# a line that is all emphasis: a bold or italic title (the outline may make a heading of it)
+_EMPHASIS_ONLY = re.compile(r"^\s*(?:(?:\*\*|__)[^*_\n]+(?:\*\*|__)\s*|_[^_\n]+_\s*)+$")
+# a contents line without dot leaders, emphasis removed: a title and an arabic page number ("Vclear 235",
+# "IV Terminal types 237"); a contents entry only inside a table of contents (``_toc_entries``, ``_toc_neighbours``)
+_TOC_NUMBERED = re.compile(r"^(?=[^\n]*[^\W\d_])[^\n]{0,100}[^\s.,;:!?]\s+\d{1,4}$")
 _DELIM_ROW = re.compile(r"^\s*\|?\s*:?-{1,}:?\s*(\|\s*:?-{1,}:?\s*)+\|?\s*$|^\s*\|\s*:?-{3,}:?\s*\|\s*$")
 
 
@@ -145,6 +150,9 @@ def _toc_entries(lines, i: int, j: int) -> list[tuple[int, int]] | None:
     ends = [k for k in range(i, j) if _TOC_LINE.search(lines[k][2])]
     if not ends or (len(ends) < j - i and (len(ends) < 3 or 2 * len(ends) < j - i)):
         return None  # a paragraph of such lines only (a chapter's entry alone: "4 Shell Builtins . . . 48"), or 3+
+    # a chapter's line in bold, without leaders ("**2** **Coding** **model** **description** **9**"), ends an entry too
+    ends = sorted({*ends, *(k for k in range(i, j) if _EMPHASIS_ONLY.match(lines[k][2])
+                            and _TOC_NUMBERED.match(_clean_title(lines[k][2])))})
     out, a = [], i
     for k in ends:
         out.append((a, k + 1))
@@ -220,7 +228,51 @@ def _atoms(text: str, markdown: bool = True) -> list[_Atom]:
         i = j
     if atoms and lead:
         atoms[0].start = 0
-    return atoms
+    return _toc_neighbours(lines, atoms) if any(a.kind == "toc" for a in atoms) else atoms
+
+
+def _toc_neighbours(lines, atoms: list[_Atom]) -> list[_Atom]:
+    """``atoms`` with each paragraph of contents lines without dot leaders ("**Vclear** **235**", "**IV**
+    **Terminal** **types** **237**": a title and a page number on every line) that stands next to contents
+    entries cut into contents entries, one per line: a run of such paragraphs (layout comments between
+    allowed) with an entry before or after it. Alone, such a line is text ("Version 5", "born in 1921")."""
+    first_line = {s: n for n, (s, _, _) in enumerate(lines)}
+
+    def rows(a: _Atom) -> list[int]:  # the atom's lines with text
+        n, out = first_line[a.start], []
+        while n < len(lines) and lines[n][0] < a.end:
+            if lines[n][2].strip():
+                out.append(n)
+            n += 1
+        return out
+
+    cand = [a.kind in ("paragraph", "item") and all(_TOC_NUMBERED.match(_clean_title(lines[n][2])) for n in rows(a))
+            for a in atoms]
+    out: list[_Atom] = []
+    i = 0
+    while i < len(atoms):
+        if not cand[i]:
+            out.append(atoms[i])
+            i += 1
+            continue
+        j = i
+        while j < len(atoms) and (cand[j] or atoms[j].kind == "layout"):
+            j += 1
+        while not cand[j - 1]:  # layout after the run is not part of it
+            j -= 1
+        before = next((a.kind for a in reversed(atoms[:i]) if a.kind != "layout"), None)
+        after = next((a.kind for a in atoms[j:] if a.kind != "layout"), None)
+        for k in range(i, j):
+            a = atoms[k]
+            if not cand[k] or "toc" not in (before, after):
+                out.append(a)
+                continue
+            pieces = rows(a)
+            for m, n in enumerate(pieces):  # one entry per line; blank lines go with the line before
+                end = lines[pieces[m + 1]][0] if m + 1 < len(pieces) else a.end
+                out.append(_Atom(lines[n][0] if m else a.start, end, "toc"))
+        i = j
+    return out
 
 
 def _split_table(text: str, a: _Atom, max_tokens: int) -> list[tuple[int, int]]:
@@ -471,8 +523,6 @@ def join_continued(text: str, blocks: list[Block], pages: Sequence[Span]) -> tup
 
 # a reference entry's label at a line start: "[4] N. D. Birell…", "[Knu73] D. E. Knuth…" (not a link "[text](url)")
 _ENTRY = re.compile(r"^\s*\[[^\]\s][^\]]{0,15}\](?!\()[ \t]+\S")
-# a line that is all emphasis: a bold or italic title (the outline may make a heading of it)
-_EMPHASIS_ONLY = re.compile(r"^\s*(?:(?:\*\*|__)[^*_\n]+(?:\*\*|__)\s*|_[^_\n]+_\s*)+$")
 
 
 def rejoin_entries(text: str) -> tuple[str, int]:

@@ -65,12 +65,12 @@ def test_table_of_contents_entries_are_blocks_of_their_own():
            "Index  . . . . . . . . . . . . . . . . . . . . . . xiv\n")
     text = f"## Contents\n\n{toc}\n{LONG}\n\nThe wait was long . . . . but it ended 3\nand then more text.\n"
     blocks, _ = kinds_and_texts(text)
-    assert [k for k, _ in blocks] == ["heading", "toc", "toc", "toc", "paragraph", "paragraph"]
-    # the heading joins the first entry (the chapter line, whose title has no leaders, is part of it)
-    assert blocks[0][1].endswith("2.1 Getting started . . . . . . . . . . . . . . 5\n")
-    assert blocks[2][1] == "5.9 Moving, removing, renaming, orphaning, adopting, and\nreintroducing packages " \
+    assert [k for k, _ in blocks] == ["heading", "toc", "toc", "toc", "toc", "paragraph", "paragraph"]
+    # the heading joins the first entry: the chapter's line, bold and without leaders, an entry of its own
+    assert blocks[0][1] == "## Contents\n\n**2** **Applying to Become a Member** **5**\n"
+    assert blocks[3][1] == "5.9 Moving, removing, renaming, orphaning, adopting, and\nreintroducing packages " \
                            "...................... 42\n"  # an entry wrapped onto two lines is one
-    assert blocks[3][1].startswith("Index") and blocks[3][1].rstrip().endswith("xiv")  # a roman page number
+    assert blocks[4][1].startswith("Index") and blocks[4][1].rstrip().endswith("xiv")  # a roman page number
     # a numbered contents list (a word processor's): "1." made it one list item of all the lines
     numbered = "1. Introduction ........ 1\n2. Scope ........ 3\n3. Definitions ........ 4\n"
     assert [k for k, _ in kinds_and_texts(numbered)[0]] == ["toc", "toc", "toc"]
@@ -353,6 +353,29 @@ def test_only_layout_comments_are_layout_blocks():
     # inside a code fence nothing is layout (the fence is one code block)
     blocks, _ = kinds_and_texts("```xml\n<!-- PageBreak -->\n<a/>\n```\n")
     assert [k for k, _ in blocks] == ["code"]
+
+
+def test_contents_lines_without_dot_leaders_are_entries_inside_a_table_of_contents():
+    """gnuplot's contents: "**Update** **235**", "**IV** **Terminal** **types** **237**" (bold, no leaders), one
+    paragraph each between dotted entries, were one "paragraph group": a boundary before part IV broke it."""
+    dotted = "Terminal . . . . . . . . . . . . . . . . . . . . 235\n\n"
+    bold = "**Update** **235**\n\n**Vclear** **235**\n\n**IV** **Terminal** **types** **237**\n\n"
+    text = (f"## **Contents**\n\n{dotted}{bold}<!-- PageFooter: 17 -->\n\n"
+            "**Complete** **list** **of** **terminals** **237**\nAifm 237\n\n"  # two lines, one paragraph
+            "Aqua . . . . . . . . . . . . . . . . . . . . 238\n\n"
+            f"{LONG}\n\nVersion 5\n\nborn in 1921\n\n{LONG}\n")
+    blocks, _ = kinds_and_texts(text)
+    kinds = [k for k, _ in blocks]
+    assert kinds == ["heading", "toc", "toc", "toc", "layout", "toc", "toc", "toc", "paragraph", "group", "paragraph"]
+    assert [b for _, b in blocks[1:4]] == ["**Update** **235**\n\n", "**Vclear** **235**\n\n",
+                                          "**IV** **Terminal** **types** **237**\n\n"]
+    assert blocks[5][1] == "**Complete** **list** **of** **terminals** **237**\n" and blocks[6][1] == "Aifm 237\n\n"
+    # away from a table of contents, a line ending on a number is text ("Version 5" above is a short paragraph)
+    alone = f"{LONG}\n\n**Update** **235**\n\n**Vclear** **235**\n\n{LONG}\n"
+    assert [k for k, _ in kinds_and_texts(alone)[0]] == ["paragraph", "group", "paragraph"]
+    # a sentence ending on a number next to the contents stays text
+    prose = f"{dotted}In that year the rate rose to 12\nand it fell again in 1999.\n"
+    assert [k for k, _ in kinds_and_texts(prose)[0]] == ["toc", "paragraph"]
 
 
 def test_reference_entries_cut_after_their_first_line_are_joined_again():
