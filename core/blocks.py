@@ -544,7 +544,7 @@ def rejoin_entries(text: str) -> tuple[str, int]:
     if "[" not in text or "\n\n" not in text:
         return text, 0
     atoms = _atoms(text)
-    firsts = [text[a.start:a.end].split("\n", 1)[0] for a in atoms]
+    firsts = [text[a.start:a.end].lstrip("\n").split("\n", 1)[0] for a in atoms]
     entry = [a.kind == "paragraph" and bool(_ENTRY.match(f)) for a, f in zip(atoms, firsts)]
     if sum(entry) < 2:
         return text, 0
