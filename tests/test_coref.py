@@ -355,6 +355,8 @@ def test_pipelines_multiply_through_numpy_and_give_blis_s_pairs():
     pairs = resolve(WINDOW_TEXT, nlp)
     assert len(pairs) > 5 and resolve(WINDOW_TEXT, blis) == pairs
     assert english(EXCLUDE) is nlp and not nlp.get_pipe("parser").model.ops.use_blis
+    senter = english(("tok2vec", "tagger", "parser", "attribute_ruler", "lemmatizer", "ner"), ("senter",))
+    assert not senter.get_pipe("senter").model.ops.use_blis  # a pipe enabled after loading too
 
 
 def test_windows_parse_less_and_give_the_same_pairs():

@@ -354,6 +354,11 @@ def test_health_counts_lines_the_converter_wrote_twice():
     assert repeated_lines(md.replace("E = m c2 where", "E = m c3 where"), words) == 0
     assert repeated_lines(md + md, words + words) == 2  # four times in the Markdown, twice on the page
     assert repeated_lines("Figure 1\nFigure 1\n", _words("Figure 1")) == 0  # too short to tell
+    back = _words("Back to the table of contents") + _words("Back to the table of contents", 300)
+    link = "[Back to the table of contents](https://example.com/manual#top)\n"
+    assert repeated_lines(link + link, back) == 0  # twice on the page too: the link's target is not text
+    header = "|Col1|Col2|Col3|Col4|Col5|\n|---|---|---|---|---|\n"
+    assert repeated_lines(header + "\n" + header, _words("Name Size Kind")) == 0  # the converter's own line
     pdf = pymupdf.open(stream=make_one_column_pdf(), filetype="pdf")
     page_words = [pdf[0].get_text("words")]
     page = "".join(str(w[4]) for w in page_words[0])

@@ -22,12 +22,13 @@ import unicodedata
 from collections import Counter
 from typing import Any, Iterable, Sequence
 
+from chunkscope.ingest.markup import alnum
+
 _TABLE_SEP = re.compile(r"^\|[-:| ]+\|$", re.M)
 _STRUCK = re.compile(r"~~[^~\n]+~~")  # the converter's strike-through markup
 _FRAGMENTS = 3000  # words on one page above which extraction is suspect (drawn text, kerning)
 _JUMPS = 3  # upward jumps in the extracted order above which columns/order are suspect
-_TAG = re.compile(r"<[^>]+>")  # the converter's HTML ("<sup>2</sup>"): not letters on the page
-_NOT_WORD = re.compile(r"[\W_]+")
+_NOT_ON_PAGE = re.compile(r"\]\([^)\s]*\)|\bCol\d+\b")  # a link's target; the name PyMuPDF gives an empty table header
 _REPEAT_MIN = 15  # letters and digits a line needs to count as repeated ("Figure 1", table rules do not)
 
 
@@ -81,15 +82,17 @@ _MISSING_MIN = 200  # ... when the page has at least this many letters
 
 
 def _letters(text: str) -> str:
-    """``text``'s letters and digits only, lower case, ligatures spelt out ("ﬁ" -> "fi"), HTML tags left out."""
-    return _NOT_WORD.sub("", unicodedata.normalize("NFKC", _TAG.sub("", text))).lower()
+    """``markup.alnum`` of ``text`` with ligatures spelt out ("ﬁ" -> "fi") and what the converter adds that is not
+    on the page left out (link targets, "Col1" for an empty table header)."""
+    return alnum(unicodedata.normalize("NFKC", _NOT_ON_PAGE.sub("]", text)))
 
 
 def repeated_lines(md: str, words: Sequence[Sequence[Any]]) -> int:
     """Extra copies of lines that the page's Markdown ``md`` holds more often than the page's ``words`` do: text
     the converter wrote twice (an equation, a figure's labels), counted once per extra copy. Lines are compared
     by their letters and digits (markup, spacing and a hyphenated line break do not matter); a line of fewer
-    than ``_REPEAT_MIN`` of them is not counted."""
+    than ``_REPEAT_MIN`` of them is not counted. A line need not be on the page word for word: the converter
+    writes an equation's or a figure's text in its own order."""
     counts = Counter(n for line in md.splitlines() if len(n := _letters(line)) >= _REPEAT_MIN)
     twice = {line: n for line, n in counts.items() if n > 1}
     if not twice:
