@@ -331,8 +331,8 @@ def test_numbered_titles_without_markup_are_titles_when_their_fonts_are_bold_or_
 
     page = ("I. INTRODUCTION:\nWHY THINGS MATTER\n\nText.\n\nA. Earlier work\n\nA. Smith and B. Jones\n\n"
             "1. Surveys\n\n1. Apples\n\n2. Pears\n\nII. METHODS, TOOLS,\n\nETC.\n\nWe measure.\n")
-    runs = [("bold", "iintroductionwhythingsmatter"), ("bold", "aearlierwork"), ("italic", "1surveys"),
-            ("italic", "apples"), ("bold", "iimethodstoolsetc")]
+    runs = [("bold", "iintroductionwhythingsmatter", (0, 13)), ("bold", "aearlierwork", (0,)),
+            ("italic", "1surveys", (0,)), ("italic", "apples", (0,)), ("bold", "iimethodstoolsetc", (0, 14))]
     out, made = numbered_titles([page], [runs])
     assert [x for x in out[0].split("\n") if x.startswith("#")] == [
         "## I. INTRODUCTION: WHY THINGS MATTER", "### A. Earlier work", "#### 1. Surveys",
@@ -362,6 +362,51 @@ def test_a_revtex_pdf_whose_title_fonts_carry_no_emphasis_flag_gets_its_numbered
         (2, "I. INTRODUCTION"), (3, "A. Earlier work"), (4, "1. Surveys"), (3, "B. Our aim"), (2, "II. METHODS")]
     assert "\n\nA. Smith and B. Jones surveyed the things first\n\n" in doc.text
     assert "\n\n1. Apples\n\n2. Pears\n\n3. Plums\n\n" in doc.text
+
+
+def test_a_subsection_title_right_under_its_section_title_is_a_title_too():
+    """revtex sets "II. THEORY" and "A. The model" in one bold font, one line under the other: one run of bold spans
+    on the page, which starts with "II. THEORY" only. A title may start at any of a run's line starts, so "A. The
+    model" is a title, and "B. Its limits" after it still runs in order; a title wrapped over two lines is still one
+    run. cm-super's and the EC fonts' names (revtex with T1 fontenc: SFBX1000, ECTI1000) say bold and italic too."""
+    from chunkscope.ingest import load_bytes
+    from chunkscope.ingest.pdf import font_emphasis
+
+    pdf = pymupdf.open()
+    page = pdf.new_page()
+    body = "Body text of the section, at the size of its title."
+    items = [("tibo", "I. INTRODUCTION"), ("tiro", body), ("tibo", "II. THEORY"), ("tibo", "A. The model"),
+             ("tiro", body), ("tibo", "B. Its limits"), ("tiit", "1. Bounds"), ("tiro", body),
+             ("tibo", "III. FLOATS: FIGURES, TABLES, VIDEOS,"), ("tibo", "ETC."), ("tiro", body)]
+    for n, (font, text) in enumerate(items):
+        page.insert_text((72, 60 + 30 * n), text, fontsize=10, fontname=font)
+    for xref, _, _, base, *_ in page.get_fonts():  # T1 fontenc's names, without the bold or italic flag
+        if base in ("Times-Bold", "Times-Italic"):
+            pdf.xref_set_key(xref, "BaseFont", "/SFBX1000" if base == "Times-Bold" else "/ECTI1000")
+    data = pdf.tobytes()
+    pdf.close()
+    with pymupdf.open(stream=data) as again:
+        runs = font_emphasis(again[0])
+    assert ("bold", "iitheoryathemodel", (0, 8)) in runs and ("italic", "1bounds", (0,)) in runs
+    doc = load_bytes(data, "paper.pdf")
+    assert [(h.level, h.title) for h in doc.headings] == [
+        (2, "I. INTRODUCTION"), (2, "II. THEORY"), (3, "A. The model"), (3, "B. Its limits"), (4, "1. Bounds"),
+        (2, "III. FLOATS: FIGURES, TABLES, VIDEOS, ETC.")]
+
+
+def test_font_names_that_say_bold_or_italic():
+    from chunkscope.ingest.pdf import _BOLD_FONT, _ITALIC_FONT
+
+    bold = ["CMBX10", "CMBX9", "CMB10", "CMBXTI10", "CMSSBX10", "SFBX1000", "SFBX0900", "ECBX1000", "ECRB1000",
+            "SFBI1000", "ECSX1000", "NimbusRomNo9L-Medi", "NimbusRomNo9L-MediItal", "Times-Bold", "Arial,Bold",
+            "Helvetica-Black", "Lato-Heavy", "Futura-DemiBold"]
+    italic = ["CMTI10", "CMSL10", "CMU10", "SFTI1000", "ECTI1000", "SFSL1000", "ECSI1000", "SFUI1000",
+              "NimbusRomNo9L-ReguItal", "Times-Italic", "Helvetica-Oblique"]
+    plain_fonts = ["CMR10", "CMMI10", "SFRM1000", "ECRM1000", "ECSS1000", "ECTT1000", "Roboto-Medium",
+                   "HelveticaNeue-Medium", "Digital-Regular", "SFProText-Regular"]
+    assert [f for f in bold if not _BOLD_FONT.search(f)] == []
+    assert [f for f in italic if _BOLD_FONT.search(f) or not _ITALIC_FONT.search(f)] == []
+    assert [f for f in plain_fonts if _BOLD_FONT.search(f) or _ITALIC_FONT.search(f)] == []
 
 
 REPORT = """# Everything We Know About Things

@@ -335,17 +335,19 @@ def _in_order(values: list[tuple[int, ...]]) -> bool:
     return True
 
 
-Runs = Sequence[tuple[str, str]]  # a page's runs of emphasised text: (kind, key), see ``_font_kind``
+# a page's runs of emphasised text: (kind, key, starts), see ``_font_kind``
+Runs = Sequence[tuple[str, str, tuple[int, ...]]]
 
 
 def _font_kind(paragraph: list[str], runs: Runs) -> str:
     """The emphasis ("bold", "italic") of a paragraph the converter wrote without markup, when a run of
-    emphasised text on its page (``runs``: ``(kind, key)`` from ``chunkscope.ingest.pdf.font_emphasis``)
-    starts with it; else ""."""
+    emphasised text on its page (``runs``: ``(kind, key, starts)`` from ``chunkscope.ingest.pdf.font_emphasis``)
+    goes on with it from one of its lines' starts (``starts``: a subsection's title right under its section's,
+    both bold, is one run); else ""."""
     if any(ch in x for x in paragraph for ch in "*_`"):
         return ""
     key = alnum(" ".join(paragraph))
-    return next((kind for kind, run in runs if key and run.startswith(key)), "")
+    return next((kind for kind, run, starts in runs if key and any(run.startswith(key, k) for k in starts)), "")
 
 
 def _numbered_style(paragraph: list[str], runs: Runs = ()) -> tuple[tuple[str, str], tuple[int, ...]] | None:
@@ -461,7 +463,7 @@ def numbered_titles(pages: list[str], emphasis: Sequence[Runs] = ()) -> tuple[li
     run in order (names "_J. Smith_" and dates "_3 December_" do not). ``emphasis``: each page's runs of bold
     or italic text by its fonts (``chunkscope.ingest.pdf.font_emphasis``), for the titles the converter wrote
     without markup (revtex's CMBX9 and CMTI9 carry no bold or italic flag: "I. FIRST-LEVEL HEADING" was plain
-    text): a plain paragraph is bold or italic when such a run starts with it (``_font_kind``).
+    text): a plain paragraph is bold or italic when such a run goes on with it from a line's start (``_font_kind``).
 
     When the converter found at most one heading (a title), every such title is a heading: Roman numerals
     and "Appendix ..." are the top level, ``##`` (``#`` stays the document's title); any other style
