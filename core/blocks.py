@@ -78,6 +78,11 @@ _EMPHASIS_ONLY = re.compile(r"^\s*(?:(?:\*\*|__)[^*_\n]+(?:\*\*|__)\s*|_[^_\n]+_
 # a contents line without dot leaders, emphasis removed: a title and an arabic page number ("Vclear 235",
 # "IV Terminal types 237"); a contents entry only inside a table of contents (``_toc_entries``, ``_toc_neighbours``)
 _TOC_NUMBERED = re.compile(r"^(?=[^\n]*[^\W\d_])[^\n]{0,100}[^\s.,;:!?]\s+\d{1,4}$")
+# the page number ending a contents line (emphasis removed)
+_PAGE_NUMBER = re.compile(r"(\d{1,4})\s*$")
+# text before a line's closing number that reads as a sentence, not a title: two lower-case words ("born in
+# 1921", "Our team has 12"), or a line starting in lower case ("and the first release came out in 2001")
+_PROSE_NUMBER = re.compile(r"(?:^[a-z]|\b[a-z]+\s+[a-z]+\s+\d{1,4}$)")
 _DELIM_ROW = re.compile(r"^\s*\|?\s*:?-{1,}:?\s*(\|\s*:?-{1,}:?\s*)+\|?\s*$|^\s*\|\s*:?-{3,}:?\s*\|\s*$")
 
 
@@ -231,28 +236,58 @@ def _atoms(text: str, markdown: bool = True) -> list[_Atom]:
     return _toc_neighbours(lines, atoms) if any(a.kind == "toc" for a in atoms) else atoms
 
 
+def _line_index(lines) -> dict[int, int]:
+    """Line number of each line's start offset."""
+    return {s: n for n, (s, _, _) in enumerate(lines)}
+
+
+def _text_rows(lines, index: dict[int, int], a: _Atom) -> list[int]:
+    """Atom ``a``'s lines with text (past the blank or whitespace-only lines the first atom takes)."""
+    n, out = index[a.start], []
+    while n < len(lines) and lines[n][0] < a.end:
+        if lines[n][2].strip():
+            out.append(n)
+        n += 1
+    return out
+
+
 def _toc_neighbours(lines, atoms: list[_Atom]) -> list[_Atom]:
     """``atoms`` with each paragraph of contents lines without dot leaders ("**Vclear** **235**", "**IV**
     **Terminal** **types** **237**": a title and a page number on every line) that stands next to contents
     entries cut into contents entries, one per line: a run of such paragraphs (layout comments between
-    allowed) with an entry before or after it. Alone, such a line is text ("Version 5", "born in 1921")."""
-    first_line = {s: n for n, (s, _, _) in enumerate(lines)}
+    allowed) with an entry before or after it. Each line needs a contents signal: it is all in bold or
+    italics, or its text before the number is no sentence (``_PROSE_NUMBER``: "born in 1921", "Our team has
+    12") and its page number does not go back from the entries' before it nor past those after it. The run
+    is taken from the entries on, paragraph by paragraph, up to the first one without. Alone, such a line
+    is text ("Version 5")."""
+    index = _line_index(lines)
+    rows = [_text_rows(lines, index, a) for a in atoms]
 
-    def rows(a: _Atom) -> list[int]:  # the atom's lines with text
-        n, out = first_line[a.start], []
-        while n < len(lines) and lines[n][0] < a.end:
-            if lines[n][2].strip():
-                out.append(n)
-            n += 1
-        return out
+    def page(n: int) -> int | None:  # a line's page number (None: roman, or none)
+        m = _PAGE_NUMBER.search(_clean_title(lines[n][2]))
+        return int(m.group(1)) if m else None
 
-    cand = [a.kind in ("paragraph", "item") and all(_TOC_NUMBERED.match(_clean_title(lines[n][2])) for n in rows(a))
-            for a in atoms]
-    out: list[_Atom] = []
+    def signal(n: int) -> bool:  # a bold line, or one whose text before the number is no sentence
+        return bool(_EMPHASIS_ONLY.match(lines[n][2])) or not _PROSE_NUMBER.search(_clean_title(lines[n][2]))
+
+    cand = [a.kind in ("paragraph", "item") and all(_TOC_NUMBERED.match(_clean_title(lines[n][2])) and signal(n)
+                                                     for n in r) for a, r in zip(atoms, rows)]
+
+    def fits(k: int, low: int | None, high: int | None) -> bool:  # plain lines' numbers between the neighbours'
+        nums = [page(n) for n in rows[k] if not _EMPHASIS_ONLY.match(lines[n][2])]
+        seq = [x for x in (low, *nums, high) if x is not None]
+        return all(x <= y for x, y in zip(seq, seq[1:]))
+
+    def last_page(k: int) -> int | None:
+        return next((p for n in reversed(rows[k]) if (p := page(n)) is not None), None)
+
+    def first_page(k: int) -> int | None:
+        return next((p for n in rows[k] if (p := page(n)) is not None), None)
+
+    accepted = [False] * len(atoms)
     i = 0
     while i < len(atoms):
         if not cand[i]:
-            out.append(atoms[i])
             i += 1
             continue
         j = i
@@ -260,18 +295,34 @@ def _toc_neighbours(lines, atoms: list[_Atom]) -> list[_Atom]:
             j += 1
         while not cand[j - 1]:  # layout after the run is not part of it
             j -= 1
-        before = next((a.kind for a in reversed(atoms[:i]) if a.kind != "layout"), None)
-        after = next((a.kind for a in atoms[j:] if a.kind != "layout"), None)
-        for k in range(i, j):
-            a = atoms[k]
-            if not cand[k] or "toc" not in (before, after):
-                out.append(a)
-                continue
-            pieces = rows(a)
-            for m, n in enumerate(pieces):  # one entry per line; blank lines go with the line before
-                end = lines[pieces[m + 1]][0] if m + 1 < len(pieces) else a.end
-                out.append(_Atom(lines[n][0] if m else a.start, end, "toc"))
+        b = next((k for k in range(i - 1, -1, -1) if atoms[k].kind != "layout"), None)
+        f = next((k for k in range(j, len(atoms)) if atoms[k].kind != "layout"), None)
+        before = b is not None and atoms[b].kind == "toc"
+        after = f is not None and atoms[f].kind == "toc"
+        run = [k for k in range(i, j) if cand[k]]
+        # from the entries before, on while each paragraph's page numbers do not go back; from those after, back
+        low = last_page(b) if before and b is not None else None
+        for k in run if before else []:
+            if not fits(k, low, None):
+                break
+            accepted[k] = True
+            low = last_page(k) if last_page(k) is not None else low
+        high = first_page(f) if after and f is not None else None
+        for k in reversed(run) if after else []:
+            if not fits(k, None, high):
+                break
+            accepted[k] = True
+            high = first_page(k) if first_page(k) is not None else high
         i = j
+    out: list[_Atom] = []
+    for k, a in enumerate(atoms):
+        if not accepted[k]:
+            out.append(a)
+            continue
+        pieces = rows[k]
+        for m, n in enumerate(pieces):  # one entry per line; blank lines go with the line before
+            end = lines[pieces[m + 1]][0] if m + 1 < len(pieces) else a.end
+            out.append(_Atom(lines[n][0] if m else a.start, end, "toc"))
     return out
 
 
@@ -522,55 +573,110 @@ def join_continued(text: str, blocks: list[Block], pages: Sequence[Span]) -> tup
 
 
 # a reference entry's label at a line start: "[4] N. D. Birell…", "[Knu73] D. E. Knuth…" (not a link "[text](url)")
-_ENTRY = re.compile(r"^\s*\[[^\]\s][^\]]{0,15}\](?!\()[ \t]+\S")
+_ENTRY = re.compile(r"^\s*\[([^\]\s][^\]]{0,15})\](?!\()[ \t]+\S")
+# a reference list's key label: letters, then a year ("Knu73", "GJ79", "ABC+19", "Smith2001a")
+_KEY_LABEL = re.compile(r"[A-Za-z][A-Za-z+.\-]*(?:\d{2}|\d{4})[a-z]?")
+_MAX_CONTINUATION = 2  # paragraphs a hanging indent's cut makes of an entry after its first line
+
+
+def _visible_width(line: str) -> int:
+    """A Markdown line's length as printed: without link targets and emphasis marks."""
+    return len(re.sub(r"[*_`]", "", re.sub(r"\]\([^)\s]*\)", "]", line)).strip())
+
+
+def _in_sequence(a: str | None, b: str | None) -> bool:
+    """Do labels ``a`` then ``b`` follow each other in a reference list: [n] then [n+1], or two key labels?"""
+    if a is None or b is None:
+        return False
+    if a.isdigit() and b.isdigit():
+        return int(b) == int(a) + 1
+    return a != b and bool(_KEY_LABEL.fullmatch(a)) and bool(_KEY_LABEL.fullmatch(b))
 
 
 def rejoin_entries(text: str) -> tuple[str, int]:
-    """Markdown with each labelled entry ("[4] …", "[Knu73] …": a reference list) that a blank line cut
-    joined again: the paragraphs after an entry up to the next entry are its continuation, and so is a
-    paragraph after the last entry that goes on with its sentence (``goes_on``) or, ending the page, goes
-    on over the page break (stops without closing punctuation). Only where at least two
-    entries stand in a row; a continuation is a paragraph or a lettered or numbered item ("E. Beutler, M.
-    A. Lichtman…", initials), never a bullet item, a title (a line all in bold or italics), a heading, a
-    table, code or a layout comment.
+    """Markdown with each labelled entry of a reference list ("[4] …", "[Knu73] …") that a blank line cut
+    after its first line joined again. An entry is part of a list when its label follows the label before
+    it or goes on to the next one ([n] then [n+1]; two key labels, letters and a year: ``_in_sequence``).
+    Between two entries in sequence, the one or two paragraphs after the first (``_MAX_CONTINUATION``, what a
+    hanging indent's cut makes) join it when its line was cut mid-entry: it goes on (``goes_on``), stops
+    without closing punctuation, the continuation starts in lower case, or, a line ending on a period
+    ("… Master's thesis." / "Royal Institute…"), it is about as wide as the continuation's lines and the
+    continuation ends as an entry does. After a list's last entry, a paragraph joins while its sentence goes
+    on (at most two) or, ending the page, when it stops without closing punctuation. A continuation is a
+    paragraph or a lettered or numbered item ("E. Beutler, M. A. Lichtman…", initials), never a bullet
+    item, a one-line title in bold or italics (unless the entry's sentence goes on into it: "… In" /
+    "_Proceedings of …_"), a heading, a table, code or a layout comment. Prose citing "[3]" and "[7]",
+    numbered steps ("[1] Open the box." / "Check that…"), task lists ("[x] …") stay as they are.
 
     pymupdf4llm starts a new paragraph where PyMuPDF starts a new text block, and an entry's hanging
     indent puts its first line in a block of its own: "[4] N. D. Birell and P. C. W. Davies, Quantum
     Fields in" / blank line / "Curved Space (Cambridge University Press, 1982)." A rule for any
-    paragraph that stops mid-sentence is not enough (the entry's first line often ends on a period:
-    "Master's thesis." / "Royal Institute of Technology…") and too much (the converter also cuts
-    formulas, table notes and index entries into paragraphs that way). Returns the text and how many
-    blank lines were removed."""
+    paragraph that stops mid-sentence is not enough (the entry's first line often ends on a period) and
+    too much (the converter also cuts formulas, table notes and index entries into paragraphs that way).
+    Returns the text and how many blank lines were removed."""
     if "[" not in text or "\n\n" not in text:
         return text, 0
+    lines = _lines(text)
+    index = _line_index(lines)
     atoms = _atoms(text)
-    firsts = [text[a.start:a.end].lstrip("\n").split("\n", 1)[0] for a in atoms]
-    entry = [a.kind == "paragraph" and bool(_ENTRY.match(f)) for a, f in zip(atoms, firsts)]
-    if sum(entry) < 2:
+    rows = [_text_rows(lines, index, a) for a in atoms]
+    firsts = [lines[r[0]][2] if r else "" for r in rows]
+    lasts = [lines[r[-1]][2] if r else "" for r in rows]
+    labels = [m.group(1) if a.kind == "paragraph" and (m := _ENTRY.match(f)) else None for a, f in zip(atoms, firsts)]
+    # the label of an atom's last entry, where its last line starts one ("[5] …\n[6] Sam Anzaroot…": [6])
+    ends = [(m.group(1) if (m := _ENTRY.match(last)) else None) if lab else None for lab, last in zip(labels, lasts)]
+    entries = [k for k, lab in enumerate(labels) if lab is not None]
+    if len(entries) < 2:
         return text, 0
 
+    def body(k: int) -> str:
+        return text[atoms[k].start:atoms[k].end]
+
     def part(k: int) -> bool:  # may atom k be the continuation of an entry?
-        return (atoms[k].kind in ("paragraph", "item") and not entry[k] and not _STRONG_BULLET.match(firsts[k])
-                and not _EMPHASIS_ONLY.match(firsts[k]))
+        if atoms[k].kind not in ("paragraph", "item") or labels[k] is not None or _STRONG_BULLET.match(firsts[k]):
+            return False
+        # a title (a line all in bold or italics) alone; an entry's line going on in italics is no title
+        return not (_EMPHASIS_ONLY.match(firsts[k]) and len(rows[k]) == 1 and not goes_on(body(k - 1), firsts[k]))
+
+    def closed(k: int) -> bool:  # atom k's text ends on closing punctuation
+        return body(k).rstrip().rstrip("*_`").rstrip()[-1:] in _CLOSERS
+
+    def cut_after_first_line(i: int, j: int, over_page: bool = False) -> bool:  # entry i stops mid-entry; atoms i+1..j-1 go on with it
+        if goes_on(body(i), firsts[i + 1]) or not closed(i) or firsts[i + 1].lstrip("*_` ")[:1].islower():
+            return True
+        # a first line ending on a period ("… Master's thesis." / "Royal Institute…"): a line about as full as
+        # the continuation's lines (a wrapped line, not a short sentence), the continuation ending as an entry
+        # does or going on over the page
+        width = _visible_width(lasts[i])
+        return all(width >= 0.8 * _visible_width(lines[n][2]) for k in range(i + 1, j) for n in rows[k]) \
+            and (closed(j - 1) or sum(len(rows[k]) for k in range(i + 1, j)) > 1 or over_page)
 
     cuts: list[tuple[int, int]] = []  # (end of an atom's text, start of the next): blank lines to remove
-    for i in (k for k, e in enumerate(entry) if e):
+    pairs = [(i, j) for i, j in zip(entries, entries[1:]) if _in_sequence(ends[i], labels[j])]
+    listed = {i for i, _ in pairs} | {j for _, j in pairs}  # entries of a reference list: in sequence with one
+    for i in entries:
+        if i not in listed or ends[i] is None:  # a hanging indent cuts an entry after its first line
+            continue
         j = i + 1
-        while j < len(atoms) and part(j):
+        while j < len(atoms) and j - i <= _MAX_CONTINUATION and part(j):  # at most the cap
             j += 1
-        if j < len(atoms) and entry[j]:
-            joined = range(i, j - 1)  # between two entries: all of it
-        elif j == i + 2 and all(a.kind == "layout" for a in atoms[j:]) \
-                and text[atoms[i + 1].start:atoms[i + 1].end].rstrip().rstrip("*_`").rstrip()[-1:] not in _CLOSERS:
+        if j == i + 1:
+            continue
+        if j < len(atoms) and labels[j] is not None:  # between two entries
+            if not _in_sequence(ends[i], labels[j]) or not cut_after_first_line(i, j):
+                continue
+            joined = range(i, j - 1)
+        elif j == i + 2 and all(a.kind == "layout" for a in atoms[j:]) and not closed(i + 1) \
+                and cut_after_first_line(i, j, over_page=True):
             joined = range(i, i + 1)  # the page's last entry, going on over the page: "…[Fundamental Principles of"
         else:  # after the last entry: as long as the sentence goes on
             k = i
-            while k + 1 < j and goes_on(text[atoms[k].start:atoms[k].end], firsts[k + 1]):
+            while k + 1 < j and k - i < _MAX_CONTINUATION and goes_on(body(k), firsts[k + 1]):
                 k += 1
             joined = range(i, k)
         for k in joined:
-            body = text[atoms[k].start:atoms[k].end].rstrip()
-            cuts.append((atoms[k].start + len(body), atoms[k + 1].start))
+            end = body(k).rstrip()
+            cuts.append((atoms[k].start + len(end), atoms[k + 1].start))
     if not cuts:
         return text, 0
     out, pos = [], 0

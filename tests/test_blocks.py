@@ -9,7 +9,7 @@ from conftest import CORPUS_DIR, corpus_files
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chunkscope.blocks import blocks_by_kind, build_blocks
+from chunkscope.blocks import _atoms, blocks_by_kind, build_blocks
 from chunkscope.document import Span, check_tiling
 from chunkscope.tokens import count_tokens
 
@@ -414,3 +414,70 @@ def test_reference_entries_cut_after_their_first_line_are_joined_again():
     assert rejoin_entries(alone) == (alone, 0)
     link = "[Read the manual](https://example.org) for the details of\n\n[the setup](x) and more in\n\nthe text.\n"
     assert rejoin_entries(link) == (link, 0)  # links are not entry labels
+
+
+def test_labelled_paragraphs_that_are_no_reference_list_are_not_joined():
+    """rejoin_entries joined every paragraph between any two "[..] text" paragraphs of a page: prose citing [3]
+    and [7] three paragraphs apart, numbered instructions, task lists and numbered judgments were one paragraph."""
+    from chunkscope.blocks import rejoin_entries
+
+    kept = [
+        # labels out of sequence, three paragraphs apart, the first entry a whole sentence
+        "## 2 Related work\n\n[3] showed that chunk size matters for retrieval.\n\nLater studies looked at overlap.\n\n"
+        "A second line of work studies semantic chunking.\n\nTable 1: Recall at 5 for each chunker.\n\n"
+        "[7] argued the opposite on long documents.\n\nWe follow [7] in what follows.\n",
+        # in sequence, but each "entry" a short sentence and not cut mid-entry
+        "[1] Open the box.\n\nCheck that every part is there. Call us if one is missing.\n\n[2] Mount the base.\n\n"
+        "Use the short screws.\n",
+        # task lists: "[x]" is no label of a reference list
+        "[x] Install the package\n\nThe package needs Python 3.10.\n\n[x] Run the tests\n",
+        # a short title after a paragraph that ends its sentence
+        "[23] The judge held that the contract was void.\n\nThe appeal\n\n[24] We disagree.\n",
+    ]
+    for text in kept:
+        assert rejoin_entries(text) == (text, 0), text
+    # in sequence, but more paragraphs between than a hanging indent's cut makes: only the sentence going on joins
+    far = "[1] A. Author, a title that goes\n\non here.\n\nA paragraph.\n\nAnother paragraph.\n\n[2] B. Author, x.\n"
+    assert rejoin_entries(far) == (far.replace("goes\n\non", "goes\non"), 1)
+    # key labels on consecutive entries are a reference list ("[Knu73]", "[GJ79]")
+    keyed = "[Knu73] D. E. Knuth, The Art of\n\nComputer Programming (1973).\n\n[GJ79] M. Garey and D. Johnson, x.\n"
+    assert rejoin_entries(keyed)[1] == 1
+
+
+def test_an_entry_going_on_in_an_italic_line_is_joined():
+    """ACM entries go on with the proceedings' title in italics: the all-italic first line of the continuation
+    was taken for a title, so the entry stayed cut."""
+    from chunkscope.blocks import rejoin_entries
+
+    text = ("[1] Ann Author and Bob Builder. 2019. Chunking for retrieval. In\n\n"
+            "_Proceedings of the 42nd International Conference on Things_\n(ICT '19). ACM, New York, NY, USA, 1-10.\n\n"
+            "[2] Carl Coder. 2020. Another paper. _J. Chunks_ 3, 4 (2020), 5-9.\n")
+    out, n = rejoin_entries(text)
+    assert n == 1 and "retrieval. In\n_Proceedings" in out
+    # a one-line italic title after an entry that ends its sentence stays apart
+    title = "[1] A. Author, A title.\n\n_An Italic Title_\n\n[2] B. Author, Another.\n"
+    assert rejoin_entries(title) == (title, 0)
+
+
+def test_an_entry_after_a_whitespace_only_first_line_is_seen():
+    from chunkscope.blocks import rejoin_entries
+
+    for lead in ("\n", " \n", "\t \n\n"):
+        text = lead + "[1] A. First, Some Title of\n\nthe first paper, 2001.\n\n[2] B. Second, Another title of\n\n" \
+                      "the second paper, 2002.\n"
+        out, n = rejoin_entries(text)
+        assert n == 2 and "Title of\nthe first" in out, repr(lead)
+
+
+def test_prose_ending_on_a_number_after_a_table_of_contents_stays_text():
+    """_toc_neighbours made every paragraph whose lines end on a number, next to contents entries, entries
+    too, and the run chained on: "The project began in 1998", "Our team has 12"."""
+    toc = "Contents\n\n1 Introduction . . . . . . . . 3\n2 Methods . . . . . . . . 5\n3 Results . . . . . . . . 9\n\n"
+    text = toc + "The project began in 1998\nand the first release came out in 2001\n\nOur team has 12\n"
+    kinds = [a.kind for a in _atoms(text)]
+    assert kinds == ["paragraph", "toc", "toc", "toc", "paragraph", "paragraph"], kinds
+    # a plain title and page number that goes on from the entries' numbers is an entry; one going back is not
+    assert [a.kind for a in _atoms(toc + "Discussion 12\n\nAppendix 15\n")][-2:] == ["toc", "toc"]
+    assert [a.kind for a in _atoms(toc + "Chapter 4\n")][-1] == "paragraph"
+    # bold lines are entries whatever their numbers (gnuplot's "**Vclear** **235**")
+    assert [a.kind for a in _atoms(toc + "**Vclear** **2**\n")][-1] == "toc"
