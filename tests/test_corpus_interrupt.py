@@ -116,7 +116,11 @@ def _env(**more: str) -> dict[str, str]:
 
 def _check(rc: int, err: str, out: Path, root: Path, env: dict[str, str], extra: list[str]) -> None:
     assert rc == 130, err
-    assert err.rstrip().endswith("chunkscope corpus: interrupted"), err
+    # the last line of the run's own: multiprocessing's resource tracker (a process of the group, outliving the
+    # run by a moment) may still warn about the pool's semaphores after it, on a loaded machine
+    ours = [ln for ln in err.splitlines() if ln.strip() and "resource_tracker" not in ln
+            and not ln.lstrip().startswith("warnings.warn(")]
+    assert ours and ours[-1] == "chunkscope corpus: interrupted", err
     assert "Traceback" not in err and "FAILED" not in err, err
     assert not any((out / "failed").glob("*"))  # nothing recorded as failed
     summary = _resume(root, out, env, extra)
