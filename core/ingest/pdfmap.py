@@ -21,6 +21,7 @@ from difflib import SequenceMatcher
 from typing import Any, Sequence
 
 from chunkscope.geometry import Geometry
+from chunkscope.ingest.markup import LINK_TARGET
 
 _MASK_PATTERNS = [
     re.compile(r"<!-- PageBreak -->"),
@@ -28,7 +29,7 @@ _MASK_PATTERNS = [
     re.compile(r"\*{0,2}==>.*?<==\*{0,2}"),  # pymupdf4llm picture placeholders
     re.compile(r"\*{0,2}-{3,} (?:Start|End) of picture text -{3,}\*{0,2}(?:<br>)?"),
     re.compile(r"!\[[^\]\n]*\]\([^)\n]*\)"),  # images
-    re.compile(r"\]\([^)\s]*\)"),  # link target
+    LINK_TARGET,
     re.compile(r"(?<!\S)\[(?=[^\]\n]*\]\()"),  # link opening bracket
     re.compile(r"^#{1,6} ", re.M),  # heading markers
     re.compile(r"^\|[-:| ]+\|$", re.M),  # table separator row
