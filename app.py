@@ -70,7 +70,7 @@ def section_analyze(doc: Document) -> None:
         settings_sidebar,
         start_analysis,
     )
-    from ui.overview import charts, exports, leaderboard, metric_legend, pipeline_export, winner_card
+    from ui.overview import analysis_notes, charts, exports, leaderboard, metric_legend, pipeline_export, winner_card
 
     settings, problem = settings_sidebar()
     if problem:
@@ -111,6 +111,7 @@ def section_analyze(doc: Document) -> None:
     provisional_banner(report)
     with guard("The winner card"):
         winner_card(report)
+        analysis_notes(report, doc)
     st.subheader("Leaderboard", anchor=False)
     with guard("The leaderboard"):
         leaderboard(report, doc)

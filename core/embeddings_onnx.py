@@ -130,6 +130,8 @@ class _Tokenizer:
         self._model = Tokenizer.from_file(str(path))
         self._model.no_padding()
         self._model.enable_truncation(MAX_SEQ)
+        unk = getattr(self._plain.model, "unk_token", None)  # WordPiece / BPE models name theirs
+        self.unk_token_id = self._plain.token_to_id(unk) if unk else None
 
     def __call__(self, texts: str | Sequence[str], add_special_tokens: bool = True, truncation: bool = False,
                  return_offsets_mapping: bool = False, verbose: bool = False) -> dict[str, Any]:

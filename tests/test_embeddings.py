@@ -295,3 +295,41 @@ def test_prefetch_embeds_the_edge_fragments_ahead_and_changes_nothing():
     for m in ("ICC", "DCC"):
         assert ahead[m].value is not None
         assert ahead[m].value == plain[m].value and ahead[m].details == plain[m].details
+
+
+# --------------------------------------------------------------------------- a model that cannot read the text
+CHINESE = "欢迎使用本模板。这个模板可以大大减轻论文撰写过程中的排版工作量，支持自动生成目录和索引。"
+FRENCH = "Le responsable du traitement conserve les registres. Il doit les montrer à l'autorité sur demande."
+
+
+def test_unknown_share_counts_what_the_vocabulary_cannot_spell(minilm):
+    assert minilm.unknown_share([TEXT]) == 0.0
+    zh = minilm.unknown_share([CHINESE])
+    assert zh is not None and zh > 0.3  # BERT's vocabulary holds only some Chinese characters
+    ids = minilm.tokenizer(CHINESE, add_special_tokens=False)["input_ids"]
+    assert zh == pytest.approx(ids.count(minilm.tokenizer.unk_token_id) / len(ids))
+    assert minilm.unknown_share([]) is None
+
+
+def test_vocabulary_caveat_says_why_icc_and_dcc_mean_less(minilm):
+    from chunkscope.embeddings import vocabulary_caveat
+
+    assert vocabulary_caveat(minilm, TEXT, "en") == ""
+    assert vocabulary_caveat(minilm, TEXT, "und") == ""  # unknown language: nothing to say
+    fr = vocabulary_caveat(minilm, FRENCH * 5, "fr")  # spelt fine, but the model was trained on English
+    assert "trained on English" in fr and "French (fr)" in fr and "--embedder" in fr and "unknown to" not in fr
+    zh = vocabulary_caveat(minilm, (CHINESE + "\n") * 50, "zh")
+    assert "of this document's model tokens are unknown to all-MiniLM-L6-v2" in zh and "Chinese (zh)" in zh
+    # another model (here: the same weights by another name) is not assumed English-only; [UNK]s still count
+    other = Embedder(minilm.model, "my-multilingual-model", cache_dir=None)
+    assert vocabulary_caveat(other, FRENCH * 5, "fr") == ""
+    assert "unknown to my-multilingual-model" in vocabulary_caveat(other, CHINESE, "zh")
+
+
+def test_span_embedder_warns_once_for_a_document_the_model_cannot_read(minilm):
+    from chunkscope.document import Document
+
+    doc = Document(name="zh", text=("# 模板\n\n" + CHINESE + "\n\n") * 6, source_format="markdown", language="zh")
+    se = SpanEmbedder(doc, minilm)
+    assert len(se.warnings) == 1 and "Chinese (zh)" in se.warnings[0]
+    assert SpanEmbedder(Document(name="en", text=TEXT, source_format="markdown", language="en"), minilm).warnings == []

@@ -70,6 +70,9 @@ def test_same_vectors_as_sentence_transformers(reference, onnx):
     # same tokenizer: token counts and offsets as the reference's fast tokenizer
     assert onnx.model_tokens(TEXTS) == reference.model_tokens(TEXTS)
     assert onnx.token_offsets(TEXTS) == reference.token_offsets(TEXTS)
+    # and the same unknown tokens (the "weak signal" warning for text the vocabulary cannot spell)
+    mixed = [*TEXTS, "欢迎使用本模板，这个模板可以减轻排版工作量。"]
+    assert onnx.unknown_share(mixed) == reference.unknown_share(mixed) > 0
 
 
 def test_cache_keys_and_provenance_name_backend_and_precision(reference, onnx):

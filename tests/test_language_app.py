@@ -60,6 +60,7 @@ def test_language_shown_overridden_and_analysis_rerun():
     first = _report(at)
     assert first.document["language"] == "en"
     assert all(c.metrics.get("RC") is not None for c in first.ranked)
+    assert not [w.value for w in at.warning if "weak signal" in w.value]
 
     # set it by hand to German: the document (on every page) says so, the analysis re-runs, RC is off
     _lang_box(at).set_value("de").run()
@@ -73,6 +74,10 @@ def test_language_shown_overridden_and_analysis_rerun():
     assert second is not first and second.document["language"] == "de"
     assert all(c.metrics.get("RC") is None for c in second.ranked)
     assert "non-English" in str(second.coref)
+    # the bundled embedding model reads English: the Overview says what that means for ICC and DCC
+    weak = [w.value.replace("\\", "") for w in at.warning if "weak signal" in w.value]
+    assert len(weak) == 1 and "trained on English text and this document is German (de)" in weak[0], weak
+    assert weak[0] in second.warnings
     # no pair was looked for: the problem counts say so rather than "0 split pairs" (checked, none found)
     board = at.dataframe[0].value
     assert board["split pairs"].isna().all() and (board["broken blocks"] >= 0).all()

@@ -110,6 +110,17 @@ def winner_card(report: Report, key: str | None = "cs_winner_card") -> None:
             st.warning(md_escape(w), icon="⚠️")
 
 
+def analysis_notes(report: Report, doc: Document) -> None:
+    """What the analysis warned about beyond the document's own warnings (shown above the tabs) and the winner
+    card's cautions: an embedding model that cannot read the document, texts truncated in exact mode, pairs a
+    mentions file could not place, ..."""
+    shown = set(doc.warnings) | set(selection.winner_summary(report)["cautions"] if report.winner else ())
+    for w in report.warnings:
+        if w not in shown:
+            shown.add(w)
+            st.warning(md_escape(w), icon="⚠️")
+
+
 PROBLEM_COLUMNS = ("broken blocks", "split pairs", "out-of-size chunks")
 
 
