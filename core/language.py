@@ -41,7 +41,11 @@ def _identifier():
 
 _TABLE_ROW = re.compile(r"^\s*\|.*$", re.M)
 _INDENTED_CODE = re.compile(r"^(?: {4}|\t).*$", re.M)
-_NOT_WORD = re.compile(r"\S*[\d_=/\\{}<>@$%^&]\S*")  # numbers, dates, identifiers, paths, code
+# Chinese, Japanese and Korean scripts and their full-width punctuation: written without spaces between words, so
+# a "word" of them is a whole clause; a number or identifier next to them ("第12条") is cut off at their edge
+CJK = "\u2e80-\u2fff\u3000-\u9fff\uac00-\ud7af\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef"
+# numbers, dates, identifiers, paths, code
+_NOT_WORD = re.compile(rf"[^\s{CJK}]*[\d_=/\\{{}}<>@$%^&][^\s{CJK}]*")
 
 
 def _drop_indented_code(text: str, plain: bool) -> str:

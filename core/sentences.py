@@ -44,6 +44,9 @@ _START_LINE = re.compile(
 )
 
 _WORD = re.compile(r"[^\W\d_]{2}")
+# a sentence end in Chinese or Japanese: full-width 。！？ (and closing quotes or brackets after them), which takes
+# no space after it; the next sentence starts on the next character
+_CJK_END = re.compile(r"[。！？]+[」』）〕】〉》”’\"')]*(?=[^\s」』）〕】〉》”’\"')])")
 _CACHE_MAX = 200_000
 _unit_cache: BoundedCache[str, tuple[int, ...]] = BoundedCache(_CACHE_MAX)
 _segment_lock = threading.Lock()
@@ -167,6 +170,9 @@ def _segment(todo: list[str], known: dict[str, tuple[int, ...]]) -> None:
                         starts.append(s)
                         last = s
                 results.append(tuple(starts))
+        for k, u in enumerate(todo):  # the English segmenters never cut where no space follows
+            if "。" in u or "！" in u or "？" in u:
+                results[k] = tuple(sorted({*results[k], *(m.end() for m in _CJK_END.finditer(u))}))
         for u, r in zip(todo, results):
             known[u] = _unit_cache.put(u, r)
 

@@ -146,6 +146,39 @@ def test_recursive_hard_split_long_line_without_separators():
     assert all(count_tokens(text[c.start:c.end]) <= 50 for c in chunks)
 
 
+# Chinese prose: no space after 。 or ，, so the paper's English sentence and comma patterns never matched
+ZH_SENTENCES = ["数据控制者应当保存处理活动的记录", "这些记录必须在监管机构要求时提供", "处理只有在数据主体同意的情况下才是合法的",
+                "同意可以随时撤回，但撤回不影响之前的处理", "处理者应当采取适当的技术和组织措施", "这些措施包括加密和假名化"]
+ZH = "# 数据保护\n\n" + "".join(ZH_SENTENCES[i % 6] + f"（第{i}条）。" for i in range(150)) + "\n"
+
+
+@pytest.mark.parametrize("cid", ["recursive-600", "recursive-1100+pp", "langchain-1100", "structure", "sentence-5"])
+def test_chinese_prose_is_cut_after_sentence_ends(cid):
+    doc = md_doc(ZH)
+    spans = registry.run_chunker(doc, cid, {"chunk_size": 300} if cid != "sentence-5" else {}).spans
+    assert len(spans) > 3
+    for a in spans[:-1]:
+        assert ZH[:a.end].rstrip().endswith(("。", "数据保护")), ZH[a.end - 12:a.end + 4]
+
+
+def test_cjk_marks_cut_their_clause_and_other_text_as_the_papers_list():
+    from chunkscope.chunkers.recursive import PAPER_SEPARATORS
+
+    # the quote closes the sentence: the cut comes after it; a comma cuts a clause when a sentence is too long
+    text = "他说：“同意可以随时撤回。”处理者应当采取措施。" + "，".join(ZH_SENTENCES * 3) + "。"
+    pieces = [text[c.start:c.end] for c in RecursiveSplitter(chunk_size=25).split(text)]
+    assert pieces[0].startswith("他说：“同意可以随时撤回。”")
+    assert all(p.endswith(("。", "”", "，")) for p in pieces[:-1]), pieces
+    # English text: the same chunks as the paper's own sentence and comma patterns
+    paper = [*PAPER_SEPARATORS]
+    paper[paper.index(next(s for s in paper if s.startswith("[.!?]")))] = r"[.!?]\s+"
+    paper[paper.index(next(s for s in paper if s.startswith(",")))] = r",\s+"
+    english = " ".join(f"Sentence {i}, with a clause, is here. It says more! Does it?" for i in range(80))
+    for size in (12, 40, 300):
+        assert (RecursiveSplitter(chunk_size=size).split(english)
+                == RecursiveSplitter(chunk_size=size, separators=paper).split(english))
+
+
 def test_recursive_overlap_backfills_from_previous_chunk():
     text = " ".join(f"Sentence number {i} is here." for i in range(200))
     chunks = RecursiveSplitter(chunk_size=60, chunk_overlap=15).split(text)

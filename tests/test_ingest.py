@@ -262,6 +262,12 @@ def test_language_detection():
     assert en.language == "en" and fr.language == "fr"
     tiny = load_bytes(b"| 1 | 2 |", "t.md")
     assert tiny.language == "und"
+    # Chinese has no spaces between words: a number in a clause ("第12条") once took the whole clause with it,
+    # and a numbered legal text was left with too few letters ("und", then RC with English rules)
+    zh = "".join(f"数据控制者应当保存第{i}条规定的处理活动记录。这些记录必须在监管机构要求时提供。" for i in range(20))
+    assert load_bytes(zh.encode(), "zh.md").language == "zh"
+    ja = "".join(f"第{i}条：管理者は処理の記録を保存しなければならない。" for i in range(20))
+    assert load_bytes(ja.encode(), "ja.md").language == "ja"
 
 
 def test_language_of_indented_prose_and_of_markdown_with_indented_code():

@@ -29,6 +29,14 @@ def test_basic_sentences_and_whitespace_attached_to_previous():
     assert len(parts) == 3
 
 
+def test_chinese_and_japanese_sentences_end_without_a_space():
+    text = "数据控制者应当保存记录。这些记录必须提供！“处理是合法的吗？”管理者は記録を保存する。Then English. And more."
+    parts = [text[s.start:s.end] for s in sentence_spans(text)]
+    assert parts == ["数据控制者应当保存记录。", "这些记录必须提供！", "“处理是合法的吗？”", "管理者は記録を保存する。",
+                     "Then English. ", "And more."]
+    assert sentence_spans("最后一句。")[0].end == len("最后一句。")  # nothing after the last mark: no empty sentence
+
+
 def test_markdown_structure_is_never_crossed():
     text = "# Title\nFirst paragraph without end\n\n| a | b |\n| c | d |\n\n- item one\n- item two\nlast"
     spans = sentence_spans(text)

@@ -34,7 +34,16 @@ from chunkscope.chunkers.base import ChunkerSpec, ChunkResult, ParamError, Param
 from chunkscope.document import Document, Span
 from chunkscope.tokens import count_tokens
 
-# DESIGN section 4 / paper appendix G, highest priority first. "" = hard character split.
+# Chinese and Japanese full-width punctuation takes no space after it: a sentence ends after 。！？ (and the closing
+# quotes or brackets after them), a clause after ，、；. Zero-width, so the punctuation stays with its sentence.
+_CLOSERS = "」』）〕】〉》”’\"'"
+CJK_SENTENCE_END = rf"(?<=[。！？])(?![。！？{_CLOSERS}])|(?<=[。！？][{_CLOSERS}])(?![{_CLOSERS}])"
+CJK_COMMA = r"(?<=[，、；])"
+
+# DESIGN section 4 / paper appendix G, highest priority first. "" = hard character split. The sentence and comma
+# levels also cut after CJK sentence ends and commas (CJK_SENTENCE_END, CJK_COMMA): the paper's English-only
+# patterns need a space after the mark, so Chinese or Japanese prose was cut at any character. Text without
+# those marks is cut exactly as by the paper's list.
 PAPER_SEPARATORS: tuple[str, ...] = (
     r"(?<=\n)#{1}\s",
     r"(?<=\n)#{2}\s",
@@ -46,8 +55,8 @@ PAPER_SEPARATORS: tuple[str, ...] = (
     r"(?<=\n)\s*[-*·•●▪◦‣▸▹○◯‒–—]\s+",
     r"\n{2,}",
     r"\n",
-    r"[.!?]\s+",
-    r",\s+",
+    r"[.!?]\s+|" + CJK_SENTENCE_END,
+    r",\s+|" + CJK_COMMA,
     r"\s+",
     r"",
 )
