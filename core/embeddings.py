@@ -527,15 +527,14 @@ def vocabulary_caveat(embedder: Any, text: str, language: str) -> str:
         return ""
     lang = language_name(language) if language not in (UNKNOWN, "") else ""
     said = []
-    if share is not None:
-        said.append(f"{share:.0%} of this document's model tokens are unknown to {name} (its vocabulary cannot "
-                    "spell them), so the model does not see that text")
     if english_only:
         said.append(f"the bundled {BUNDLED_NAME} was trained on English text and this document is {lang}")
-    choice = f"an embedding model made for {lang} text" if lang else "an embedding model whose vocabulary covers it"
-    return (f"ICC and DCC are a weak signal here: {'; '.join(said)}. For scores that mean more, choose {choice} "
-            "(e.g. a multilingual one such as paraphrase-multilingual-MiniLM-L12-v2 or jina-embeddings-v3) "
-            "in the sidebar's Embedding model or with --embedder.")
+    if share is not None:
+        said.append(f"{share:.0%} of its model tokens are unknown to {name} (text the model does not see)")
+    choice = f"an embedding model for {lang} text" if lang else "an embedding model whose vocabulary covers it"
+    return (f"ICC and DCC are a weak signal here: {', and '.join(said)}. Choose {choice}, e.g. a multilingual one "
+            "such as paraphrase-multilingual-MiniLM-L12-v2 or jina-embeddings-v3 (sidebar: Embedding model; "
+            "command line: --embedder).")
 
 
 class SpanEmbedder:

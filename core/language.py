@@ -93,7 +93,10 @@ LANGUAGE_NAMES = {
     "nl": "Dutch", "sv": "Swedish", "da": "Danish", "no": "Norwegian", "fi": "Finnish", "pl": "Polish",
     "cs": "Czech", "ro": "Romanian", "hu": "Hungarian", "el": "Greek", "tr": "Turkish", "ru": "Russian",
     "uk": "Ukrainian", "ar": "Arabic", "he": "Hebrew", "hi": "Hindi", "zh": "Chinese", "ja": "Japanese",
-    "ko": "Korean", "ga": "Irish", "la": "Latin",
+    "ko": "Korean", "ga": "Irish", "la": "Latin", "fa": "Persian", "ur": "Urdu", "bn": "Bengali", "ta": "Tamil",
+    "th": "Thai", "vi": "Vietnamese", "id": "Indonesian", "ms": "Malay", "ca": "Catalan", "eu": "Basque",
+    "gl": "Galician", "bg": "Bulgarian", "sr": "Serbian", "hr": "Croatian", "sk": "Slovak", "sl": "Slovenian",
+    "lt": "Lithuanian", "lv": "Latvian", "et": "Estonian",
 }
 
 

@@ -319,7 +319,7 @@ def test_vocabulary_caveat_says_why_icc_and_dcc_mean_less(minilm):
     fr = vocabulary_caveat(minilm, FRENCH * 5, "fr")  # spelt fine, but the model was trained on English
     assert "trained on English" in fr and "French (fr)" in fr and "--embedder" in fr and "unknown to" not in fr
     zh = vocabulary_caveat(minilm, (CHINESE + "\n") * 50, "zh")
-    assert "of this document's model tokens are unknown to all-MiniLM-L6-v2" in zh and "Chinese (zh)" in zh
+    assert "of its model tokens are unknown to all-MiniLM-L6-v2" in zh and "Chinese (zh)" in zh
     # another model (here: the same weights by another name) is not assumed English-only; [UNK]s still count
     other = Embedder(minilm.model, "my-multilingual-model", cache_dir=None)
     assert vocabulary_caveat(other, FRENCH * 5, "fr") == ""
