@@ -533,8 +533,8 @@ def vocabulary_caveat(embedder: Any, text: str, language: str) -> str:
         said.append(f"{share:.0%} of its model tokens are unknown to {name} (text the model does not see)")
     choice = f"an embedding model for {lang} text" if lang else "an embedding model whose vocabulary covers it"
     return (f"ICC and DCC are a weak signal here: {', and '.join(said)}. Choose {choice}, e.g. a multilingual one "
-            "such as paraphrase-multilingual-MiniLM-L12-v2 or jina-embeddings-v3 (sidebar: Embedding model; "
-            "command line: --embedder).")
+            "such as paraphrase-multilingual-MiniLM-L12-v2 or jina-embeddings-v3 (sidebar: Embeddings and coreference, "
+            "Embedding model; command line: --embedder).")
 
 
 class SpanEmbedder:

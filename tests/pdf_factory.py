@@ -255,3 +255,15 @@ def make_underscore_rules_pdf() -> bytes:
     page.draw_line((72, 330 - 0.3 * 16), (72 + width, 330 - 0.3 * 16), width=1)
     page.insert_textbox(pymupdf.Rect(72, 345, 520, 500), LOREM * 3, fontsize=10)
     return _save(doc)
+
+
+def make_undecodable_pdf() -> bytes:
+    """A page whose font maps some glyphs to no character (the converter writes U+FFFD for them, as for a
+    Persian thesis whose fonts lack the Unicode map of a few letters)."""
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_htmlbox(pymupdf.Rect(50, 50, 550, 800),
+                        "<p>" + (LOREM + "The Stra\ufffde office keeps the Gr\ufffd\ufffde list. ") * 4 + "</p>")
+    page = doc.new_page()  # one stray glyph only: not worth a warning
+    page.insert_htmlbox(pymupdf.Rect(50, 50, 550, 800), "<p>" + LOREM * 3 + "A stray \ufffd glyph.</p>")
+    return _save(doc)

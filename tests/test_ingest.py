@@ -6,7 +6,7 @@ import json
 import textwrap
 
 import pytest
-from pdf_factory import make_pdf, make_underscore_rules_pdf
+from pdf_factory import make_pdf, make_undecodable_pdf, make_underscore_rules_pdf
 
 from chunkscope.document import Document
 from chunkscope.ingest import IngestError, load_bytes, load_document
@@ -69,6 +69,14 @@ def test_pdf_image_only_page_warns(pdf_doc):
     d = load_bytes(make_pdf(pages=6, blank_pages=(2, 4, 5)), "manual.pdf")
     blank = [w for w in d.warnings if "no extractable text" in w]
     assert blank == ["pages 2, 4-5 have no extractable text (blank, or scanned / images only)"]
+
+
+def test_glyphs_the_fonts_cannot_decode_are_counted_and_named():
+    d = load_bytes(make_undecodable_pdf(), "persian-thesis.pdf")
+    assert d.text.count("\ufffd") == 13 and d.meta["undecoded_chars"] == 12  # page 2's single one is not counted
+    said = [w for w in d.warnings if "could not be decoded" in w]
+    assert len(said) == 1 and said[0].startswith("12 character(s) on page 1 could not be decoded and read \ufffd")
+    assert not any("decoded" in w for w in load_bytes(make_pdf(pages=2), "clean.pdf").warnings)
 
 
 def test_running_header_that_changes_with_the_chapter_is_marked():

@@ -666,6 +666,9 @@ def _hide_underscore_rules(doc, words: list[list[tuple]] | None, infos: list[tup
     return out
 
 
+REPLACEMENT = "\ufffd"  # what the converter writes for a glyph its font maps to no character
+
+
 def _page_list(pages: list[int]) -> str:
     """"page 3" / "pages 1-4, 7" (consecutive pages as ranges)."""
     spans: list[list[int]] = []
@@ -757,6 +760,14 @@ def load_pdf_bytes(data: bytes, filename: str, name: str, *, running: str = "mar
         if empty:  # one line for all of them (a manual's intentionally blank pages are many)
             warnings.append(f"{_page_list(empty)} {'has' if len(empty) == 1 else 'have'} no extractable text"
                             + (" (blank, or scanned / images only)" if len(empty) > 1 else ""))
+        undecoded = [(k, n) for k, md in enumerate(marked, start=1) if (n := md.count(REPLACEMENT)) >= 3]
+        if undecoded:  # the font maps glyphs to no letter: the text is not what the page shows
+            meta["undecoded_chars"] = sum(n for _, n in undecoded)
+            warnings.append(
+                f"{meta['undecoded_chars']:,} character(s) on {_page_list([k for k, _ in undecoded])} could not be "
+                f"decoded and read {REPLACEMENT}: the PDF's fonts do not say which letters those glyphs are, so the "
+                "text differs from the page there (broken words for search, the embedding model and the token "
+                "counts); only OCR of the pages would recover them")
         text = "".join(parts)
         geo = None
         if geometry:
