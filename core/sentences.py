@@ -44,9 +44,13 @@ _START_LINE = re.compile(
 )
 
 _WORD = re.compile(r"[^\W\d_]{2}")
-# a sentence end in Chinese or Japanese: full-width 。！？ (and closing quotes or brackets after them), which takes
-# no space after it; the next sentence starts on the next character
-_CJK_END = re.compile(r"[。！？]+[」』）〕】〉》”’\"')]*(?=[^\s」』）〕】〉》”’\"')])")
+# Sentence ends and commas of other scripts, which the English segmenters (and the paper's separators, [.!?] and ,
+# followed by a space) miss: Chinese and Japanese 。！？ and ，、； take no space after them (closing quotes or
+# brackets after a mark stay with its sentence); Devanagari । ॥, Arabic ؟ and Urdu ۔, and the Arabic comma ، do.
+WIDE_ENDS, SPACED_ENDS, CLOSERS = "。！？", "।॥؟۔", "」』）〕】〉》”’\"')"
+WIDE_COMMAS, SPACED_COMMAS = "，、；", "،"
+_OTHER_END = re.compile(rf"[{WIDE_ENDS}]+[{CLOSERS}]*(?=[^\s{CLOSERS}])|[{SPACED_ENDS}]+[{CLOSERS}]*\s+(?=\S)")
+_OTHER_MARKS = frozenset(WIDE_ENDS + SPACED_ENDS)
 _CACHE_MAX = 200_000
 _unit_cache: BoundedCache[str, tuple[int, ...]] = BoundedCache(_CACHE_MAX)
 _segment_lock = threading.Lock()
@@ -170,9 +174,9 @@ def _segment(todo: list[str], known: dict[str, tuple[int, ...]]) -> None:
                         starts.append(s)
                         last = s
                 results.append(tuple(starts))
-        for k, u in enumerate(todo):  # the English segmenters never cut where no space follows
-            if "。" in u or "！" in u or "？" in u:
-                results[k] = tuple(sorted({*results[k], *(m.end() for m in _CJK_END.finditer(u))}))
+        for k, u in enumerate(todo):  # other scripts' sentence ends, which the English segmenters do not know
+            if not _OTHER_MARKS.isdisjoint(u):
+                results[k] = tuple(sorted({*results[k], *(m.end() for m in _OTHER_END.finditer(u))}))
         for u, r in zip(todo, results):
             known[u] = _unit_cache.put(u, r)
 

@@ -161,7 +161,7 @@ def test_chinese_prose_is_cut_after_sentence_ends(cid):
         assert ZH[:a.end].rstrip().endswith(("。", "数据保护")), ZH[a.end - 12:a.end + 4]
 
 
-def test_cjk_marks_cut_their_clause_and_other_text_as_the_papers_list():
+def test_other_scripts_marks_cut_their_clause_and_english_is_cut_as_by_the_papers_list():
     from chunkscope.chunkers.recursive import PAPER_SEPARATORS
 
     # the quote closes the sentence: the cut comes after it; a comma cuts a clause when a sentence is too long
@@ -169,6 +169,11 @@ def test_cjk_marks_cut_their_clause_and_other_text_as_the_papers_list():
     pieces = [text[c.start:c.end] for c in RecursiveSplitter(chunk_size=25).split(text)]
     assert pieces[0].startswith("他说：“同意可以随时撤回。”")
     assert all(p.endswith(("。", "”", "，")) for p in pieces[:-1]), pieces
+    # Hindi and Arabic: after the danda, the question mark and the comma (the space starts the next piece)
+    hi = " ".join(f"यह वाक्य संख्या {i} है, और यह चलता रहता है।" for i in range(30))
+    assert all(hi[:c.end].endswith(("।", ",")) for c in RecursiveSplitter(chunk_size=30).split(hi)[:-1])
+    ar = " ".join(f"هل هذه الجملة رقم {i}، التي تستمر طويلا؟" for i in range(30))
+    assert all(ar[:c.end].endswith(("؟", "،")) for c in RecursiveSplitter(chunk_size=30).split(ar)[:-1])
     # English text: the same chunks as the paper's own sentence and comma patterns
     paper = [*PAPER_SEPARATORS]
     paper[paper.index(next(s for s in paper if s.startswith("[.!?]")))] = r"[.!?]\s+"

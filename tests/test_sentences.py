@@ -29,12 +29,17 @@ def test_basic_sentences_and_whitespace_attached_to_previous():
     assert len(parts) == 3
 
 
-def test_chinese_and_japanese_sentences_end_without_a_space():
+def test_sentence_ends_of_other_scripts_chinese_without_a_space_hindi_and_arabic_with_one():
     text = "数据控制者应当保存记录。这些记录必须提供！“处理是合法的吗？”管理者は記録を保存する。Then English. And more."
     parts = [text[s.start:s.end] for s in sentence_spans(text)]
     assert parts == ["数据控制者应当保存记录。", "这些记录必须提供！", "“处理是合法的吗？”", "管理者は記録を保存する。",
                      "Then English. ", "And more."]
     assert sentence_spans("最后一句。")[0].end == len("最后一句。")  # nothing after the last mark: no empty sentence
+    # Hindi's danda and the Arabic question mark are followed by a space, which the English model does not cut at
+    hi = "यह एक वाक्य है। यह दूसरा वाक्य है। क्या यह तीसरा है? हाँ।"
+    assert [hi[s.start:s.end] for s in sentence_spans(hi)] == ["यह एक वाक्य है। ", "यह दूसरा वाक्य है। ", "क्या यह तीसरा है? ", "हाँ।"]
+    ar = "هذه جملة أولى. هل هذه جملة ثانية؟ نعم، هذه جملة ثالثة."
+    assert [ar[s.start:s.end] for s in sentence_spans(ar)] == ["هذه جملة أولى. ", "هل هذه جملة ثانية؟ ", "نعم، هذه جملة ثالثة."]
 
 
 def test_markdown_structure_is_never_crossed():

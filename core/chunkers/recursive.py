@@ -30,20 +30,22 @@ from typing import Any, Callable, Sequence
 
 import regex
 
+from chunkscope import sentences as S
 from chunkscope.chunkers.base import ChunkerSpec, ChunkResult, ParamError, ParamSpec, overlap_below
 from chunkscope.document import Document, Span
 from chunkscope.tokens import count_tokens
 
-# Chinese and Japanese full-width punctuation takes no space after it: a sentence ends after 。！？ (and the closing
-# quotes or brackets after them), a clause after ，、；. Zero-width, so the punctuation stays with its sentence.
-_CLOSERS = "」』）〕】〉》”’\"'"
-CJK_SENTENCE_END = rf"(?<=[。！？])(?![。！？{_CLOSERS}])|(?<=[。！？][{_CLOSERS}])(?![{_CLOSERS}])"
-CJK_COMMA = r"(?<=[，、；])"
+# Other scripts' sentence ends and commas (chunkscope.sentences: 。！？ and ，、； without a space after them,
+# । ॥ ؟ ۔ and ، with one): cut after the mark (and a closing quote after it), so the mark stays with its sentence.
+_C = S.CLOSERS
+OTHER_SENTENCE_END = (rf"(?<=[{S.WIDE_ENDS}])(?![{S.WIDE_ENDS}{_C}])|(?<=[{S.WIDE_ENDS}][{_C}])(?![{_C}])"
+                      rf"|(?<=[{S.SPACED_ENDS}])\s+")
+OTHER_COMMA = rf"(?<=[{S.WIDE_COMMAS}])|(?<=[{S.SPACED_COMMAS}])\s+"
 
 # DESIGN section 4 / paper appendix G, highest priority first. "" = hard character split. The sentence and comma
-# levels also cut after CJK sentence ends and commas (CJK_SENTENCE_END, CJK_COMMA): the paper's English-only
-# patterns need a space after the mark, so Chinese or Japanese prose was cut at any character. Text without
-# those marks is cut exactly as by the paper's list.
+# levels also cut after other scripts' marks (OTHER_SENTENCE_END, OTHER_COMMA): with the paper's patterns alone,
+# Chinese or Japanese prose was cut at any character once a paragraph was too long, and Hindi or Arabic at a
+# space. Text without those marks is cut exactly as by the paper's list.
 PAPER_SEPARATORS: tuple[str, ...] = (
     r"(?<=\n)#{1}\s",
     r"(?<=\n)#{2}\s",
@@ -55,8 +57,8 @@ PAPER_SEPARATORS: tuple[str, ...] = (
     r"(?<=\n)\s*[-*·•●▪◦‣▸▹○◯‒–—]\s+",
     r"\n{2,}",
     r"\n",
-    r"[.!?]\s+|" + CJK_SENTENCE_END,
-    r",\s+|" + CJK_COMMA,
+    r"[.!?]\s+|" + OTHER_SENTENCE_END,
+    r",\s+|" + OTHER_COMMA,
     r"\s+",
     r"",
 )
