@@ -237,6 +237,36 @@ def test_self_test_is_a_deterministic_proxy_that_never_copies_the_sentence():
     assert any(len(q.evidence) == 2 for q in a.questions)
 
 
+ZH_FACTS = ["哈尔滨工业大学的图书馆保存所有学位论文的纸质副本和电子副本", "博士学位论文的摘要一般为一千到两千字并且必须与英文摘要完全一致",
+            "关键词不超过五个并且每个关键词之间用分号分隔以便文献标引工作", "论文中的图表应当有中英文双语题注并且放在图表的下方或者上方",
+            "参考文献按照在正文中出现的顺序编号并且在文末统一列出完整信息", "学位论文的封面包括题目作者姓名导师姓名以及答辩日期等基本信息"]
+
+
+def test_chinese_text_is_read_in_character_pairs_and_the_self_test_asks_about_it():
+    from chunkscope.ingest import load_bytes
+    from chunkscope.retrieval.retrievers import QueryTokens, bm25_rank, cjk_split, tokenize
+    from chunkscope.retrieval.selftest import _enough_words, _width, self_test
+
+    assert cjk_split("数据控制者ai") == ["数据", "据控", "控制", "制者", "ai"] and cjk_split("第") == ["第"]
+    english = "The controller keeps every signed contract, and it deletes it after ten years."
+    assert tokenize([english], set()) == [[w for w in english.lower().replace(",", "").rstrip(".").split()
+                                           if len(w) > 1]]  # words as before: no pairs of Latin letters
+    assert _width(english) == len(english) and _enough_words(english) == (len(english.split()) >= 8)
+    text = "# 论文规范\n\n" + "\n\n".join(f"## 第{i}节\n\n" + "。".join(ZH_FACTS[(i + k) % 6] for k in range(3)) + "。"
+                                     for i in range(6)) + "\n"
+    doc = load_bytes(text.encode(), "zh.md")
+    qs = self_test(doc, 6)
+    assert len(qs.questions) == 6 and not qs.problems
+    for q in qs.questions:  # the query: character pairs of its evidence sentence
+        evidence = "".join(doc.text[s:e] for s, e in q.evidence)
+        assert len(q.text.split()) >= 2 and all(len(w) == 2 and w in evidence for w in q.text.split())
+    # BM25 ranks the section that holds a sentence's pairs above the others (it saw one word per clause before)
+    sections = [(m.start(), m.end()) for m in __import__("re").finditer(r"## [^#]+", doc.text)]
+    ranked = bm25_rank([doc.text[a:b] for a, b in sections], QueryTokens(["学位 论文 摘要 英文 一致"], "zh"))[0][0]
+    holds = [k for k, (a, b) in enumerate(sections) if ZH_FACTS[1] in doc.text[a:b]]
+    assert set(ranked[:len(holds)].tolist()) == set(holds)
+
+
 # ----------------------------------------------------------------------------- generation
 
 def test_self_test_makes_the_number_asked_or_says_how_many_it_made():

@@ -1,7 +1,9 @@
 """Retrievers: rank a chunking's chunks for every question.
 
 * ``bm25`` (default): ``bm25s`` (Lucene BM25, k1 1.5, b 0.75) over lower-cased word tokens,
-  stop words of the document's language removed;
+  stop words of the document's language removed; a run of Chinese, Japanese or Korean characters (written
+  without spaces between words, so one regex "word" is a whole clause) gives its overlapping character pairs,
+  as Lucene's CJK analyzer does;
 * ``dense``: cosine similarity between the question and the chunk embeddings. Chunk vectors
   come from the run's span embedder (the same composed/exact span embeddings the metrics use);
   the questions are encoded once per question set;
@@ -18,11 +20,13 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from chunkscope.language import CJK
 from chunkscope.retrieval.metrics import Range
 
 RETRIEVERS = ("bm25", "dense", "hybrid")
 RRF_K = 60
 _WORD = re.compile(r"(?u)\b\w\w+\b")
+CJK_RUN = re.compile(f"[{CJK}]+")  # written without spaces between words
 _STOP_LANGS = {"en": "STOPWORDS_EN_PLUS", "fr": "STOPWORDS_FRENCH", "de": "STOPWORDS_GERMAN", "es": "STOPWORDS_SPANISH",
                "it": "STOPWORDS_ITALIAN", "pt": "STOPWORDS_PORTUGUESE", "nl": "STOPWORDS_DUTCH"}
 
@@ -52,8 +56,26 @@ def _stopwords(language: str | None) -> set[str]:
         return set()
 
 
+def cjk_split(word: str) -> list[str]:
+    """``[word]``, or for a word holding CJK characters: the overlapping character pairs of each CJK run (a lone
+    character as it is) and its other parts, in order ("数据控制者ai" -> 数据 据控 控制 制者 ai)."""
+    if not CJK_RUN.search(word):
+        return [word]
+    out: list[str] = []
+    pos = 0
+    for m in CJK_RUN.finditer(word):
+        if m.start() > pos:
+            out.append(word[pos:m.start()])
+        run = m.group()
+        out.extend([run] if len(run) == 1 else [run[i:i + 2] for i in range(len(run) - 1)])
+        pos = m.end()
+    if pos < len(word):
+        out.append(word[pos:])
+    return out
+
+
 def tokenize(texts: Sequence[str], stop: set[str]) -> list[list[str]]:
-    return [[w for w in _WORD.findall(t.lower()) if w not in stop] for t in texts]
+    return [[w for x in _WORD.findall(t.lower()) for w in cjk_split(x) if w not in stop] for t in texts]
 
 
 class QueryTokens:

@@ -2,7 +2,8 @@
 
 A *proxy*, labelled as such everywhere. Design (justified and validated in docs/retrieval.md):
 
-* evidence: one sentence (60–400 characters, at least 8 words, outside tables and headings),
+* evidence: one sentence (60–400 characters, a CJK character counting 3, at least 8 words or CJK character
+  pairs, outside tables and headings),
   or, for every ``multi``-th question, two sentences of the same passage (at most ``span_chars``
   apart) — Chroma's general set has 1.67 excerpts of ~167 characters per question, 40% with
   more than one;
@@ -30,11 +31,25 @@ from collections import Counter
 
 from chunkscope.document import Document
 from chunkscope.retrieval.questions import Question, QuestionSet
-from chunkscope.retrieval.retrievers import _stopwords
+from chunkscope.retrieval.retrievers import CJK_RUN, _stopwords, cjk_split
+from chunkscope.sentences import SPACED_ENDS, WIDE_ENDS
 
-_SENT = re.compile(r"[^\n.!?]+(?:[.!?]+(?=\s|$)|(?=\n)|$)")
+# a sentence ends at . ! ? (or another script's mark, chunkscope.sentences) before a space, at a CJK 。！？, or a line end
+_SENT = re.compile(rf"[^\n.!?{WIDE_ENDS}{SPACED_ENDS}]+(?:[.!?{SPACED_ENDS}]+(?=\s|$)|[{WIDE_ENDS}]+|(?=\n)|$)")
 _WORD = re.compile(r"(?u)\b[^\W\d_][\w'-]*[^\W_]\b")
 _SKIP_KINDS = {"table", "figure", "code", "toc", "layout"}  # a "heading" block holds its section body
+
+
+def _width(sent: str) -> int:
+    """Characters, a CJK character counting 3: it is about a word, an English word about 5 letters and a space
+    (so the 60-400 character bounds take Chinese sentences of 20-133 characters)."""
+    return len(sent) + 2 * sum(len(m) for m in CJK_RUN.findall(sent))
+
+
+def _enough_words(sent: str, least: int = 8) -> bool:
+    """``least`` words or more, a run of L CJK characters (no spaces between its words) counting as its L - 1
+    character pairs."""
+    return len(sent.split()) + sum(max(0, len(r) - 2) for r in CJK_RUN.findall(sent)) >= least
 
 
 def _sentences(text: str, a: int, b: int) -> list[tuple[int, int]]:
@@ -51,7 +66,10 @@ def _sentences(text: str, a: int, b: int) -> list[tuple[int, int]]:
 
 
 def _words(t: str, stop: set[str]) -> list[str]:
-    return [w for w in (x.lower() for x in _WORD.findall(t)) if len(w) > 2 and w not in stop]
+    """Salient-term candidates: words of 3+ letters, and the character pairs of CJK runs (``cjk_split``, as BM25
+    reads them), stop words left out."""
+    return [w for x in _WORD.findall(t) for w in cjk_split(x.lower())
+            if (len(w) > 2 or (len(w) == 2 and CJK_RUN.fullmatch(w))) and w not in stop]
 
 
 def self_test(doc: Document | str, n: int = 30, *, terms: int = 6, multi: int = 3, span_chars: int = 600,
@@ -75,7 +93,7 @@ def self_test(doc: Document | str, n: int = 30, *, terms: int = 6, multi: int = 
             continue
         for s, e in _sentences(text, a, b):
             sent = text[s:e]
-            if 60 <= e - s <= 400 and len(sent.split()) >= 8 and not sent.lstrip().startswith(("#", "|", "<")):
+            if 60 <= _width(sent) <= 400 and _enough_words(sent) and not sent.lstrip().startswith(("#", "|", "<")):
                 cands.append((s, e, bi))
     nblocks = max(1, len(blocks))
     idf = {w: math.log(1 + nblocks / c) for w, c in df.items()}
