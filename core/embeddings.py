@@ -506,35 +506,50 @@ def _units_and_weights(text: str, split_points: Sequence[int], embedder: Any, ma
 UNKNOWN_WARN = 0.02  # a share of [UNK] tokens this high means the model misses part of the text
 # (measured with the bundled model: at most 0.2% on 20 English documents, corpus and PDFs; 15% on a Chinese thesis)
 _VOCAB_SAMPLE = 100_000  # characters read from each of the text's start, middle and end
+MULTILINGUAL_EXAMPLE = "sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2"  # loads as any other model
+
+
+def _is_bundled_model(name: str) -> bool:
+    """The bundled MiniLM, by its name or loaded from its folder (no exception when the package is missing)."""
+    if is_bundled(name):
+        return True
+    try:
+        return name == str(bundled_model_path().resolve())
+    except EmbedderUnavailable:
+        return False
 
 
 def vocabulary_caveat(embedder: Any, text: str, language: str) -> str:
     """Why ICC and DCC mean less on this text with this model, or "": the model's vocabulary cannot spell a
     share of the text (``Embedder.unknown_share`` >= ``UNKNOWN_WARN``), or the bundled model, trained on
     English, reads a document in another language (``language``: an ISO 639-1 code, "und" when unknown)."""
-    from chunkscope.language import UNKNOWN, language_name
+    from chunkscope.language import LANGUAGE_NAMES, UNKNOWN, language_name
 
     n = _VOCAB_SAMPLE
     sample = [text] if len(text) <= 3 * n else [text[:n], text[(len(text) - n) // 2:(len(text) + n) // 2], text[-n:]]
     lines = [line for part in sample for line in part.splitlines() if line.strip()]
     share = getattr(embedder, "unknown_share", lambda _: None)(lines) if lines else None
-    name = getattr(embedder, "name", "the model")
-    bundled = name == BUNDLED_NAME or name == str(bundled_model_path().resolve())
-    english_only = bundled and language not in ("en", UNKNOWN, "")
-    if share is None or share < UNKNOWN_WARN:
+    name = str(getattr(embedder, "name", "the model"))
+    known = language not in (UNKNOWN, "")
+    english_only = known and language != "en" and _is_bundled_model(name)
+    if share is not None and share < UNKNOWN_WARN:
         share = None
     if share is None and not english_only:
         return ""
-    lang = language_name(language) if language not in (UNKNOWN, "") else ""
+    named = language in LANGUAGE_NAMES  # "German (de)"; a code without a name here: "language 'sw'"
     said = []
     if english_only:
-        said.append(f"the bundled {BUNDLED_NAME} was trained on English text and this document is {lang}")
+        said.append(f"the bundled {BUNDLED_NAME} was trained on English text and this document is "
+                    + (language_name(language) if named else f"in language '{language}'"))
     if share is not None:
-        said.append(f"{share:.0%} of its model tokens are unknown to {name} (text the model does not see)")
-    choice = f"an embedding model for {lang} text" if lang else "an embedding model whose vocabulary covers it"
-    return (f"ICC and DCC are a weak signal here: {', and '.join(said)}. Choose {choice}, e.g. a multilingual one "
-            "such as paraphrase-multilingual-MiniLM-L12-v2 or jina-embeddings-v3 (sidebar: Embeddings and coreference, "
-            "Embedding model; command line: --embedder).")
+        whose = "its" if said else "this document's"
+        said.append(f"{share:.0%} of {whose} model tokens are unknown to {name} (text the model does not see)")
+    choice = ("an embedding model whose vocabulary covers it" if not known else
+              f"an embedding model for {language_name(language)} text" if named else
+              f"an embedding model for language '{language}'")
+    return (f"ICC and DCC are a weak signal here: {', and '.join(said)}. Choose {choice}, e.g. a multilingual one such "
+            f"as {MULTILINGUAL_EXAMPLE} (sidebar: Embeddings and coreference, Embedding model; command line: "
+            "--embedder).")
 
 
 class SpanEmbedder:
@@ -601,7 +616,10 @@ class SpanEmbedder:
     @property
     def warnings(self) -> list[str]:
         if self._caveat is None:
-            self._caveat = vocabulary_caveat(self.embedder, self.text, self.language)
+            try:
+                self._caveat = vocabulary_caveat(self.embedder, self.text, self.language)
+            except Exception:  # a caveat about the scores must never cost them (read while embedding)
+                self._caveat = ""
         out = [self._caveat] if self._caveat else []
         if self._truncated:
             out.append(f"exact mode: {self._truncated} of {len(self._checked)} texts exceed the model's maximum "

@@ -47,9 +47,23 @@ _WORD = re.compile(r"[^\W\d_]{2}")
 # Sentence ends and commas of other scripts, which the English segmenters (and the paper's separators, [.!?] and ,
 # followed by a space) miss: Chinese and Japanese 。！？ and ，、； take no space after them (closing quotes or
 # brackets after a mark stay with its sentence); Devanagari । ॥, Arabic ؟ and Urdu ۔, and the Arabic comma ، do.
-WIDE_ENDS, SPACED_ENDS, CLOSERS = "。！？", "।॥؟۔", "」』）〕】〉》”’\"')"
+WIDE_ENDS, SPACED_ENDS, CLOSERS = "。！？", "।॥؟۔", "」』）〕】〉》”’\"')»›"
 WIDE_COMMAS, SPACED_COMMAS = "，、；", "،"
-_OTHER_END = re.compile(rf"[{WIDE_ENDS}]+[{CLOSERS}]*(?=[^\s{CLOSERS}])|[{SPACED_ENDS}]+[{CLOSERS}]*\s+(?=\S)")
+MAX_CLOSERS = 2  # closing quotes or brackets after a mark that stay with its sentence ("好。’”")
+
+
+def _other_end_cut() -> str:
+    """Where a sentence of another script ends, as a pattern whose match starts the next sentence: right after a
+    wide mark and up to ``MAX_CLOSERS`` closers (zero-width), or the space after a spaced mark and its closers.
+    Fixed-width lookbehinds, so it runs on ``re`` (the recursive splitters' sentence level uses it too)."""
+    c = CLOSERS
+    wide = [rf"(?<=[{WIDE_ENDS}]{f'[{c}]' * k})(?![{WIDE_ENDS}{c}])" for k in range(MAX_CLOSERS + 1)]
+    spaced = [rf"(?<=[{SPACED_ENDS}]{f'[{c}]' * k})\s+" for k in range(MAX_CLOSERS + 1)]
+    return "|".join(wide + spaced)
+
+
+OTHER_END_CUT = _other_end_cut()
+_OTHER_END = re.compile(rf"(?:{OTHER_END_CUT})(?=\S)")
 _OTHER_MARKS = frozenset(WIDE_ENDS + SPACED_ENDS)
 _CACHE_MAX = 200_000
 _unit_cache: BoundedCache[str, tuple[int, ...]] = BoundedCache(_CACHE_MAX)

@@ -174,6 +174,19 @@ def test_other_scripts_marks_cut_their_clause_and_english_is_cut_as_by_the_paper
     assert all(hi[:c.end].endswith(("।", ",")) for c in RecursiveSplitter(chunk_size=30).split(hi)[:-1])
     ar = " ".join(f"هل هذه الجملة رقم {i}، التي تستمر طويلا؟" for i in range(30))
     assert all(ar[:c.end].endswith(("؟", "،")) for c in RecursiveSplitter(chunk_size=30).split(ar)[:-1])
+    # the sentence level cuts where chunkscope.sentences ends a sentence: after up to two closing quotes
+    from chunkscope.chunkers.recursive import OTHER_SENTENCE_END
+    from chunkscope.sentences import sentence_spans
+
+    level = re.compile(next(s for s in PAPER_SEPARATORS if s.startswith("[.!?]")))
+    for quoted, want in [
+            ("他说：“她说‘好。’”然后走了。（引用“好。”）然后走了。", ["他说：“她说‘好。’”", "然后走了。", "（引用“好。”）", "然后走了。"]),
+            ("यह सच है।” फिर वह गया।", ["यह सच है।”", " फिर वह गया।"]),
+            ("قال «هل هذا صحيح؟» ثم ذهب.", ["قال «هل هذا صحيح؟»", " ثم ذهب."])]:
+        assert [quoted[a:b] for a, b in split_keep_start(quoted, level, min_chars=1)] == want
+        assert [quoted[x.start:x.end].strip() for x in sentence_spans(quoted)] == [w.strip() for w in want]
+    assert OTHER_SENTENCE_END in level.pattern
+    assert split_keep_start("一句。", re.compile(OTHER_SENTENCE_END)) == [(0, 3)]  # no empty piece at the end
     # English text: the same chunks as the paper's own sentence and comma patterns
     paper = [*PAPER_SEPARATORS]
     paper[paper.index(next(s for s in paper if s.startswith("[.!?]")))] = r"[.!?]\s+"

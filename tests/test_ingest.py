@@ -75,7 +75,7 @@ def test_glyphs_the_fonts_cannot_decode_are_counted_and_named():
     d = load_bytes(make_undecodable_pdf(), "persian-thesis.pdf")
     assert d.text.count("\ufffd") == 13 and d.meta["undecoded_chars"] == 12  # page 2's single one is not counted
     said = [w for w in d.warnings if "could not be decoded" in w]
-    assert len(said) == 1 and said[0].startswith("12 character(s) on page 1 could not be decoded and read \ufffd")
+    assert len(said) == 1 and said[0].startswith("12 characters on page 1 could not be decoded and read \ufffd")
     assert not any("decoded" in w for w in load_bytes(make_pdf(pages=2), "clean.pdf").warnings)
 
 

@@ -36,10 +36,8 @@ from chunkscope.document import Document, Span
 from chunkscope.tokens import count_tokens
 
 # Other scripts' sentence ends and commas (chunkscope.sentences: 。！？ and ，、； without a space after them,
-# । ॥ ؟ ۔ and ، with one): cut after the mark (and a closing quote after it), so the mark stays with its sentence.
-_C = S.CLOSERS
-OTHER_SENTENCE_END = (rf"(?<=[{S.WIDE_ENDS}])(?![{S.WIDE_ENDS}{_C}])|(?<=[{S.WIDE_ENDS}][{_C}])(?![{_C}])"
-                      rf"|(?<=[{S.SPACED_ENDS}])\s+")
+# । ॥ ؟ ۔ and ، with one): cut after the mark (and the closing quotes after it), so it stays with its sentence.
+OTHER_SENTENCE_END = S.OTHER_END_CUT
 OTHER_COMMA = rf"(?<=[{S.WIDE_COMMAS}])|(?<=[{S.SPACED_COMMAS}])\s+"
 
 # DESIGN section 4 / paper appendix G, highest priority first. "" = hard character split. The sentence and comma
@@ -97,7 +95,7 @@ def split_keep_start(text: str, pattern: Pattern, min_chars: int = MIN_PIECE_CHA
     ``timeout`` (a ``regex`` pattern only): seconds before ``TimeoutError``.
     """
     matches = pattern.finditer(text, timeout=timeout) if isinstance(pattern, regex.Pattern) else pattern.finditer(text)
-    cuts = [m.start() for m in matches if m.start() > 0]
+    cuts = [m.start() for m in matches if 0 < m.start() < len(text)]  # a zero-width match at the end cuts nothing
     if not cuts:
         return [(0, len(text))] if text else []
     edges = [0]

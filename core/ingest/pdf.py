@@ -764,7 +764,7 @@ def load_pdf_bytes(data: bytes, filename: str, name: str, *, running: str = "mar
         if undecoded:  # the font maps glyphs to no letter: the text is not what the page shows
             meta["undecoded_chars"] = sum(n for _, n in undecoded)
             warnings.append(
-                f"{meta['undecoded_chars']:,} character(s) on {_page_list([k for k, _ in undecoded])} could not be "
+                f"{meta['undecoded_chars']:,} characters on {_page_list([k for k, _ in undecoded])} could not be "
                 f"decoded and read {REPLACEMENT}: the PDF's fonts do not say which letters those glyphs are, so the "
                 "text differs from the page there (broken words for search, the embedding model and the token "
                 "counts); only OCR of the pages would recover them")
