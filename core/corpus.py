@@ -75,11 +75,12 @@ from typing import Any, Callable, Iterable, Iterator
 
 from chunkscope.caching import BoundedCache
 from chunkscope.corpus_store import ResultStore
+from chunkscope.ingest import SUPPORTED_EXTENSIONS
 from chunkscope.report import METRICS
 from chunkscope.report import dumps as report_dumps
 
 SCHEMA = "chunkscope.corpus/1"
-DOC_EXTENSIONS = (".pdf", ".md", ".markdown", ".txt", ".json")
+DOC_EXTENSIONS = tuple(SUPPORTED_EXTENSIONS)  # what ingest reads
 MAX_IGNORED_LISTED = 1000  # files named under summary.json's "ignored"; beyond, a count
 # what a run (and ``corpus-report``) writes at the top of a results directory, besides the reports and
 # winners its summary lists: a download holds these and nothing else (chunkscope.sharing.run_outputs)

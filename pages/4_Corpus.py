@@ -63,7 +63,7 @@ if mode != "Upload files":
             else:
                 st.error(f"{folder.strip()}: no such folder on the server")
 else:
-    uploads = st.file_uploader("Documents (PDF, Markdown, text, reference JSON, or a zip of them; add "
+    uploads = st.file_uploader("Documents (PDF, Markdown, HTML, text, reference JSON, or a zip of them; add "
                                "STEM.mentions.json files to score RC with precomputed pairs)", type=UPLOAD_TYPES + ["zip"],
                                accept_multiple_files=True, key="cs_corpus_uploads")
     if uploads:

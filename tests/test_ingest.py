@@ -513,3 +513,57 @@ def test_a_reference_list_with_hanging_indents_loads_one_paragraph_per_entry():
     assert loaded.meta["rejoined_entries"] == 2
     starts = [loaded.text[b.start:b.end].lstrip()[:3] for b in loaded.blocks if b.kind != "layout"]
     assert all(s.startswith(("#", "[")) for s in starts), starts
+
+
+# ----------------------------------------------------------------------------- HTML
+PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>Retention policy</title>
+<style>p { color: red }</style><script>var tracking = "do not read me";</script></head><body>
+<nav><a href="/">Home</a> | <a href="/about">About the Northwind library and its reading rooms</a></nav>
+<main><h2>Periods</h2><p>The controller keeps records for <b>ten</b> years. It deletes them after_that, and the
+archive checks it every year.</p>
+<table><tr><th>Record</th><th>Period</th></tr><tr><td>Invoices</td><td>10 years</td></tr></table>
+<ul><li>First rule</li><li>Second rule with <code>x*y</code></li></ul>
+<pre><code class="language-python">def keep(x):
+    return x * 2
+</code></pre><p>See <a href="https://example.com/guide">the guide</a>. Caf\u00e9 hours vary.</p></main>
+<footer>&copy; 2025 Northwind</footer></body></html>"""
+
+
+def test_an_html_page_is_read_as_markdown_from_its_main_content():
+    d = load_bytes(PAGE.encode("utf-8"), "policy.html")
+    assert d.source_format == "html" and d.language == "en" and d.meta["html_content"] == "<main>"
+    assert d.text.startswith("# Retention policy\n\n## Periods\n\nThe controller keeps records for **ten** years.")
+    assert "after_that" in d.text and "`x*y`" in d.text  # no Markdown escapes added to the text
+    assert "```python\ndef keep(x):\n    return x * 2\n```" in d.text and "[the guide](https://example.com/guide)" in d.text
+    assert "Café" in d.text
+    for gone in ("tracking", "color: red", "Home", "reading rooms", "2025 Northwind"):
+        assert gone not in d.text  # scripts and styles never; navigation and footer outside <main>
+    assert [w for w in d.warnings if "<main> only" in w] == [
+        "read the page's <main> only: 74 characters of navigation, header and footer around it are left out"]
+    kinds = [b.kind for b in d.blocks]
+    assert {"table", "list", "code"} <= set(kinds)
+    assert [(h.level, h.title) for h in d.headings] == [(1, "Retention policy"), (2, "Periods")]
+    # chunkers and metrics run on it as on Markdown; a page has no pages
+    from chunkscope.chunkers.registry import run_chunker
+
+    assert run_chunker(d, "recursive-1100+pp").status == "ok" and run_chunker(d, "page").status == "skipped"
+
+
+def test_html_without_main_keeps_the_body_and_its_charset():
+    latin = "<html><head><meta charset='iso-8859-1'></head><body><h1>Caf\xe9</h1><p>Le caf\xe9 ouvre \xe0 huit heures.</p></body></html>"
+    d = load_bytes(latin.encode("iso-8859-1"), "cafe.htm")
+    assert d.text == "# Café\n\nLe café ouvre à huit heures.\n" and d.meta["html_content"] == "body"
+    assert not any("only:" in w for w in d.warnings)
+    with pytest.raises(IngestError, match="has no text"):
+        load_bytes(b"<html><body><script>document.write('hi')</script></body></html>", "app.html")
+
+
+def test_html_permalinks_go_and_in_page_links_keep_their_text():
+    page = ('<body><ul><li><a href="#intro">1. Introduction</a></li></ul>'
+            '<h1 id="intro">1. Introduction<a class="headerlink" href="#intro" title="Permalink">¶</a></h1>'
+            '<h2>Scope<a href="#scope">#</a></h2><p>Read <a href="https://example.org/spec">the spec</a> and '
+            '<a href="#intro">the introduction</a>.</p></body>')
+    d = load_bytes(page.encode(), "sphinx.html")
+    assert d.text == ("- 1. Introduction\n\n# 1. Introduction\n\n## Scope\n\n"
+                      "Read [the spec](https://example.org/spec) and the introduction.\n")
+    assert [h.title for h in d.headings] == ["1. Introduction", "Scope"]

@@ -18,11 +18,12 @@ from typing import Any
 import streamlit as st
 
 from chunkscope.analysis import Settings
+from chunkscope.ingest import SUPPORTED_EXTENSIONS
 from chunkscope.report import METRICS, Report
 from ui.common import md_escape
 
 RESULTS_KEY = "cs_corpus_results"  # the results directory shown on the page
-UPLOAD_TYPES = ["pdf", "md", "markdown", "txt", "json", "parquet"]
+UPLOAD_TYPES = [*(e.lstrip(".") for e in SUPPORTED_EXTENSIONS), "parquet"]
 
 
 def work_dir() -> Path:

@@ -9,7 +9,7 @@ Public API::
     resolve_max_bytes(max_bytes=None) -> int   # argument > $CHUNKSCOPE_MAX_BYTES > 50 MB
 
 The format follows the file extension (``.pdf``, ``.md``/``.markdown``, ``.txt``/``.text``,
-``.json``); bytes starting with ``%PDF-`` are read as a PDF whatever the extension. A
+``.html``/``.htm``, ``.json``); bytes starting with ``%PDF-`` are read as a PDF whatever the extension. A
 ``.json`` file is either a reference JSON (the paper's parsed corpus: kept exactly) or a
 Document written by ``chunkscope ingest --json``. Every Document gets a detected language.
 """
@@ -44,6 +44,8 @@ SUPPORTED_EXTENSIONS = {
     ".txt": "text",
     ".text": "text",
     ".json": "json",
+    ".html": "html",
+    ".htm": "html",
 }
 
 
@@ -232,6 +234,10 @@ def load_bytes(data: bytes, filename: str, max_bytes: int | None = None, *, name
         from chunkscope.ingest.text import load_text_bytes
 
         doc = load_text_bytes(data, filename, stem)
+    elif fmt == "html":
+        from chunkscope.ingest.html import load_html_bytes
+
+        doc = load_html_bytes(data, filename, stem)
     else:
         doc = _load_json(data, filename, name)
     if not doc.text.strip():
