@@ -534,6 +534,7 @@ def test_an_html_page_is_read_as_markdown_from_its_main_content():
     assert d.source_format == "html" and d.language == "en" and d.meta["html_content"] == "<main>"
     assert d.text.startswith("# Retention policy\n\n## Periods\n\nThe controller keeps records for **ten** years.")
     assert "after_that" in d.text and "`x*y`" in d.text  # no Markdown escapes added to the text
+    assert "after_that, and the archive checks it every year." in d.text  # the source's line break is a space
     assert "```python\ndef keep(x):\n    return x * 2\n```" in d.text and "[the guide](https://example.com/guide)" in d.text
     assert "Café" in d.text
     for gone in ("tracking", "color: red", "Home", "reading rooms", "2025 Northwind"):

@@ -21,6 +21,7 @@ from chunkscope.ingest.text import document_from_decoded
 _NOT_TEXT = ("script", "style", "noscript", "template", "svg", "canvas", "iframe", "object", "head")
 _ANCHOR_MARKS = {"¶", "§", "#", "🔗", "⚓", "∞"}
 _ANCHOR_CLASSES = {"headerlink", "anchor", "anchorjs-link", "permalink", "header-anchor", "heading-anchor"}
+_WHITESPACE = re.compile(r"\s+")
 _BLANK_LINES = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)+")
 _TRAILING = re.compile(r"[ \t]+\n")
 
@@ -50,6 +51,20 @@ def _drop_anchors(root) -> None:
             a.unwrap()
 
 
+def _collapse_whitespace(root) -> None:
+    """Line breaks in the page's source are not the page's (a browser shows a space): one space for each run
+    of whitespace, except in ``<pre>``, ``<code>`` and ``<textarea>``. Otherwise the splitters would cut a
+    paragraph where its source happens to wrap rather than at a sentence end."""
+    from bs4 import NavigableString
+
+    for node in root.find_all(string=True):
+        if type(node) is not NavigableString or node.find_parent(("pre", "code", "textarea")) is not None:
+            continue  # comments and the like are not text; code keeps its lines
+        text = _WHITESPACE.sub(" ", str(node))
+        if text != node:
+            node.replace_with(text)
+
+
 def _code_language(pre) -> str | None:
     """A ``<pre>``'s language from its or its ``<code>``'s class ("language-python", "lang-sh")."""
     for el in (pre, pre.find("code")):
@@ -73,6 +88,7 @@ def html_to_markdown(data: bytes | str) -> tuple[str, str, dict]:
         tag.decompose()
     root, kind = _content(soup)
     _drop_anchors(root)
+    _collapse_whitespace(root)
     whole = len((soup.body or soup).get_text(" ", strip=True))
     kept = len(root.get_text(" ", strip=True))
     conv = MarkdownConverter(heading_style="ATX", bullets="-", escape_underscores=False, escape_asterisks=False,
