@@ -568,3 +568,37 @@ def test_html_permalinks_go_and_in_page_links_keep_their_text():
     assert d.text == ("- 1. Introduction\n\n# 1. Introduction\n\n## Scope\n\n"
                       "Read [the spec](https://example.org/spec) and the introduction.\n")
     assert [h.title for h in d.headings] == ["1. Introduction", "Scope"]
+
+
+def test_html_text_that_looks_like_markdown_stays_text():
+    page = ("<body><p># not a heading</p><p>```</p><p>&lt;!-- PageBreak --&gt; in the text</p>"
+            "<h2>Next section</h2><p>Its text.</p><pre><code>```\nshown fence\n```\n</code></pre><p>after</p></body>")
+    d = load_bytes(page.encode(), "md-like.html")
+    assert [h.title for h in d.headings] == ["Next section"]  # "#" text is no heading, "```" no code fence
+    assert d.pages == [] and "<!-- PageBreak -->" not in d.text  # and a comment in the text no page break
+    assert [b.kind for b in d.blocks if b.kind == "code"] == ["code"]  # the <pre> showing a fence: one block
+    assert "````\n```\nshown fence\n```\n````" in d.text
+
+
+def test_html_layout_tables_read_as_their_blocks_and_main_only_when_it_holds_the_content():
+    page = ("<body><table><tr><td><h1>Guide</h1><p>The guide explains the rules.</p>"
+            "<table><tr><th>Rule</th><th>Days</th></tr><tr><td>Keep</td><td>30</td></tr></table></td>"
+            "<td><h2>Notes</h2><ul><li>One note</li></ul></td></tr></table>"
+            "<main></main></body>")  # an empty <main> beside the content: not where the content is
+    d = load_bytes(page.encode(), "layout.html")
+    assert [(h.level, h.title) for h in d.headings] == [(1, "Guide"), (2, "Notes")]
+    assert "| Rule | Days |\n| --- | --- |\n| Keep | 30 |" in d.text and d.meta["html_content"] == "body"
+    assert "table" in {b.kind for b in d.blocks} and "\n- One note\n" in d.text
+    # an anchor class on a heading's own link keeps the heading's text; a zero-width mark goes
+    d2 = load_bytes(('<body><h2><a class="anchor" href="#i">Installing</a></h2><h2>Usage<a class="hash-link" '
+                     'href="#usage">\u200b</a></h2><p>Run it.</p></body>').encode(), "docs.html")
+    assert [h.title for h in d2.headings] == ["Installing", "Usage"]
+
+
+def test_html_bytes_are_decoded_as_text_files_are():
+    with pytest.raises(IngestError, match="binary data"):
+        load_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8, "image.html")
+    # declared UTF-8 but written in Latin-1: the declaration does not decode, detection does
+    wrong = "<html><head><meta charset='utf-8'></head><body><p>Le café ouvre à huit heures, déjà.</p></body></html>"
+    d = load_bytes(wrong.encode("latin-1"), "wrong.html")
+    assert "Le café ouvre à huit heures, déjà." in d.text and any("not UTF-8" in w for w in d.warnings)

@@ -1,66 +1,113 @@
 """HTML (a saved web page, an exported help page): converted to Markdown, then read as Markdown.
 
-A web page's text is its ``<main>`` (or its one ``<article>``) when it has one, else its ``<body>``: navigation,
-header and footer around the main content are left out, and a warning says how much. Scripts, styles and other
-non-text elements never count. The conversion (``markdownify`` over BeautifulSoup's stdlib parser) writes
-headings as ``#``, lists, tables as Markdown tables, ``<pre>`` as fenced code, links out as ``[text](url)`` (a
-heading's permalink mark goes, an in-page link keeps its text); the
-page's ``<title>`` heads the text when the content has no ``<h1>``. Spans (blocks, chunks) refer to that
-Markdown, as a PDF's do to its Markdown. An HTML page has no pages (the ``page`` chunker says so).
+The bytes are decoded as any text file (``text.decode_text``: a byte-order mark, then the page's declared
+``<meta charset>``, then detection; binary data is refused) and parsed with lxml, which closes implied end tags
+as browsers do. A web page's text is its ``<main>`` (or ``role="main"``, or its one ``<article>``) when that
+holds a real share of the page, else its ``<body>``: navigation, header and footer around the main content are
+left out, and a warning says how much. Scripts, styles and other non-text elements never count, nor does an
+element marked ``hidden``. A table that lays the page out (it holds headings, paragraphs, lists or tables) is
+read as the blocks in its cells. markdownify then writes headings as ``#``, lists, tables as Markdown tables,
+``<pre>`` as fenced code, links out as ``[text](url)`` (a heading's permalink mark goes, an in-page link keeps
+its text); text that would read as Markdown markup (a line opening with ``#``, a fence, ``<!--``) is escaped.
+The page's ``<title>`` heads the text when the content has no level-1 heading. Spans (blocks, chunks) refer to
+that Markdown, as a PDF's do to its Markdown. An HTML page has no pages (the ``page`` chunker says so).
 """
 
 from __future__ import annotations
 
 import re
+import warnings
 
 from chunkscope.document import Document
 from chunkscope.ingest.errors import IngestError
-from chunkscope.ingest.text import document_from_decoded
+from chunkscope.ingest.text import decode_text, document_from_decoded
 
 # elements whose text is not the page's text
 _NOT_TEXT = ("script", "style", "noscript", "template", "svg", "canvas", "iframe", "object", "head")
+_BLOCKS = ("table", "h1", "h2", "h3", "h4", "h5", "h6", "p", "pre", "ul", "ol", "dl", "blockquote")
+# where a text's line start is not a Markdown line start (a heading's title, a list item, a cell)
+_OWN_LINE = ("h1", "h2", "h3", "h4", "h5", "h6", "li", "td", "th", "dt", "dd", "blockquote", "caption", "pre", "code")
 _ANCHOR_MARKS = {"¶", "§", "#", "🔗", "⚓", "∞"}
-_ANCHOR_CLASSES = {"headerlink", "anchor", "anchorjs-link", "permalink", "header-anchor", "heading-anchor"}
+_ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"))
+_MAIN_SHARE = 0.25  # a <main> with less of the page's text than this is not where the content is
 _WHITESPACE = re.compile(r"\s+")
 _BLANK_LINES = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)+")
 _TRAILING = re.compile(r"[ \t]+\n")
+# text that would read as Markdown markup at a line start, and an HTML comment (a page break marker) anywhere
+_LINE_MARKUP = re.compile(r"^(\s*)(#{1,6}(?=\s|$)|>|[-+*](?=\s)|\d{1,9}[.)](?=\s)|`{3,}|~{3,}|\|)")
+
+
+def _text_len(el) -> int:
+    return len(el.get_text(" ", strip=True))
 
 
 def _content(soup):
-    """(element holding the page's content, what it is): ``<main>``, the one ``<article>``, else the body."""
-    main = soup.find("main") or soup.find(attrs={"role": "main"})
-    if main is not None:
-        return main, "<main>"
+    """(element holding the page's content, what it is): ``<main>``, the one ``<article>``, else the body. A
+    candidate with under ``_MAIN_SHARE`` of the body's text (an empty ``<main>`` beside the article) is passed."""
+    body = soup.body or soup
+    whole = max(1, _text_len(body))
+    candidates = [(soup.find("main"), "<main>"), (soup.find(attrs={"role": "main"}), "<main>")]
     articles = soup.find_all("article")
     if len(articles) == 1:
-        return articles[0], "<article>"
-    return (soup.body or soup), ""
+        candidates.append((articles[0], "<article>"))
+    for el, kind in candidates:
+        if el is not None and _text_len(el) >= _MAIN_SHARE * whole:
+            return el, kind
+    return body, ""
 
 
 def _drop_anchors(root) -> None:
-    """Links within the page: a heading's permalink mark (Sphinx's "¶", MkDocs' "#") goes, another in-page link
-    ("1. Copyright" in a contents list) keeps its text without its "#copyright" target. Links out stay links."""
+    """Links within the page: a permalink mark (Sphinx's "¶", MkDocs' "#", Docusaurus's zero-width space) goes,
+    another in-page link ("1. Copyright" in a contents list, an image) keeps its content without its target.
+    Links out stay links."""
     for a in root.find_all("a"):
         href = (a.get("href") or "").strip()
         if not href.startswith("#"):
             continue
-        text = a.get_text("", strip=True)
-        if not text or text in _ANCHOR_MARKS or set(a.get("class") or []) & _ANCHOR_CLASSES:
+        text = a.get_text("", strip=True).translate(_ZERO_WIDTH).strip()
+        if (not text or text in _ANCHOR_MARKS) and a.find("img") is None:
             a.decompose()
         else:
             a.unwrap()
 
 
-def _collapse_whitespace(root) -> None:
-    """Line breaks in the page's source are not the page's (a browser shows a space): one space for each run
-    of whitespace, except in ``<pre>``, ``<code>`` and ``<textarea>``. Otherwise the splitters would cut a
-    paragraph where its source happens to wrap rather than at a sentence end."""
+def _unwrap_layout_tables(root) -> None:
+    """A table used for layout (a cell holds a heading, paragraph, list, code or another table) is read as the
+    blocks of its cells in order; a data table stays a table. Innermost first, so a data table inside a layout
+    table survives."""
+    for table in reversed(root.find_all("table")):
+        if table.find(_BLOCKS) is None:  # nothing but text in its cells: a data table (most tables: one search)
+            continue
+        cells = table.find_all(["td", "th"])
+        if not any(c.find(_BLOCKS) is not None for c in cells):
+            continue
+        for cell in cells:
+            if cell.find_parent("table") is table:
+                cell.name = "div"  # each cell its own block
+        for tag in table.find_all(["tr", "tbody", "thead", "tfoot", "caption", "colgroup", "col"]):
+            if tag.find_parent("table") is not table:
+                continue
+            if tag.name in ("colgroup", "col"):
+                tag.decompose()
+            else:
+                tag.unwrap()
+        table.name = "div"
+
+
+def _prepare_text(root) -> None:
+    """Each text node as a browser shows it: whitespace runs are one space (the source's line breaks are not the
+    page's; the splitters would cut where the source wraps), except in ``<pre>``, ``<code>``, ``<textarea>``;
+    zero-width marks go; text that would read as Markdown markup is escaped."""
     from bs4 import NavigableString
 
+    verbatim = {id(s) for el in root.find_all(("pre", "code", "textarea")) for s in el.find_all(string=True)}
     for node in root.find_all(string=True):
-        if type(node) is not NavigableString or node.find_parent(("pre", "code", "textarea")) is not None:
+        if type(node) is not NavigableString or id(node) in verbatim:
             continue  # comments and the like are not text; code keeps its lines
-        text = _WHITESPACE.sub(" ", str(node))
+        text = _WHITESPACE.sub(" ", str(node)).translate(_ZERO_WIDTH).replace("<!--", "<\\!--")
+        starts_line = node.previous_sibling is None or getattr(node.previous_sibling, "name", None) == "br"
+        if starts_line and _LINE_MARKUP.match(text) and node.find_parent(_OWN_LINE) is None:
+            text = _LINE_MARKUP.sub(lambda m: m.group(1) + "\\" + m.group(2), text, count=1)
         if text != node:
             node.replace_with(text)
 
@@ -75,42 +122,82 @@ def _code_language(pre) -> str | None:
     return None
 
 
-def html_to_markdown(data: bytes | str) -> tuple[str, str, dict]:
-    """(Markdown, encoding, facts) of an HTML page. Facts: ``content`` ("<main>", "<article>" or "") and
-    ``left_out`` (characters of visible text outside it)."""
-    from bs4 import BeautifulSoup
+def _converter():
+    """markdownify's converter, with a code fence longer than any backtick run in the code (a ``<pre>`` that
+    shows a Markdown fence would otherwise close its own block)."""
     from markdownify import MarkdownConverter
 
-    soup = BeautifulSoup(data, "html.parser")
-    encoding = getattr(soup, "original_encoding", None) or "utf-8"
+    class Converter(MarkdownConverter):
+        def convert_pre(self, el, text, parent_tags):
+            out = super().convert_pre(el, text, parent_tags)
+            runs = [len(r) for r in re.findall(r"`{3,}", text)]
+            if not runs or not out.strip():
+                return out
+            lines = out.strip("\n").split("\n")
+            fence = "`" * (max(runs) + 1)
+            lines[0], lines[-1] = fence + lines[0][3:], fence
+            return "\n\n" + "\n".join(lines) + "\n\n"
+
+    return Converter
+
+
+def _tidy(md: str) -> str:
+    """Blank-line runs to one and trailing spaces off, outside fenced code (whose lines are the code's)."""
+    from chunkscope.blocks import code_spans
+
+    out, pos = [], 0
+    for a, b in [*code_spans(md), (len(md), len(md))]:
+        out.append(_BLANK_LINES.sub("\n\n", _TRAILING.sub("\n", md[pos:a])) + md[a:b])
+        pos = b
+    return "".join(out).strip()
+
+
+def html_to_markdown(text: str) -> tuple[str, dict]:
+    """(Markdown, facts) of an HTML page's text. Facts: ``content`` ("<main>", "<article>" or "") and
+    ``left_out`` (characters of visible text outside it)."""
+    from bs4 import BeautifulSoup, XMLParsedAsHTMLWarning
+
+    with warnings.catch_warnings():  # an XHTML page read as HTML is what we want: no advice on stderr
+        warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
+        soup = BeautifulSoup(text, "lxml")
     title = soup.title.get_text(" ", strip=True) if soup.title else ""
     for tag in soup(_NOT_TEXT):
         tag.decompose()
+    for tag in soup.find_all(hidden=True):
+        tag.decompose()
+    for h in soup.find_all(("h1", "h2", "h3", "h4", "h5", "h6")):
+        if not h.get_text("", strip=True).translate(_ZERO_WIDTH).strip() and h.find("img") is None:
+            h.decompose()  # an empty heading would be an empty "#" line
     root, kind = _content(soup)
+    left_out = max(0, _text_len(soup.body or soup) - _text_len(root)) if kind else 0
     _drop_anchors(root)
-    _collapse_whitespace(root)
-    whole = len((soup.body or soup).get_text(" ", strip=True))
-    kept = len(root.get_text(" ", strip=True))
-    conv = MarkdownConverter(heading_style="ATX", bullets="-", escape_underscores=False, escape_asterisks=False,
-                             escape_misc=False, code_language_callback=_code_language)
-    md = conv.convert_soup(root)
-    md = _BLANK_LINES.sub("\n\n", _TRAILING.sub("\n", md)).strip()
-    if title and not re.search(r"(?m)^# ", md):
+    _unwrap_layout_tables(root)
+    _prepare_text(root)
+    has_h1 = root.find("h1") is not None
+    conv = _converter()(heading_style="ATX", bullets="-", escape_underscores=False, escape_asterisks=False,
+                        escape_misc=False, code_language_callback=_code_language)
+    md = _tidy(conv.convert_soup(root))
+    if title and not has_h1:
         md = f"# {title}\n\n{md}"
-    return md + "\n", encoding, {"content": kind, "left_out": max(0, whole - kept) if kind else 0}
+    return md + "\n", {"content": kind, "left_out": left_out}
 
 
 def load_html_bytes(data: bytes, filename: str, name: str) -> Document:
+    from bs4.dammit import EncodingDetector
+
+    declared = EncodingDetector.find_declared_encoding(data[:65536], is_html=True)
+    text, encoding = decode_text(data, filename, declared=declared)
     try:
-        md, encoding, facts = html_to_markdown(data)
+        md, facts = html_to_markdown(text)
+    except RecursionError:
+        raise IngestError(f"{filename}: its HTML nests too deeply to read (thousands of open elements); save the "
+                          "page again from a browser, or as text") from None
     except Exception as exc:  # a parser that gives up on broken markup: one line, never a traceback
         raise IngestError(f"{filename}: could not be read as HTML ({type(exc).__name__}: "
                           f"{' '.join(str(exc).split())[:160]})") from None
     if not md.strip().lstrip("#").strip():
         raise IngestError(f"{filename} has no text (an empty page, or one whose text a script writes)")
-    from chunkscope.ingest.markdown import page_break_pages
-
-    doc = document_from_decoded(md, name, encoding, "html", page_break_pages(md), markdown=True)
+    doc = document_from_decoded(md, name, encoding, "html", [], markdown=True)
     doc.meta.update(converted_from="html", html_content=facts["content"] or "body")
     if facts["left_out"]:
         doc.warnings.append(f"read the page's {facts['content']} only: {facts['left_out']:,} characters of "

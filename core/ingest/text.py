@@ -18,12 +18,17 @@ from chunkscope.ingest.errors import IngestError
 _CONTROL = {chr(c) for c in range(32)} - {"\t", "\n", "\r", "\f", "\x1b"}
 
 
-def decode_text(data: bytes, filename: str) -> tuple[str, str]:
-    """Decode bytes to text; return (text with ``\\n`` line endings, encoding name)."""
+def decode_text(data: bytes, filename: str, declared: str | None = None) -> tuple[str, str]:
+    """Decode bytes to text; return (text with ``\\n`` line endings, encoding name). ``declared``: the encoding
+    the file names for itself (an HTML page's ``<meta charset>``), tried after a byte-order mark and before
+    detection; bytes it does not decode are detected as any others."""
     if not data:
         raise IngestError(f"{filename} is empty")
     encoding = "utf-8"
-    if data.startswith(codecs.BOM_UTF8):
+    found = _declared(data, declared) if declared else None
+    if found is not None:
+        text, encoding = found
+    elif data.startswith(codecs.BOM_UTF8):
         data, encoding = data[len(codecs.BOM_UTF8):], "utf-8-sig"
         text = _strict(data, "utf-8", filename)
     elif data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
@@ -61,6 +66,23 @@ def decode_text(data: bytes, filename: str) -> tuple[str, str]:
     if not text.strip():
         raise IngestError(f"{filename} contains no text (only whitespace)")
     return text, encoding
+
+
+def _declared(data: bytes, declared: str) -> tuple[str, str] | None:
+    """(text, encoding) when ``data`` has no byte-order mark and decodes in the encoding it declares, else None.
+    "iso-8859-1" and "ascii" are read as windows-1252, as browsers do (the WHATWG Encoding Standard)."""
+    if data.startswith((codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) or b"\x00" in data[:65536]:
+        return None
+    try:
+        name = codecs.lookup(declared).name
+    except LookupError:
+        return None
+    for enc in (["cp1252", name] if name in ("latin-1", "iso8859-1", "ascii") else [name]):
+        try:
+            return data.decode(enc), enc
+        except UnicodeDecodeError:
+            continue
+    return None
 
 
 def _utf16_without_bom(sample: bytes) -> bool:
