@@ -598,6 +598,11 @@ def test_html_layout_tables_read_as_their_blocks_and_main_only_when_it_holds_the
 def test_html_bytes_are_decoded_as_text_files_are():
     with pytest.raises(IngestError, match="binary data"):
         load_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8, "image.html")
+    # wrappers nested hundreds deep (generated pages) and 500 list items left open, as browsers read them
+    deep = "<body>" + "<div><span>" * 300 + "<p>The deep text.</p>" + "</span></div>" * 300 + "</body>"
+    assert load_bytes(deep.encode(), "deep.html").text == "The deep text.\n"
+    items = "<body><ul>" + "".join(f"<li>item {i}" for i in range(500)) + "</ul></body>"
+    assert load_bytes(items.encode(), "items.html").text.count("\n- item ") == 499
     # declared UTF-8 but written in Latin-1: the declaration does not decode, detection does
     wrong = "<html><head><meta charset='utf-8'></head><body><p>Le café ouvre à huit heures, déjà.</p></body></html>"
     d = load_bytes(wrong.encode("latin-1"), "wrong.html")

@@ -27,6 +27,9 @@ _NOT_TEXT = ("script", "style", "noscript", "template", "svg", "canvas", "iframe
 _BLOCKS = ("table", "h1", "h2", "h3", "h4", "h5", "h6", "p", "pre", "ul", "ol", "dl", "blockquote")
 # where a text's line start is not a Markdown line start (a heading's title, a list item, a cell)
 _OWN_LINE = ("h1", "h2", "h3", "h4", "h5", "h6", "li", "td", "th", "dt", "dd", "blockquote", "caption", "pre", "code")
+_WRAPPERS = ("div", "span", "section", "font", "center")
+_BLOCK_CHILDREN = {"div", "section", "article", "main", "p", "pre", "table", "ul", "ol", "dl", "blockquote",
+                   "h1", "h2", "h3", "h4", "h5", "h6", "figure", "header", "footer", "aside", "nav"}
 _ANCHOR_MARKS = {"¶", "§", "#", "🔗", "⚓", "∞"}
 _ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"))
 _MAIN_SHARE = 0.25  # a <main> with less of the page's text than this is not where the content is
@@ -54,6 +57,23 @@ def _content(soup):
         if el is not None and _text_len(el) >= _MAIN_SHARE * whole:
             return el, kind
     return body, ""
+
+
+def _flatten_wrappers(root) -> None:
+    """A ``<div>``/``<span>``/``<section>``/``<font>`` holding nothing but one block element is dropped for that
+    element (the Markdown is the same): generated pages nest such wrappers hundreds deep, past what the
+    converter's recursion takes."""
+    from bs4 import NavigableString
+
+    for _ in range(4):  # a wrapper whose child was a wrapper is seen on the next pass
+        dropped = 0
+        for el in root.find_all(_WRAPPERS):
+            kids = [c for c in el.contents if not (isinstance(c, NavigableString) and not c.strip())]
+            if len(kids) == 1 and getattr(kids[0], "name", None) in _BLOCK_CHILDREN:
+                el.unwrap()
+                dropped += 1
+        if not dropped:
+            break
 
 
 def _drop_anchors(root) -> None:
@@ -170,6 +190,7 @@ def html_to_markdown(text: str) -> tuple[str, dict]:
             h.decompose()  # an empty heading would be an empty "#" line
     root, kind = _content(soup)
     left_out = max(0, _text_len(soup.body or soup) - _text_len(root)) if kind else 0
+    _flatten_wrappers(root)
     _drop_anchors(root)
     _unwrap_layout_tables(root)
     _prepare_text(root)
@@ -190,8 +211,8 @@ def load_html_bytes(data: bytes, filename: str, name: str) -> Document:
     try:
         md, facts = html_to_markdown(text)
     except RecursionError:
-        raise IngestError(f"{filename}: its HTML nests too deeply to read (thousands of open elements); save the "
-                          "page again from a browser, or as text") from None
+        raise IngestError(f"{filename}: its HTML nests too deeply to read (hundreds of elements inside each other); "
+                          "save the page again from a browser, or as text") from None
     except Exception as exc:  # a parser that gives up on broken markup: one line, never a traceback
         raise IngestError(f"{filename}: could not be read as HTML ({type(exc).__name__}: "
                           f"{' '.join(str(exc).split())[:160]})") from None
