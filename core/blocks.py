@@ -1,6 +1,6 @@
 """Markdown -> blocks and headings: the rules Block Integrity protects (DESIGN section 3).
 
-One builder for every source (PDF, Markdown, plain text), so BI means the same thing
+One builder for every source (PDF, Markdown, HTML converted to Markdown, plain text), so BI means the same thing
 whatever the document came from. The text is first cut into *atoms* (a heading line, a
 paragraph, a list item, a table, a figure, a code fence, a footnote, a layout comment);
 every blank line belongs to the atom before it. Atoms are then grouped into blocks:

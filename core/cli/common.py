@@ -23,7 +23,7 @@ def one_line(exc: BaseException) -> str:
 
 def add_input_arguments(p: argparse.ArgumentParser) -> None:
     """FILE, --max-bytes and --language, the same for every subcommand that reads a document."""
-    p.add_argument("file", metavar="FILE", help="PDF, Markdown (.md), text (.txt) or JSON (reference / document)")
+    p.add_argument("file", metavar="FILE", help="PDF, Markdown (.md), HTML (.html), text (.txt) or JSON (reference / document)")
     p.add_argument(
         "--max-bytes",
         type=int,

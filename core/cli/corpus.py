@@ -87,7 +87,7 @@ def add_corpus(sub) -> None:
     p = sub.add_parser(
         "corpus",
         help="analyze every document in a folder (or glob): per-document reports, tidy tables, winners",
-        description="Run the analysis on every supported file (PDF, Markdown, text, reference JSON) found "
+        description="Run the analysis on every supported file (PDF, Markdown, HTML, text, reference JSON) found "
         "recursively in DIR (or matching GLOB), picking up precomputed mentions (sibling mentions/ folder or "
         "STEM.mentions.parquet|json). Resumable: documents already analyzed with the same settings are "
         "skipped. A failing document is reported and skipped.",
