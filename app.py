@@ -110,8 +110,7 @@ def section_analyze(doc: Document) -> None:
     apply_weight(report)  # the Retrieval section's weight (0 = off) re-ranks before the winner card
     provisional_banner(report)
     with guard("The winner card"):
-        winner_card(report)
-        analysis_notes(report, doc)
+        analysis_notes(report, doc, winner_card(report))
     st.subheader("Leaderboard", anchor=False)
     with guard("The leaderboard"):
         leaderboard(report, doc)

@@ -76,10 +76,11 @@ def verdict_badge(v: dict | None, score_interval: list[float] | None, narrow: bo
             f'background:{figures._rgba(color, 0.10)}"><b style="color:{color}">{head}</b> — {body}</div>')
 
 
-def winner_card(report: Report, key: str | None = "cs_winner_card") -> None:
+def winner_card(report: Report, key: str | None = "cs_winner_card") -> list[str]:
+    """The winner card; returns the cautions it showed (``analysis_notes`` does not repeat them)."""
     if report.winner is None:
         st.warning(md_escape(report.explanation))
-        return
+        return []
     best = report.get(report.winner)
     ws = selection.winner_summary(report)
     with st.container(border=True, key=key):
@@ -108,13 +109,14 @@ def winner_card(report: Report, key: str | None = "cs_winner_card") -> None:
         st.caption(md_escape(report.explanation))
         for w in ws["cautions"]:  # a warning the explanation already says is not repeated
             st.warning(md_escape(w), icon="⚠️")
+    return list(ws["cautions"])
 
 
-def analysis_notes(report: Report, doc: Document) -> None:
+def analysis_notes(report: Report, doc: Document, cautions: list[str]) -> None:
     """What the analysis warned about beyond the document's own warnings (shown above the tabs) and the winner
-    card's cautions: an embedding model that cannot read the document, texts truncated in exact mode, pairs a
+    card's ``cautions``: an embedding model that cannot read the document, texts truncated in exact mode, pairs a
     mentions file could not place, ..."""
-    shown = set(doc.warnings) | set(selection.winner_summary(report)["cautions"] if report.winner else ())
+    shown = set(doc.warnings) | set(cautions)
     for w in report.warnings:
         if w not in shown:
             shown.add(w)

@@ -45,18 +45,19 @@ def _text_len(el) -> int:
 
 
 def _content(soup):
-    """(element holding the page's content, what it is): ``<main>``, the one ``<article>``, else the body. A
-    candidate with under ``_MAIN_SHARE`` of the body's text (an empty ``<main>`` beside the article) is passed."""
+    """(element holding the page's content, what it is, characters of text outside it): ``<main>``, the one
+    ``<article>``, else the body (nothing left out). A candidate with under ``_MAIN_SHARE`` of the body's text
+    (an empty ``<main>`` beside the article) is passed."""
     body = soup.body or soup
-    whole = max(1, _text_len(body))
+    whole = _text_len(body)
     candidates = [(soup.find("main"), "<main>"), (soup.find(attrs={"role": "main"}), "<main>")]
     articles = soup.find_all("article")
     if len(articles) == 1:
         candidates.append((articles[0], "<article>"))
     for el, kind in candidates:
-        if el is not None and _text_len(el) >= _MAIN_SHARE * whole:
-            return el, kind
-    return body, ""
+        if el is not None and (n := _text_len(el)) >= _MAIN_SHARE * max(1, whole):
+            return el, kind, max(0, whole - n)
+    return body, "", 0
 
 
 def _flatten_wrappers(root) -> None:
@@ -188,8 +189,7 @@ def html_to_markdown(text: str) -> tuple[str, dict]:
     for h in soup.find_all(("h1", "h2", "h3", "h4", "h5", "h6")):
         if not h.get_text("", strip=True).translate(_ZERO_WIDTH).strip() and h.find("img") is None:
             h.decompose()  # an empty heading would be an empty "#" line
-    root, kind = _content(soup)
-    left_out = max(0, _text_len(soup.body or soup) - _text_len(root)) if kind else 0
+    root, kind, left_out = _content(soup)
     _flatten_wrappers(root)
     _drop_anchors(root)
     _unwrap_layout_tables(root)

@@ -25,10 +25,7 @@ def decode_text(data: bytes, filename: str, declared: str | None = None) -> tupl
     if not data:
         raise IngestError(f"{filename} is empty")
     encoding = "utf-8"
-    found = _declared(data, declared) if declared else None
-    if found is not None:
-        text, encoding = found
-    elif data.startswith(codecs.BOM_UTF8):
+    if data.startswith(codecs.BOM_UTF8):
         data, encoding = data[len(codecs.BOM_UTF8):], "utf-8-sig"
         text = _strict(data, "utf-8", filename)
     elif data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
@@ -40,25 +37,11 @@ def decode_text(data: bytes, filename: str, declared: str | None = None) -> tupl
                 raise IngestError(f"{filename} looks like UTF-16 text without a byte-order mark (every other byte "
                                   "is NUL): save it as UTF-8, or as UTF-16 with a byte-order mark")
             raise IngestError(f"{filename} looks like binary data (NUL bytes), not text")
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            from charset_normalizer import from_bytes
-
-            matches = from_bytes(data)
-            best = matches.best()
-            # single-byte Latin codepages often tie; prefer the most common one (Windows-1252)
-            if best is not None:
-                for m in matches:
-                    if m.encoding in ("cp1252", "latin_1") and m.chaos <= best.chaos + 0.1:
-                        best = m
-                        break
-            if best is None or best.encoding is None:
-                raise IngestError(
-                    f"{filename} is not UTF-8 and its encoding could not be detected; save it as UTF-8"
-                ) from None
-            encoding = best.encoding
-            text = str(best)
+        found = _declared(data, declared) if declared else None
+        if found is not None:
+            text, encoding = found
+        else:
+            text, encoding = _detected(data, filename)
     sample = text[:65536]
     if sample and sum(ch in _CONTROL for ch in sample) > max(2, len(sample) // 100):
         raise IngestError(f"{filename} looks like binary data (control characters), not text")
@@ -68,11 +51,30 @@ def decode_text(data: bytes, filename: str, declared: str | None = None) -> tupl
     return text, encoding
 
 
+def _detected(data: bytes, filename: str) -> tuple[str, str]:
+    """(text, encoding) of bytes without a byte-order mark: UTF-8, else what charset-normalizer finds."""
+    try:
+        return data.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        pass
+    from charset_normalizer import from_bytes
+
+    matches = from_bytes(data)
+    best = matches.best()
+    # single-byte Latin codepages often tie; prefer the most common one (Windows-1252)
+    if best is not None:
+        for m in matches:
+            if m.encoding in ("cp1252", "latin_1") and m.chaos <= best.chaos + 0.1:
+                best = m
+                break
+    if best is None or best.encoding is None:
+        raise IngestError(f"{filename} is not UTF-8 and its encoding could not be detected; save it as UTF-8")
+    return str(best), best.encoding
+
+
 def _declared(data: bytes, declared: str) -> tuple[str, str] | None:
-    """(text, encoding) when ``data`` has no byte-order mark and decodes in the encoding it declares, else None.
-    "iso-8859-1" and "ascii" are read as windows-1252, as browsers do (the WHATWG Encoding Standard)."""
-    if data.startswith((codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) or b"\x00" in data[:65536]:
-        return None
+    """(text, encoding) when ``data`` (no byte-order mark, no NUL bytes) decodes in the encoding it declares, else
+    None. "iso-8859-1" and "ascii" are read as windows-1252, as browsers do (the WHATWG Encoding Standard)."""
     try:
         name = codecs.lookup(declared).name
     except LookupError:
