@@ -90,9 +90,14 @@ def test_upload_markdown_then_bad_pdf_then_recover(app):
 
 
 def test_unsupported_file_type_is_named_in_words(app):
+    app.sidebar.file_uploader[0].set_value(("notes.doc", b"\xd0\xcf\x11\xe0 junk", "application/msword")).run()
+    assert not app.exception
+    err = app.error[0].value
+    assert len(app.error) == 1 and "unsupported file type '.doc' (a Word 97–2003 file: save it as .docx" in err
+    assert ".pdf" in err and ".docx" in err
     app.sidebar.file_uploader[0].set_value(("notes.docx", b"PK\x03\x04 junk", "application/octet-stream")).run()
     assert not app.exception
-    assert len(app.error) == 1 and "unsupported file type '.docx'" in app.error[0].value and ".pdf" in app.error[0].value
+    assert len(app.error) == 1 and "notes.docx is not a Word .docx file (not a zip package" in app.error[0].value
     assert app.subheader[0].value.replace("\\", "") == "sample_policy"
 
 

@@ -59,7 +59,7 @@ def test_a_rejected_file_replaces_nothing_in_a_real_browser(tmp_path):
         page.get_by_text(sample.stem, exact=True).first.wait_for(timeout=60_000)
         _wait_idle(page)
         page.locator('[data-testid="stFileUploader"] input[type=file]').first.set_input_files(str(bad))
-        page.get_by_text("unsupported file type", exact=False).first.wait_for(timeout=60_000)
+        page.get_by_text("is not a Word .docx file", exact=False).first.wait_for(timeout=60_000)
         _wait_idle(page)
         assert page.get_by_text(sample.stem, exact=True).count() >= 1  # the document is still the one shown
         assert page.get_by_text(f"still showing {sample.stem}", exact=False).count() >= 1

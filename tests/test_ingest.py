@@ -595,6 +595,18 @@ def test_html_layout_tables_read_as_their_blocks_and_main_only_when_it_holds_the
     assert [h.title for h in d2.headings] == ["Installing", "Usage"]
 
 
+def test_html_data_tables_keep_their_rows_when_cells_wrap_text_in_one_paragraph():
+    # Confluence and Word exports put every cell's text in a <p>: still a data table; two paragraphs in a
+    # cell make it a layout cell. A table with no <th> takes its first row as the header.
+    page = ("<body><table><tr><td><p>Record</p></td><td><p>Keep</p></td></tr>"
+            "<tr><td><p>Invoice</p></td><td><p>7 <b>years</b></p></td></tr></table>"
+            "<table><tr><td><p>Left column.</p><p>Its second paragraph.</p></td><td><p>Right.</p></td></tr></table>"
+            "</body>")
+    d = load_bytes(page.encode(), "export.html")
+    assert "| Record | Keep |\n| --- | --- |\n| Invoice | 7 **years** |" in d.text
+    assert "Left column.\n\nIts second paragraph.\n\nRight." in d.text and d.text.count("| --- |") == 1
+
+
 def test_html_bytes_are_decoded_as_text_files_are():
     with pytest.raises(IngestError, match="binary data"):
         load_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8, "image.html")

@@ -46,7 +46,7 @@ def test_ingest_errors_are_one_line_exit_2(tmp_path, capsys):
     bad.write_bytes(b"PK")
     assert main(["ingest", str(bad)]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "unsupported file type" in err and "Traceback" not in err
+    assert err.count("\n") == 1 and "x.docx is not a Word .docx file" in err and "Traceback" not in err
     big = tmp_path / "big.txt"
     big.write_bytes(b"x " * 600)
     assert main(["ingest", str(big), "--max-bytes", "100"]) == 2

@@ -9,7 +9,7 @@ Public API::
     resolve_max_bytes(max_bytes=None) -> int   # argument > $CHUNKSCOPE_MAX_BYTES > 50 MB
 
 The format follows the file extension (``.pdf``, ``.md``/``.markdown``, ``.txt``/``.text``,
-``.html``/``.htm``, ``.json``); bytes starting with ``%PDF-`` are read as a PDF whatever the extension. A
+``.html``/``.htm``, ``.docx``, ``.json``); bytes starting with ``%PDF-`` are read as a PDF whatever the extension. A
 ``.json`` file is either a reference JSON (the paper's parsed corpus: kept exactly) or a
 Document written by ``chunkscope ingest --json``. Every Document gets a detected language.
 """
@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from chunkscope.document import Document
-from chunkscope.ingest.errors import IngestError, json_error
+from chunkscope.ingest.errors import IngestError, human_bytes, json_error
 from chunkscope.language import detect_language
 
 __all__ = [
@@ -46,7 +46,13 @@ SUPPORTED_EXTENSIONS = {
     ".json": "json",
     ".html": "html",
     ".htm": "html",
+    ".docx": "docx",
 }
+
+# formats a user can save as one that is read, and how
+_SAVE_AS = {".doc": "a Word 97–2003 file: save it as .docx or PDF",
+            ".odt": "an OpenDocument text: save it as .docx or PDF",
+            ".rtf": "rich text: save it as .docx or PDF"}
 
 
 def resolve_max_bytes(max_bytes: int | None = None) -> int:
@@ -67,22 +73,14 @@ def resolve_max_bytes(max_bytes: int | None = None) -> int:
     return DEFAULT_MAX_BYTES
 
 
-def _human(n: int) -> str:
-    if n >= 1024 * 1024:
-        return f"{n / (1024 * 1024):.1f} MB"
-    if n >= 1024:
-        return f"{n / 1024:.1f} KB"
-    return f"{n} bytes"
-
-
 def _check_size(size: int, filename: str, limit: int) -> None:
     from chunkscope.sharing import served_shared
 
     if size > limit:  # a shared server's users cannot raise its limit: no hint at the operator's setting
         raise IngestError(
-            f"{filename} is {_human(size)}, over "
-            + (f"this server's {_human(limit)} size limit" if served_shared() else
-               f"the {_human(limit)} size limit (raise it with {MAX_BYTES_ENV} or --max-bytes)")
+            f"{filename} is {human_bytes(size)}, over "
+            + (f"this server's {human_bytes(limit)} size limit" if served_shared() else
+               f"the {human_bytes(limit)} size limit (raise it with {MAX_BYTES_ENV} or --max-bytes)")
         )
 
 
@@ -115,8 +113,9 @@ def _format_of(filename: str, data: bytes | None = None) -> str:
     ext = Path(filename).suffix.lower()
     if ext not in SUPPORTED_EXTENSIONS:
         shown = f"'{ext}'" if ext else "(no extension)"
+        hint = f" ({_SAVE_AS[ext]})" if ext in _SAVE_AS else ""
         raise IngestError(
-            f"{filename}: unsupported file type {shown}; supported: {', '.join(SUPPORTED_EXTENSIONS)}"
+            f"{filename}: unsupported file type {shown}{hint}; supported: {', '.join(SUPPORTED_EXTENSIONS)}"
         )
     if data is not None and data[:1024].lstrip().startswith(b"%PDF-"):
         return "pdf"  # a PDF saved under another supported extension
@@ -238,6 +237,10 @@ def load_bytes(data: bytes, filename: str, max_bytes: int | None = None, *, name
         from chunkscope.ingest.html import load_html_bytes
 
         doc = load_html_bytes(data, filename, stem)
+    elif fmt == "docx":
+        from chunkscope.ingest.docx import load_docx_bytes
+
+        doc = load_docx_bytes(data, filename, stem, limit)
     else:
         doc = _load_json(data, filename, name)
     if not doc.text.strip():

@@ -16,3 +16,12 @@ def json_error(exc: json.JSONDecodeError) -> str:
     """What is wrong in a JSON text and where, for a one-line message: ``Expecting value: line 5 column 3``
     (``exc.msg`` may end with "at", as in "Unterminated string starting at")."""
     return f"{exc.msg}: line {exc.lineno} column {exc.colno}"
+
+
+def human_bytes(n: int) -> str:
+    """A size as a message says it: ``812 bytes``, ``3.4 KB``, ``52.0 MB`` (binary units)."""
+    if n >= 1024 * 1024:
+        return f"{n / (1024 * 1024):.1f} MB"
+    if n >= 1024:
+        return f"{n / 1024:.1f} KB"
+    return f"{n} bytes"

@@ -5,10 +5,10 @@ The bytes are decoded as any text file (``text.decode_text``: a byte-order mark,
 as browsers do. A web page's text is its ``<main>`` (or ``role="main"``, or its one ``<article>``) when that
 holds a real share of the page, else its ``<body>``: navigation, header and footer around the main content are
 left out, and a warning says how much. Scripts, styles and other non-text elements never count, nor does an
-element marked ``hidden``. A table that lays the page out (it holds headings, paragraphs, lists or tables) is
-read as the blocks in its cells. markdownify then writes headings as ``#``, lists, tables as Markdown tables,
-``<pre>`` as fenced code, links out as ``[text](url)`` (a heading's permalink mark goes, an in-page link keeps
-its text); text that would read as Markdown markup (a line opening with ``#``, a fence, ``<!--``) is escaped.
+element marked ``hidden``. A table that lays the page out (a cell holds headings, paragraphs, lists or tables; one
+``<p>`` alone is a cell's text) is read as the blocks in its cells. markdownify then writes headings as ``#``,
+lists, tables as Markdown tables (the first row is the header when none is marked), ``<pre>`` as fenced code,
+links out as ``[text](url)`` (a heading's permalink mark goes, an in-page link keeps its text); text that would read as Markdown markup (a line opening with ``#``, a fence, ``<!--``) is escaped.
 The page's ``<title>`` heads the text when the content has no level-1 heading. Spans (blocks, chunks) refer to
 that Markdown, as a PDF's do to its Markdown. An HTML page has no pages (the ``page`` chunker says so).
 """
@@ -92,15 +92,22 @@ def _drop_anchors(root) -> None:
             a.unwrap()
 
 
+def _holds_blocks(cell) -> bool:
+    """A cell holds blocks: a heading, list, code, another table, or paragraphs (one ``<p>`` alone is a cell's
+    text: a Word table's every cell is one)."""
+    found = cell.find_all(_BLOCKS, limit=2)
+    return bool(found) and (len(found) > 1 or found[0].name != "p")
+
+
 def _unwrap_layout_tables(root) -> None:
-    """A table used for layout (a cell holds a heading, paragraph, list, code or another table) is read as the
+    """A table used for layout (a cell holds a heading, paragraphs, a list, code or another table) is read as the
     blocks of its cells in order; a data table stays a table. Innermost first, so a data table inside a layout
     table survives."""
     for table in reversed(root.find_all("table")):
         if table.find(_BLOCKS) is None:  # nothing but text in its cells: a data table (most tables: one search)
             continue
         cells = table.find_all(["td", "th"])
-        if not any(c.find(_BLOCKS) is not None for c in cells):
+        if not any(_holds_blocks(c) for c in cells):
             continue
         for cell in cells:
             if cell.find_parent("table") is table:
@@ -121,6 +128,8 @@ def _prepare_text(root) -> None:
     zero-width marks go; text that would read as Markdown markup is escaped."""
     from bs4 import NavigableString
 
+    for br in root.select("pre br"):  # a line break in code is the code's (markdownify writes a Markdown one)
+        br.replace_with("\n")
     verbatim = {id(s) for el in root.find_all(("pre", "code", "textarea")) for s in el.find_all(string=True)}
     for node in root.find_all(string=True):
         if type(node) is not NavigableString or id(node) in verbatim:
@@ -196,7 +205,8 @@ def html_to_markdown(text: str) -> tuple[str, dict]:
     _prepare_text(root)
     has_h1 = root.find("h1") is not None
     conv = _converter()(heading_style="ATX", bullets="-", escape_underscores=False, escape_asterisks=False,
-                        escape_misc=False, code_language_callback=_code_language)
+                        escape_misc=False, code_language_callback=_code_language,
+                        table_infer_header=True)
     md = _tidy(conv.convert_soup(root))
     if title and not has_h1:
         md = f"# {title}\n\n{md}"

@@ -12,6 +12,7 @@ import re
 from chunkscope.document import Document, Span
 from chunkscope.ingest.text import decode_text, document_from_decoded, form_feed_pages
 
+PAGE_BREAK = "<!-- PageBreak -->"  # the marker loaders write (PDF, Word); any spacing and case is read
 _PAGEBREAK = re.compile(r"<!--\s*PageBreak\s*-->[ \t]*(?:\n[ \t]*)*", re.IGNORECASE)
 
 

@@ -25,10 +25,10 @@ from chunkscope.blocks import build_blocks, join_continued, rejoin_entries
 from chunkscope.document import Document, Span
 from chunkscope.ingest import pdfmap, underscores
 from chunkscope.ingest.errors import IngestError
+from chunkscope.ingest.markdown import PAGE_BREAK
 from chunkscope.ingest.markup import alnum, plain
 from chunkscope.ingest.outline import apply_outline, is_deck, numbered_titles, slide_titles
 
-PAGE_BREAK = "<!-- PageBreak -->"
 _PLACEHOLDER = re.compile(r"\*{0,2}==>.*?<==\*{0,2}|!\[[^\]]*\]\([^)]*\)")
 
 

@@ -1,0 +1,114 @@
+"""Word (.docx) files: read through mammoth and the HTML path into Markdown, with pages where Word recorded them."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+
+import pytest
+from docx_factory import make_docx
+
+from chunkscope.chunkers import registry
+from chunkscope.ingest import SUPPORTED_EXTENSIONS, IngestError, load_bytes, load_document
+from chunkscope.ingest.docx import XML_LIMIT_RATIO
+
+POLICY = [
+    ("Title", "Retention policy"),
+    ("Heading1", "Scope"),
+    ("Normal", "This policy covers all records.{fn1} It applies to staff and contractors.{comment}"),
+    ("Heading2", "Rules"),
+    ("ol", ["Keep invoices for seven years.", "Delete drafts after a year."]),
+    ("ul", ["Legal holds override both (see {link})."]),
+    ("table", [["Record", "Keep"], ["Invoice", "7 years"], ["Draft", "1 year"]]),
+    ("Caption", "Figure 1: the review flow{img}"),
+    ("SourceCode", "retain(invoice, years=7)"),
+    ("SourceCode", "if draft:{nl}    delete(draft)"),
+]
+
+
+def error(data: bytes, filename: str = "policy.docx", **kw) -> str:
+    with pytest.raises(IngestError) as info:
+        load_bytes(data, filename, **kw)
+    msg = str(info.value)
+    assert "\n" not in msg and "Traceback" not in msg
+    return msg
+
+
+def test_a_word_document_reads_as_markdown_with_its_structure():
+    doc = load_bytes(make_docx(POLICY, footnotes={1: "Records include email."}, comment="Check with legal"),
+                     "policy.docx")
+    assert doc.source_format == "docx" and doc.language == "en" and doc.meta["converted_from"] == "docx"
+    text = doc.text
+    assert [(h.level, h.title) for h in doc.headings] == [(1, "Retention policy"), (1, "Scope"), (2, "Rules")]
+    assert "1. Keep invoices for seven years.\n2. Delete drafts after a year." in text
+    assert "- Legal holds override both (see [the guide](guide.html#Top))." in text
+    # a Word table has no header row marked: its first row is the header, every cell's paragraph its text
+    assert "| Record | Keep |\n| --- | --- |\n| Invoice | 7 years |\n| Draft | 1 year |" in text
+    # consecutive code paragraphs are one block; a line break in code is the code's, not a Markdown break
+    assert "```\nretain(invoice, years=7)\nif draft:\n    delete(draft)\n```" in text
+    assert "records.[1] It applies" in text and text.rstrip().endswith("1. Records include email.")  # no "↑"
+    assert "Check with legal" not in text  # a comment is not the document's text
+    assert "Figure 1: the review flow" in text and "data:image" not in text and "![" not in text
+    kinds = {b.kind for b in doc.blocks}
+    assert {"table", "list", "code"} <= kinds
+    assert not doc.pages and doc.warnings == []
+    assert registry.run_chunker(doc, "page", {}).status == "skipped"  # nothing says where pages ended
+
+
+def test_pages_end_where_word_last_ended_them():
+    body = [
+        ("Heading1", "One"),
+        ("Normal", "The first page ends inside this paragraph{page} and the paragraph goes on."),
+        ("Heading1", "{page}Two"),  # the same break recorded twice (a paragraph's end, the next one's start)
+        ("Normal", "Page two text."),
+        ("Normal", "{br}"),  # a paragraph holding only a forced page break
+        ("Heading1", "Three"),
+        ("Normal", "Page three text."),
+        ("SourceCode", "code{page}line"),  # a break inside code is no marker inside the fence
+    ]
+    doc = load_bytes(make_docx(body), "paged.docx")
+    text = doc.text
+    assert text.count("<!-- PageBreak -->") == 2 and "\ue000" not in text
+    assert [text[p.start:p.end].split("\n")[0] for p in doc.pages] == ["# One", "# Two", "# Three"]
+    assert "paragraph goes on.\n\n<!-- PageBreak -->\n\n# Two" in text
+    assert "```\ncodeline\n```" in text
+    res = registry.run_chunker(doc, "page", {})
+    assert res.status == "ok" and len(res.spans) == 3
+
+
+def test_docx_is_a_supported_type_and_loads_from_disk(tmp_path):
+    assert SUPPORTED_EXTENSIONS[".docx"] == "docx"
+    path = tmp_path / "Minutes.docx"
+    path.write_bytes(make_docx([("Heading1", "Minutes"), ("Normal", "The board met on Monday and agreed the plan.")]))
+    doc = load_document(path)
+    assert doc.name == "Minutes" and doc.text.startswith("# Minutes\n\nThe board met")
+
+
+def test_files_that_are_not_word_documents_are_refused_in_one_line():
+    assert "old Word 97–2003 file or one protected with a password" in error(
+        b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\0" * 600)
+    assert "not a zip package" in error(b"PK\x03\x04 junk")
+    other = io.BytesIO()
+    with zipfile.ZipFile(other, "w") as z:
+        z.writestr("content.xml", "<office:document/>")
+    assert "without word/document.xml: not a Word document" in error(other.getvalue())
+    assert "has no text" in error(make_docx([("Normal", "{img}")]))
+    broken = io.BytesIO()
+    with zipfile.ZipFile(broken, "w") as z:
+        z.writestr("word/document.xml", "<w:document><unclosed>")
+    assert "could not be read as a Word document" in error(broken.getvalue())
+
+
+def test_an_old_doc_file_is_told_how_to_convert():
+    msg = error(b"\xd0\xcf\x11\xe0 junk", "minutes.doc")
+    assert "unsupported file type '.doc' (a Word 97–2003 file: save it as .docx or PDF)" in msg
+
+
+def test_a_package_whose_text_unpacks_past_the_limit_is_refused_before_reading():
+    paragraph = ("Normal", "word " * 2000)
+    data = make_docx([paragraph] * 40)  # about 400 KB of XML that deflates to a few KB
+    limit = 50_000
+    assert len(data) < limit
+    msg = error(data, max_bytes=limit)
+    assert "its text parts unpack to" in msg and f"({XML_LIMIT_RATIO} × the size limit)" in msg
+    assert load_bytes(data, "policy.docx").text.count("word") == 80_000  # under the default limit it is read
