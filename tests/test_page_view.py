@@ -51,7 +51,7 @@ def test_non_pdf_says_why():
 
     at = _page(load_bytes(b"# T\n\nSome text here.\n", "t.md"))
     _ok(at)
-    assert "needs a PDF" in at.info[0].value and "markdown" in at.info[0].value
+    assert "needs a PDF" in at.info[0].value and "loaded from Markdown, which has no page images" in at.info[0].value
 
 
 def test_page_view_draws_chunks_steps_and_selects(pdf_doc_report):

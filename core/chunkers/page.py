@@ -7,10 +7,20 @@ from typing import Any
 from chunkscope.chunkers.base import ChunkerSpec, ChunkResult, ParamSpec
 from chunkscope.document import Document
 
+# where a document without pages would have had them, by source format
+_PAGES_FROM = {
+    "docx": "a Word file has pages where Word recorded its page ends when saving; LibreOffice, pandoc and "
+            "python-docx record none",
+    "markdown": "Markdown has pages at <!-- PageBreak --> lines or form feeds",
+    "text": "plain text has pages at form feeds",
+    "html": "a web page has none",
+}
+
 
 def chunk_page(doc: Document, params: dict[str, Any], ctx: Any = None) -> ChunkResult:
     if not doc.pages:
-        return ChunkResult.skipped("the document has no pages (only PDFs and reference JSON have pages)")
+        why = _PAGES_FROM.get(doc.source_format, "PDFs and reference JSON have them")
+        return ChunkResult.skipped(f"the document has no pages ({why})")
     if not doc.text.strip():
         return ChunkResult(spans=[])
     keep_empty = bool(params.get("keep_empty_pages", False))

@@ -27,6 +27,7 @@ from chunkscope.language import detect_language
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
+    "FORMAT_WORDS",
     "IngestError",
     "SUPPORTED_EXTENSIONS",
     "load_bytes",
@@ -48,7 +49,9 @@ SUPPORTED_EXTENSIONS = {
     ".htm": "html",
     ".docx": "docx",
 }
-
+# each format in words ("loaded from a Word file")
+FORMAT_WORDS = {"pdf": "a PDF", "markdown": "Markdown", "text": "plain text", "json": "JSON", "html": "a web page",
+                "docx": "a Word file"}
 # formats a user can save as one that is read, and how
 _SAVE_AS = {".doc": "a Word 97–2003 file: save it as .docx or PDF",
             ".odt": "an OpenDocument text: save it as .docx or PDF",

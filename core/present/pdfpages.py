@@ -70,9 +70,11 @@ def unavailable_reason(doc: Any) -> str | None:
     if doc is None:
         return "No document loaded."
     if getattr(doc, "source_format", "") != "pdf":
+        from chunkscope.ingest import FORMAT_WORDS
+
         fmt = getattr(doc, "source_format", "?")
-        return (f"The page view needs a PDF; this document was loaded from {fmt} text, which has no pages "
-                "to draw on. Its chunks are shown as text in Compare and the Chunk inspector.")
+        return (f"The page view needs a PDF; this document was loaded from {FORMAT_WORDS.get(fmt, fmt)}, which has no "
+                "page images to draw on. Its chunks are shown as text in Compare and the Chunk inspector.")
     if getattr(doc, "geometry", None) is None:
         return ("This PDF document has no page boxes (it was loaded from JSON written before page boxes "
                 "existed, or mapping failed): load the PDF itself again.")
