@@ -9,8 +9,8 @@ from chunkscope.document import Document
 
 # where a document without pages would have had them, by source format
 _PAGES_FROM = {
-    "docx": "a Word file has pages where Word recorded its page ends when saving; LibreOffice, pandoc and "
-            "python-docx record none",
+    "docx": "a Word file has pages where Word recorded its page ends; LibreOffice, pandoc and python-docx "
+            "record none",
     "markdown": "Markdown has pages at <!-- PageBreak --> lines or form feeds",
     "text": "plain text has pages at form feeds",
     "html": "a web page has none",

@@ -76,14 +76,18 @@ def _check_unpacked(package: zipfile.ZipFile, filename: str, limit: int) -> None
                           f"{human_bytes(XML_LIMIT_RATIO * limit)} this loader reads ({XML_LIMIT_RATIO} × the size limit)")
 
 
-def _with_page_marks(package: zipfile.ZipFile) -> tuple[io.BytesIO, int]:
-    """A copy of the package whose main part has a ``_MARK`` character at each page break, and how many."""
-    xml = package.read(_MAIN_PART)
-    marked, n = _PAGE_BREAK_XML.subn(_MARK_RUN, xml)
+def _with_page_marks(data: bytes, package: zipfile.ZipFile) -> tuple[io.BytesIO, int]:
+    """The package with a ``_MARK`` character at each page break of its main part, and how many: the file itself
+    when there is none, else a copy (images stored as they are, not compressed again)."""
+    marked, n = _PAGE_BREAK_XML.subn(_MARK_RUN, package.read(_MAIN_PART))
+    if not n:
+        return io.BytesIO(data), 0
     out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as copy:
+    with zipfile.ZipFile(out, "w") as copy:
         for info in package.infolist():
-            copy.writestr(info, marked if info.filename == _MAIN_PART else package.read(info))
+            body = marked if info.filename == _MAIN_PART else package.read(info)
+            xml = info.filename.endswith((".xml", ".rels"))
+            copy.writestr(info.filename, body, zipfile.ZIP_DEFLATED if xml else zipfile.ZIP_STORED)
     out.seek(0)
     return out, n
 
@@ -123,7 +127,7 @@ def docx_to_markdown(data: bytes, filename: str, limit: int) -> tuple[str, dict]
 
     package = _package(data, filename)
     _check_unpacked(package, filename, limit)
-    marked, breaks = _with_page_marks(package)
+    marked, breaks = _with_page_marks(data, package)
     try:
         result = mammoth.convert_to_html(marked, style_map=_STYLE_MAP, convert_image=lambda image: [])
     except Exception as exc:  # a damaged part: one line, never a traceback
