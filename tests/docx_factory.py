@@ -1,7 +1,7 @@
 """Small Word (.docx) packages written from a list of paragraphs, for the loader's tests.
 
 Each item of ``body`` is one of:
-    ("Heading1", "text")          a paragraph with that style id (styles below; "Normal" for body text)
+    ("Heading1", "text")          a paragraph with that style id (``STYLES`` or ``styles=``; "Normal": body text)
     ("ol" | "ul", ["a", "b"])      a numbered or bulleted list (Word numbering, level 0)
     ("table", [["h1", "h2"], ["a", "b"]])
 Inside a paragraph's text, ``{page}`` is where Word last ended a page (``<w:lastRenderedPageBreak/>``), ``{br}`` a
@@ -90,13 +90,21 @@ def _numbering() -> str:
             '<w:num w:numId="2"><w:abstractNumId w:val="1"/></w:num></w:numbering>')
 
 
-def make_docx(body, *, footnotes: dict[int, str] | None = None, comment: str | None = None) -> bytes:
-    styles = "".join(f'<w:style w:type="paragraph" w:styleId="{sid}"><w:name w:val="{name}"/></w:style>'
-                     for sid, name in STYLES.items())
+def _style(sid: str, name: str, based: str | None = None, outline: int | None = None) -> str:
+    return (f'<w:style w:type="paragraph" w:styleId="{sid}"><w:name w:val="{name}"/>'
+            + (f'<w:basedOn w:val="{based}"/>' if based else "")
+            + (f'<w:pPr><w:outlineLvl w:val="{outline}"/></w:pPr>' if outline is not None else "") + "</w:style>")
+
+
+def make_docx(body, *, footnotes: dict[int, str] | None = None, comment: str | None = None,
+              styles: dict[str, tuple[str, str | None, int | None]] | None = None) -> bytes:
+    """``styles``: more paragraph styles, id -> (name, id of the style it is based on, outline level)."""
+    styles_xml = "".join(_style(sid, name) for sid, name in STYLES.items()) + "".join(
+        _style(sid, *spec) for sid, spec in (styles or {}).items())
     parts = {
         "word/document.xml": f'<?xml version="1.0" encoding="UTF-8"?><w:document {W} {R}><w:body>{_body(body)}'
                              "</w:body></w:document>",
-        "word/styles.xml": f"<w:styles {W}>{styles}</w:styles>",
+        "word/styles.xml": f"<w:styles {W}>{styles_xml}</w:styles>",
         "word/numbering.xml": _numbering(),
         "word/footnotes.xml": f"<w:footnotes {W}>"
                               + "".join(f'<w:footnote w:id="{k}">{_para("Normal", v)}</w:footnote>'

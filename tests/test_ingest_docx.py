@@ -56,6 +56,20 @@ def test_a_word_document_reads_as_markdown_with_its_structure():
     assert skipped.status == "skipped" and "Word recorded its page ends" in skipped.reason
 
 
+def test_custom_heading_styles_are_headings_by_their_outline_level():
+    styles = {"ReportHeading": ("Report Heading", "Heading2", None),  # based on heading 2: level 2
+              "Chapter": ("Chapter", None, 0),                         # outline level 0: level 1
+              "DeepNote": ("Deep Note", "ReportHeading", None),       # inherits level 2 through its base
+              "Tiny": ("Tiny", None, 7),                               # level 8: the deepest Markdown heading
+              "Plain": ("Plain", None, 9)}                             # outline level 9 is body text
+    body = [("Chapter", "Overview"), ("ReportHeading", "Findings"), ("DeepNote", "Detail"), ("Tiny", "Fine print"),
+            ("Plain", "Body text in its own style."), ("Normal", "Ordinary text.")]
+    doc = load_bytes(make_docx(body, styles=styles), "custom.docx")
+    assert [(h.level, h.title) for h in doc.headings] == [(1, "Overview"), (2, "Findings"), (2, "Detail"),
+                                                          (6, "Fine print")]
+    assert "\n\nBody text in its own style.\n\nOrdinary text." in doc.text
+
+
 def test_pages_end_where_word_last_ended_them():
     body = [
         ("Heading1", "One"),

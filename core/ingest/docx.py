@@ -3,11 +3,12 @@ then read as any HTML page (``chunkscope.ingest.html``), so both formats give th
 structure.
 
 mammoth reads the document's meaning, not its looks: a paragraph styled "Heading 1"…"Heading 6" (or "Title") is
-a heading, Word's numbered and bulleted paragraphs are lists, tables are tables, footnotes and endnotes come at
-the end as a numbered list (their "[1]" marks stay in the text). Added here: code styles ("Source Code",
-"HTML Preformatted", "Plain Text", "Code") become fenced code; images are left out (no image data is read; a
-caption paragraph stays); comments are not the document's text and are left out. Linked files outside the
-package are never opened (mammoth's default).
+a heading, and so is one in a template's own style with an outline level (set or inherited: ``_heading_styles``);
+Word's numbered and bulleted paragraphs are lists, tables are tables, footnotes and endnotes come at the end as a
+numbered list (their "[1]" marks stay in the text). Added here: code styles ("Source Code", "HTML Preformatted",
+"Plain Text", "Code") become fenced code; images are left out (no image data is read; a caption paragraph
+stays); comments are not the document's text and are left out. Linked files outside the package are never
+opened (mammoth's default).
 
 Pages: Word records where each page ended when it last laid the document out (``<w:lastRenderedPageBreak/>``)
 and where the author forced a page break. A page ends after the paragraph in which such a break falls, or
@@ -33,6 +34,7 @@ from chunkscope.ingest.markdown import PAGE_BREAK, document_from_markdown
 XML_LIMIT_RATIO = 4  # the text parts may unpack to 4 × the upload limit (a 50 MB limit: 200 MB of XML)
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # Word 97–2003 files and password-protected packages
 _MAIN_PART = "word/document.xml"
+_W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 # paragraph and run styles mammoth does not map by default; the built-in style names Word stores in English
 _STYLE_MAP = "\n".join([
     "p[style-name='Title'] => h1:fresh",
@@ -118,6 +120,43 @@ def _page_breaks(md: str) -> str:
     return "\n\n".join(out).rstrip() + "\n"
 
 
+def _heading_styles(package: zipfile.ZipFile) -> dict[str, int]:
+    """Paragraph styles that are headings without a built-in heading's name (style id -> level 1–6): Word's own
+    test of a heading is its outline level (the navigation pane lists it), set on the style or inherited from
+    the style it is based on ("Report Heading" based on "heading 2" is level 2). Built-in headings are mapped
+    already, and so are styles mammoth cannot name in a style map (an id that is not plain letters and digits)."""
+    from xml.etree import ElementTree
+
+    try:
+        root = ElementTree.fromstring(package.read("word/styles.xml"))
+    except (KeyError, ElementTree.ParseError):
+        return {}
+    styles: dict[str, tuple[str, str | None, str | None]] = {}
+    for st in root.iter(f"{_W}style"):
+        if st.get(f"{_W}type") != "paragraph" or not st.get(f"{_W}styleId"):
+            continue
+        name, based, outline = st.find(f"{_W}name"), st.find(f"{_W}basedOn"), st.find(f"{_W}pPr/{_W}outlineLvl")
+        styles[st.get(f"{_W}styleId", "")] = (
+            (name.get(f"{_W}val") or "").strip().lower() if name is not None else "",
+            based.get(f"{_W}val") if based is not None else None,
+            outline.get(f"{_W}val") if outline is not None else None)
+
+    def level(sid: str, depth: int = 0) -> int | None:
+        name, based, outline = styles[sid]
+        if (m := re.fullmatch(r"heading ([1-9])", name)) is not None:
+            return int(m[1])
+        if outline is not None:
+            return int(outline) + 1 if outline.isdigit() and int(outline) < 9 else None  # 9: body text
+        return level(based, depth + 1) if based in styles and depth < 20 else None
+
+    found = {}
+    for sid, (style_name, _, _) in styles.items():
+        n = level(sid)
+        if n is not None and re.fullmatch(r"[A-Za-z][A-Za-z0-9]*", sid) and not re.fullmatch(r"heading [1-6]", style_name):
+            found[sid] = min(n, 6)
+    return found
+
+
 def docx_to_markdown(data: bytes, filename: str, limit: int) -> tuple[str, dict]:
     """(Markdown, facts) of a Word file's bytes. Facts: ``page_breaks`` (marks found), ``messages`` (mammoth's
     warnings other than unmapped styles)."""
@@ -129,7 +168,8 @@ def docx_to_markdown(data: bytes, filename: str, limit: int) -> tuple[str, dict]
     _check_unpacked(package, filename, limit)
     marked, breaks = _with_page_marks(data, package)
     try:
-        result = mammoth.convert_to_html(marked, style_map=_STYLE_MAP, convert_image=lambda image: [])
+        headings = "".join(f"\np.{sid} => h{n}:fresh" for sid, n in _heading_styles(package).items())
+        result = mammoth.convert_to_html(marked, style_map=_STYLE_MAP + headings, convert_image=lambda image: [])
     except Exception as exc:  # a damaged part: one line, never a traceback
         raise IngestError(f"{filename}: could not be read as a Word document ({type(exc).__name__}: "
                           f"{' '.join(str(exc).split())[:160]})") from None
