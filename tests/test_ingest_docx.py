@@ -10,7 +10,7 @@ from docx_factory import make_docx
 
 from chunkscope.chunkers import registry
 from chunkscope.ingest import SUPPORTED_EXTENSIONS, IngestError, load_bytes, load_document
-from chunkscope.ingest.docx import XML_LIMIT_RATIO
+from chunkscope.ingest.office import XML_LIMIT_RATIO
 
 POLICY = [
     ("Title", "Retention policy"),

@@ -17,7 +17,7 @@ before the paragraph it opens; the breaks become ``<!-- PageBreak -->`` lines, t
 records neither (pandoc, python-docx) has no pages, as a web page.
 
 Refused with one line: a file that is not a Word package (an old ``.doc``, a password-protected file, another
-zip), and a package whose text parts unpack to more than ``XML_LIMIT_RATIO`` times the upload size limit (a zip
+zip), and a package whose text parts unpack to more than ``office.XML_LIMIT_RATIO`` times the upload size limit (a zip
 bomb would otherwise fill memory). The XML parser (expat ≥ 2.4) refuses entity-expansion bombs itself.
 """
 
@@ -28,12 +28,12 @@ import re
 import zipfile
 
 from chunkscope.document import Document
-from chunkscope.ingest.errors import IngestError, human_bytes
+from chunkscope.ingest.errors import IngestError
 from chunkscope.ingest.markdown import PAGE_BREAK, document_from_markdown
+from chunkscope.ingest.office import MARK, check_unpacked, open_package, page_breaks
 
-XML_LIMIT_RATIO = 4  # the text parts may unpack to 4 × the upload limit (a 50 MB limit: 200 MB of XML)
-_OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # Word 97–2003 files and password-protected packages
 _MAIN_PART = "word/document.xml"
+_WORD = ("Word", ".docx", "Word 97–2003")
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 # paragraph and run styles mammoth does not map by default; the built-in style names Word stores in English
 _STYLE_MAP = "\n".join([
@@ -46,40 +46,15 @@ _STYLE_MAP = "\n".join([
 ])
 # a page break: Word's record of its last layout, or a break the author forced (a run child either way)
 _PAGE_BREAK_XML = re.compile(rb'<w:lastRenderedPageBreak\s*/>|<w:br\b[^>]*\bw:type="page"[^>]*/>')
-_MARK = "\ue000"  # a private-use character standing for a page break through mammoth and markdownify
-_MARK_RUN = f"<w:t>{_MARK}</w:t>".encode()
-_OPENING_MARKUP = re.compile(r"^[#>|*+\-\s]*(?:\d{1,9}[.)]\s*)?")  # a heading's, quote's, list item's, row's opening
+_MARK_RUN = f"<w:t>{MARK}</w:t>".encode()
 _BACKLINK = re.compile(r'\s*<a href="#(?:foot|end)note-ref-[^"]*">↑</a>')
 # a HYPERLINK field with a file and a place in it ('HYPERLINK "a.html" \l "Top"', LibreOffice): mammoth keeps the
 # switch in the target
 _FIELD_ANCHOR = re.compile(r'href="([^"]*?)&quot; \\l &quot;([^"]*)"')
 
 
-def _package(data: bytes, filename: str) -> zipfile.ZipFile:
-    if data.startswith(_OLE_MAGIC):
-        raise IngestError(f"{filename} is not a Word .docx package: it is an old Word 97–2003 file or one "
-                          "protected with a password. Save it as .docx without a password (or as PDF)")
-    try:
-        package = zipfile.ZipFile(io.BytesIO(data))
-        names = set(package.namelist())
-    except (zipfile.BadZipFile, OSError, ValueError):
-        raise IngestError(f"{filename} is not a Word .docx file (not a zip package: damaged, or another "
-                          "format saved as .docx)") from None
-    if _MAIN_PART not in names:
-        raise IngestError(f"{filename} is a zip package without {_MAIN_PART}: not a Word document "
-                          "(an .odt, .xlsx or .pptx file renamed?)")
-    return package
-
-
-def _check_unpacked(package: zipfile.ZipFile, filename: str, limit: int) -> None:
-    xml = sum(i.file_size for i in package.infolist() if i.filename.endswith((".xml", ".rels")))
-    if xml > XML_LIMIT_RATIO * limit:
-        raise IngestError(f"{filename}: its text parts unpack to {human_bytes(xml)}, over the "
-                          f"{human_bytes(XML_LIMIT_RATIO * limit)} this loader reads ({XML_LIMIT_RATIO} × the size limit)")
-
-
 def _with_page_marks(data: bytes, package: zipfile.ZipFile) -> tuple[io.BytesIO, int]:
-    """The package with a ``_MARK`` character at each page break of its main part, and how many: the file itself
+    """The package with a ``MARK`` character at each page break of its main part, and how many: the file itself
     when there is none, else a copy (images stored as they are, not compressed again)."""
     marked, n = _PAGE_BREAK_XML.subn(_MARK_RUN, package.read(_MAIN_PART))
     if not n:
@@ -92,32 +67,6 @@ def _with_page_marks(data: bytes, package: zipfile.ZipFile) -> tuple[io.BytesIO,
             copy.writestr(info.filename, body, zipfile.ZIP_DEFLATED if xml else zipfile.ZIP_STORED)
     out.seek(0)
     return out, n
-
-
-def _page_breaks(md: str) -> str:
-    """Each page-break mark as a ``<!-- PageBreak -->`` line between blocks: before the block it opens (no text
-    before it in the block), else after the block it falls in; several between the same two blocks are one. A
-    mark inside fenced code is dropped (a marker there would be code)."""
-    if _MARK not in md:
-        return md
-    from chunkscope.blocks import code_spans
-
-    for a, b in reversed(code_spans(md)):
-        md = md[:a] + md[a:b].replace(_MARK, "") + md[b:]
-    out: list[str] = []
-    pending = False  # a page ended after the last block written
-    for block in md.split("\n\n"):
-        body = block.replace(_MARK, "")
-        if not body.strip():  # nothing but marks (a paragraph holding only a page break)
-            pending = pending or _MARK in block
-            continue
-        first = block.find(_MARK)
-        opens = first >= 0 and not _OPENING_MARKUP.sub("", block[:first]).strip()
-        if (pending or opens) and out:
-            out.append(PAGE_BREAK)
-        out.append(body)
-        pending = _MARK in block.replace(_MARK, "", 1) if opens else first >= 0
-    return "\n\n".join(out).rstrip() + "\n"
 
 
 def _heading_styles(package: zipfile.ZipFile) -> dict[str, int]:
@@ -164,8 +113,8 @@ def docx_to_markdown(data: bytes, filename: str, limit: int) -> tuple[str, dict]
 
     from chunkscope.ingest.html import html_to_markdown
 
-    package = _package(data, filename)
-    _check_unpacked(package, filename, limit)
+    package = open_package(data, filename, _MAIN_PART, _WORD)
+    check_unpacked(package, filename, limit)
     marked, breaks = _with_page_marks(data, package)
     try:
         headings = "".join(f"\np.{sid} => h{n}:fresh" for sid, n in _heading_styles(package).items())
@@ -176,7 +125,7 @@ def docx_to_markdown(data: bytes, filename: str, limit: int) -> tuple[str, dict]
     html = _FIELD_ANCHOR.sub(r'href="\1#\2"', _BACKLINK.sub("", result.value))
     md, _ = html_to_markdown(f"<html><body>{html}</body></html>")
     messages = [m.message for m in result.messages if not m.message.startswith("Unrecognised")]
-    return _page_breaks(md), {"page_breaks": breaks, "messages": messages}
+    return page_breaks(md), {"page_breaks": breaks, "messages": messages}
 
 
 def load_docx_bytes(data: bytes, filename: str, name: str, limit: int) -> Document:
