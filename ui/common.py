@@ -129,7 +129,7 @@ def document_picker() -> Document | None:
             "Upload a document",
             # no ``type=`` filter: Streamlit would refuse other files with a raw MIME type ("application/vnd.
             # openxmlformats-... files are not allowed"); ingest says which types are supported instead
-            help="PDF, Word (.docx), Markdown, HTML (a saved web page), plain text, or JSON (reference corpus format or "
+            help="PDF, Word (.docx), PowerPoint (.pptx), Markdown, HTML (a saved web page), plain text, or JSON (reference corpus format or "
                  "`chunkscope ingest --json` output).",
             key="cs_upload",
             on_change=_upload_changed,

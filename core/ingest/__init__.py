@@ -9,7 +9,7 @@ Public API::
     resolve_max_bytes(max_bytes=None) -> int   # argument > $CHUNKSCOPE_MAX_BYTES > 50 MB
 
 The format follows the file extension (``.pdf``, ``.md``/``.markdown``, ``.txt``/``.text``,
-``.html``/``.htm``, ``.docx``, ``.json``); bytes starting with ``%PDF-`` are read as a PDF whatever the extension. A
+``.html``/``.htm``, ``.docx``, ``.pptx``, ``.json``); bytes starting with ``%PDF-`` are read as a PDF whatever the extension. A
 ``.json`` file is either a reference JSON (the paper's parsed corpus: kept exactly) or a
 Document written by ``chunkscope ingest --json``. Every Document gets a detected language.
 """
@@ -48,12 +48,15 @@ SUPPORTED_EXTENSIONS = {
     ".html": "html",
     ".htm": "html",
     ".docx": "docx",
+    ".pptx": "pptx",
 }
 # each format in words ("loaded from a Word file")
 FORMAT_WORDS = {"pdf": "a PDF", "markdown": "Markdown", "text": "plain text", "json": "JSON", "html": "a web page",
-                "docx": "a Word file"}
+                "docx": "a Word file", "pptx": "a PowerPoint deck"}
 # formats a user can save as one that is read, and how
 _SAVE_AS = {".doc": "a Word 97–2003 file: save it as .docx or PDF",
+            ".ppt": "a PowerPoint 97–2003 deck: save it as .pptx or PDF",
+            ".odp": "an OpenDocument presentation: save it as .pptx or PDF",
             ".odt": "an OpenDocument text: save it as .docx or PDF",
             ".rtf": "rich text: save it as .docx or PDF"}
 
@@ -244,6 +247,10 @@ def load_bytes(data: bytes, filename: str, max_bytes: int | None = None, *, name
         from chunkscope.ingest.docx import load_docx_bytes
 
         doc = load_docx_bytes(data, filename, stem, limit)
+    elif fmt == "pptx":
+        from chunkscope.ingest.pptx import load_pptx_bytes
+
+        doc = load_pptx_bytes(data, filename, stem, limit)
     else:
         doc = _load_json(data, filename, name)
     if not doc.text.strip():
