@@ -67,7 +67,7 @@ def test_zero_page_pdf():
     assert "no pages" in one_line_error(load_bytes, ZERO_PAGE_PDF, "zero.pdf")
 
 
-@pytest.mark.parametrize("filename", ["slides.pptx", "image.png", "README", "data.csv"])
+@pytest.mark.parametrize("filename", ["sheet.xlsx", "image.png", "README", "data.csv"])
 def test_unsupported_extension(tmp_path, filename):
     path = tmp_path / filename
     path.write_bytes(b"some content")
