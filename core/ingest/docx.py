@@ -28,9 +28,8 @@ import re
 import zipfile
 
 from chunkscope.document import Document
-from chunkscope.ingest.errors import IngestError
-from chunkscope.ingest.markdown import PAGE_BREAK, document_from_markdown
-from chunkscope.ingest.office import MARK, check_unpacked, open_package, page_breaks
+from chunkscope.ingest.errors import unreadable
+from chunkscope.ingest.office import MARK, check_unpacked, office_document, open_package, page_breaks
 
 _MAIN_PART = "word/document.xml"
 _WORD = ("Word", ".docx", "Word 97–2003")
@@ -120,8 +119,7 @@ def docx_to_markdown(data: bytes, filename: str, limit: int) -> tuple[str, dict]
         headings = "".join(f"\np.{sid} => h{n}:fresh" for sid, n in _heading_styles(package).items())
         result = mammoth.convert_to_html(marked, style_map=_STYLE_MAP + headings, convert_image=lambda image: [])
     except Exception as exc:  # a damaged part: one line, never a traceback
-        raise IngestError(f"{filename}: could not be read as a Word document ({type(exc).__name__}: "
-                          f"{' '.join(str(exc).split())[:160]})") from None
+        raise unreadable(filename, "a Word document", exc) from None
     html = _FIELD_ANCHOR.sub(r'href="\1#\2"', _BACKLINK.sub("", result.value))
     md, _ = html_to_markdown(f"<html><body>{html}</body></html>")
     messages = [m.message for m in result.messages if not m.message.startswith("Unrecognised")]
@@ -130,11 +128,7 @@ def docx_to_markdown(data: bytes, filename: str, limit: int) -> tuple[str, dict]
 
 def load_docx_bytes(data: bytes, filename: str, name: str, limit: int) -> Document:
     md, facts = docx_to_markdown(data, filename, limit)
-    if not md.replace(PAGE_BREAK, "").strip().lstrip("#").strip():
-        raise IngestError(f"{filename} has no text (an empty document, or one of images only)")
-    doc = document_from_markdown(md, name)
-    doc.source_format = "docx"
-    doc.meta.update(converted_from="docx")
+    doc = office_document(md, name, "docx", f"{filename} has no text (an empty document, or one of images only)")
     if facts["messages"]:
         doc.warnings.append(f"the Word reader reported {len(facts['messages'])} problem(s), first: "
                             f"{facts['messages'][0][:160]}")

@@ -12,6 +12,13 @@ class IngestError(ValueError):
         super().__init__(" ".join(str(message).split()))
 
 
+def unreadable(filename: str, what: str, exc: BaseException) -> IngestError:
+    """The one line for a parser that gave up on a file: ``x.docx: could not be read as a Word document
+    (KeyError: ...)``, never a traceback."""
+    return IngestError(f"{filename}: could not be read as {what} ({type(exc).__name__}: "
+                       f"{' '.join(str(exc).split())[:160]})")
+
+
 def json_error(exc: json.JSONDecodeError) -> str:
     """What is wrong in a JSON text and where, for a one-line message: ``Expecting value: line 5 column 3``
     (``exc.msg`` may end with "at", as in "Unterminated string starting at")."""

@@ -19,7 +19,7 @@ import re
 import warnings
 
 from chunkscope.document import Document
-from chunkscope.ingest.errors import IngestError
+from chunkscope.ingest.errors import IngestError, unreadable
 from chunkscope.ingest.text import decode_text, document_from_decoded
 
 # elements whose text is not the page's text
@@ -224,8 +224,7 @@ def load_html_bytes(data: bytes, filename: str, name: str) -> Document:
         raise IngestError(f"{filename}: its HTML nests too deeply to read (hundreds of elements inside each other); "
                           "save the page again from a browser, or as text") from None
     except Exception as exc:  # a parser that gives up on broken markup: one line, never a traceback
-        raise IngestError(f"{filename}: could not be read as HTML ({type(exc).__name__}: "
-                          f"{' '.join(str(exc).split())[:160]})") from None
+        raise unreadable(filename, "HTML", exc) from None
     if not md.strip().lstrip("#").strip():
         raise IngestError(f"{filename} has no text (an empty page, or one whose text a script writes)")
     doc = document_from_decoded(md, name, encoding, "html", [], markdown=True)

@@ -12,8 +12,9 @@ import io
 import re
 import zipfile
 
+from chunkscope.document import Document
 from chunkscope.ingest.errors import IngestError, human_bytes
-from chunkscope.ingest.markdown import PAGE_BREAK
+from chunkscope.ingest.markdown import PAGE_BREAK, document_from_markdown
 
 XML_LIMIT_RATIO = 4  # the text parts may unpack to 4 × the upload limit (a 50 MB limit: 200 MB of XML)
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # Office 97–2003 files, and packages protected with a password
@@ -48,6 +49,17 @@ def check_unpacked(package: zipfile.ZipFile, filename: str, limit: int) -> None:
     if xml > XML_LIMIT_RATIO * limit:
         raise IngestError(f"{filename}: its text parts unpack to {human_bytes(xml)}, over the "
                           f"{human_bytes(XML_LIMIT_RATIO * limit)} this loader reads ({XML_LIMIT_RATIO} × the size limit)")
+
+
+def office_document(md: str, name: str, fmt: str, empty: str) -> Document:
+    """The Document of an Office file's Markdown (pages from its ``<!-- PageBreak -->`` lines); ``empty``: the
+    message when it has no text."""
+    if not md.replace(PAGE_BREAK, "").strip().lstrip("#").strip():
+        raise IngestError(empty)
+    doc = document_from_markdown(md, name)
+    doc.source_format = fmt
+    doc.meta["converted_from"] = fmt
+    return doc
 
 
 def page_breaks(md: str) -> str:

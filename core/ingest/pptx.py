@@ -21,9 +21,8 @@ import html
 from typing import Any
 
 from chunkscope.document import Document
-from chunkscope.ingest.errors import IngestError
-from chunkscope.ingest.markdown import PAGE_BREAK, document_from_markdown
-from chunkscope.ingest.office import MARK, check_unpacked, open_package, page_breaks
+from chunkscope.ingest.errors import unreadable
+from chunkscope.ingest.office import MARK, check_unpacked, office_document, open_package, page_breaks
 
 _MAIN_PART = "ppt/presentation.xml"
 _POWERPOINT = ("PowerPoint", ".pptx", "PowerPoint 97–2003")
@@ -145,19 +144,16 @@ def pptx_to_markdown(data: bytes, filename: str, limit: int) -> tuple[str, dict]
             with_text += bool(body)
             parts += body + [f"<p>{MARK}</p>"]
     except Exception as exc:  # a damaged part: one line, never a traceback
-        raise IngestError(f"{filename}: could not be read as a PowerPoint deck ({type(exc).__name__}: "
-                          f"{' '.join(str(exc).split())[:160]})") from None
+        raise unreadable(filename, "a PowerPoint deck", exc) from None
     md, _ = html_to_markdown(f"<html><body>{''.join(parts)}</body></html>")
     return page_breaks(md), {"slides": len(slides), "slides_with_text": with_text}
 
 
 def load_pptx_bytes(data: bytes, filename: str, name: str, limit: int) -> Document:
     md, facts = pptx_to_markdown(data, filename, limit)
-    if not md.replace(PAGE_BREAK, "").strip().lstrip("#").strip():
-        raise IngestError(f"{filename} has no text on any of its {facts['slides']} slide(s) (pictures or charts only?)")
-    doc = document_from_markdown(md, name)
-    doc.source_format = "pptx"
-    doc.meta.update(converted_from="pptx", slides=facts["slides"])
+    doc = office_document(md, name, "pptx", f"{filename} has no text on any of its {facts['slides']} slide(s) "
+                          "(pictures or charts only?)")
+    doc.meta["slides"] = facts["slides"]
     if facts["slides_with_text"] < facts["slides"]:
         n = facts["slides"] - facts["slides_with_text"]
         doc.warnings.append(f"{n} of {facts['slides']} slides have no text (blank, or pictures and charts only): they "
