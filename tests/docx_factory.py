@@ -3,10 +3,10 @@
 Each item of ``body`` is one of:
     ("Heading1", "text")          a paragraph with that style id (``STYLES`` or ``styles=``; "Normal": body text)
     ("ol" | "ul", ["a", "b"])      a numbered or bulleted list (Word numbering, level 0)
-    ("table", [["h1", "h2"], ["a", "b"]])
+    ("table", [["h1", "h2"], ["a", "b"]])   a cell "a||b" holds two paragraphs, "* a||* b" a list
 Inside a paragraph's text, ``{page}`` is where Word last ended a page (``<w:lastRenderedPageBreak/>``), ``{br}`` a
-page break the author forced, ``{nl}`` a line break, ``{fn1}`` a reference to footnote 1 (``footnotes={1: "text"}``), ``{comment}`` a
-comment's anchor (``comment="text"``), ``{img}`` an inline image, ``{link}`` a link field to "guide.html", place "Top".
+page break the author forced, ``{nl}`` a line break, a leading ``{before}`` "page break before", ``{fn1}`` a reference to footnote 1 (``footnotes={1: "text"}``), ``{comment}`` a
+comment's anchor (``comment="text"``), ``{img}`` an inline image, ``{link}`` a link field to "guide.html", place "Top", ``{tiplink}`` one with a screen tip.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ _DRAWING = ('<w:drawing><wp:inline xmlns:wp="http://schemas.openxmlformats.org/d
             '<pic:nvPicPr><pic:cNvPr id="0" name="x.png"/><pic:cNvPicPr/></pic:nvPicPr>'
             '<pic:blipFill><a:blip r:embed="rIdImg"/></pic:blipFill><pic:spPr/></pic:pic>'
             '</a:graphicData></a:graphic></wp:inline></w:drawing>')
-_TOKEN = re.compile(r"\{(page|br|nl|fn\d+|comment|img|link)\}")
+_TOKEN = re.compile(r"\{(page|br|nl|fn\d+|comment|img|link|tiplink)\}")
 
 
 def _runs(text: str) -> str:
@@ -52,6 +52,11 @@ def _runs(text: str) -> str:
                        '<w:r><w:instrText xml:space="preserve"> HYPERLINK "guide.html" \\l "Top" </w:instrText></w:r>'
                        '<w:r><w:fldChar w:fldCharType="separate"/></w:r><w:r><w:t>the guide</w:t></w:r>'
                        '<w:r><w:fldChar w:fldCharType="end"/></w:r>')
+        elif piece == "tiplink":  # a link field with a screen tip and a target frame
+            out.append('<w:r><w:fldChar w:fldCharType="begin"/></w:r>'
+                       '<w:r><w:instrText xml:space="preserve"> HYPERLINK "https://example.org/a" \\o "a tip" '
+                       '\\t "_blank" </w:instrText></w:r><w:r><w:fldChar w:fldCharType="separate"/></w:r>'
+                       '<w:r><w:t>the site</w:t></w:r><w:r><w:fldChar w:fldCharType="end"/></w:r>')
         elif piece == "img":
             out.append(f"<w:r>{_DRAWING}</w:r>")
         elif piece:
@@ -61,9 +66,16 @@ def _runs(text: str) -> str:
 
 def _para(style: str, text: str, num: int | None = None) -> str:
     props = f'<w:pStyle w:val="{style}"/>'
+    if text.startswith("{before}"):  # the paragraph is set to start a page
+        props, text = props + "<w:pageBreakBefore/>", text[len("{before}"):]
     if num is not None:
         props += f'<w:numPr><w:ilvl w:val="0"/><w:numId w:val="{num}"/></w:numPr>'
     return f"<w:p><w:pPr>{props}</w:pPr>{_runs(text)}</w:p>"
+
+
+def _cell(text: str) -> str:
+    """A table cell: "a||b" is two paragraphs, "* a||* b" a bulleted list."""
+    return "".join(_para("Normal", t[2:], num=2) if t.startswith("* ") else _para("Normal", t) for t in text.split("||"))
 
 
 def _body(items) -> str:
@@ -72,8 +84,7 @@ def _body(items) -> str:
         if kind in ("ol", "ul"):
             out.extend(_para("Normal", t, num=1 if kind == "ol" else 2) for t in content)
         elif kind == "table":
-            rows = "".join("<w:tr>" + "".join(f"<w:tc>{_para('Normal', c)}</w:tc>" for c in row) + "</w:tr>"
-                           for row in content)
+            rows = "".join("<w:tr>" + "".join(f"<w:tc>{_cell(c)}</w:tc>" for c in row) + "</w:tr>" for row in content)
             out.append(f"<w:tbl>{rows}</w:tbl>")
         else:
             out.append(_para(kind, content))
@@ -90,14 +101,14 @@ def _numbering() -> str:
             '<w:num w:numId="2"><w:abstractNumId w:val="1"/></w:num></w:numbering>')
 
 
-def _style(sid: str, name: str, based: str | None = None, outline: int | None = None) -> str:
+def _style(sid: str, name: str, based: str | None = None, outline: int | str | None = None) -> str:
     return (f'<w:style w:type="paragraph" w:styleId="{sid}"><w:name w:val="{name}"/>'
             + (f'<w:basedOn w:val="{based}"/>' if based else "")
             + (f'<w:pPr><w:outlineLvl w:val="{outline}"/></w:pPr>' if outline is not None else "") + "</w:style>")
 
 
 def make_docx(body, *, footnotes: dict[int, str] | None = None, comment: str | None = None,
-              styles: dict[str, tuple[str, str | None, int | None]] | None = None) -> bytes:
+              styles: dict[str, tuple[str, str | None, int | str | None]] | None = None) -> bytes:
     """``styles``: more paragraph styles, id -> (name, id of the style it is based on, outline level)."""
     styles_xml = "".join(_style(sid, name) for sid, name in STYLES.items()) + "".join(
         _style(sid, *spec) for sid, spec in (styles or {}).items())

@@ -10,7 +10,7 @@ from docx_factory import make_docx
 
 from chunkscope.chunkers import registry
 from chunkscope.ingest import SUPPORTED_EXTENSIONS, IngestError, load_bytes, load_document
-from chunkscope.ingest.office import XML_LIMIT_RATIO
+from chunkscope.ingest.office import UNPACK_LIMIT_RATIO
 
 POLICY = [
     ("Title", "Retention policy"),
@@ -18,7 +18,7 @@ POLICY = [
     ("Normal", "This policy covers all records.{fn1} It applies to staff and contractors.{comment}"),
     ("Heading2", "Rules"),
     ("ol", ["Keep invoices for seven years.", "Delete drafts after a year."]),
-    ("ul", ["Legal holds override both (see {link})."]),
+    ("ul", ["Legal holds override both (see {link}, {tiplink})."]),
     ("table", [["Record", "Keep"], ["Invoice", "7 years"], ["Draft", "1 year"]]),
     ("Caption", "Figure 1: the review flow{img}"),
     ("SourceCode", "retain(invoice, years=7)"),
@@ -41,7 +41,7 @@ def test_a_word_document_reads_as_markdown_with_its_structure():
     text = doc.text
     assert [(h.level, h.title) for h in doc.headings] == [(1, "Retention policy"), (1, "Scope"), (2, "Rules")]
     assert "1. Keep invoices for seven years.\n2. Delete drafts after a year." in text
-    assert "- Legal holds override both (see [the guide](guide.html#Top))." in text
+    assert "- Legal holds override both (see [the guide](guide.html#Top), [the site](https://example.org/a))." in text
     # a Word table has no header row marked: its first row is the header, every cell's paragraph its text
     assert "| Record | Keep |\n| --- | --- |\n| Invoice | 7 years |\n| Draft | 1 year |" in text
     # consecutive code paragraphs are one block; a line break in code is the code's, not a Markdown break
@@ -61,12 +61,15 @@ def test_custom_heading_styles_are_headings_by_their_outline_level():
               "Chapter": ("Chapter", None, 0),                         # outline level 0: level 1
               "DeepNote": ("Deep Note", "ReportHeading", None),       # inherits level 2 through its base
               "Tiny": ("Tiny", None, 7),                               # level 8: the deepest Markdown heading
-              "Plain": ("Plain", None, 9)}                             # outline level 9 is body text
+              "Plain": ("Plain", None, 9),                             # outline level 9 is body text
+              "Bobs-Heading": ("Bob's Heading", None, 1),              # an id with "-", a name with a quote
+              "Odd": ("Odd", None, "²")}                               # not a level: body text, no error
     body = [("Chapter", "Overview"), ("ReportHeading", "Findings"), ("DeepNote", "Detail"), ("Tiny", "Fine print"),
-            ("Plain", "Body text in its own style."), ("Normal", "Ordinary text.")]
+            ("Plain", "Body text in its own style."), ("Normal", "Ordinary text."), ("Bobs-Heading", "Appendix"),
+            ("Odd", "Odd text.")]
     doc = load_bytes(make_docx(body, styles=styles), "custom.docx")
     assert [(h.level, h.title) for h in doc.headings] == [(1, "Overview"), (2, "Findings"), (2, "Detail"),
-                                                          (6, "Fine print")]
+                                                          (6, "Fine print"), (2, "Appendix")]
     assert "\n\nBody text in its own style.\n\nOrdinary text." in doc.text
 
 
@@ -80,15 +83,17 @@ def test_pages_end_where_word_last_ended_them():
         ("Heading1", "Three"),
         ("Normal", "Page three text."),
         ("SourceCode", "code{page}line"),  # a break inside code is no marker inside the fence
+        ("Heading1", "{before}Four"),  # "page break before"
+        ("Normal", "Page four text."),
     ]
     doc = load_bytes(make_docx(body), "paged.docx")
     text = doc.text
-    assert text.count("<!-- PageBreak -->") == 2 and "\ue000" not in text
-    assert [text[p.start:p.end].split("\n")[0] for p in doc.pages] == ["# One", "# Two", "# Three"]
+    assert text.count("<!-- PageBreak -->") == 3 and "\ue000" not in text
+    assert [text[p.start:p.end].split("\n")[0] for p in doc.pages] == ["# One", "# Two", "# Three", "# Four"]
     assert "paragraph goes on.\n\n<!-- PageBreak -->\n\n# Two" in text
     assert "```\ncodeline\n```" in text
     res = registry.run_chunker(doc, "page", {})
-    assert res.status == "ok" and len(res.spans) == 3
+    assert res.status == "ok" and len(res.spans) == 4
 
 
 def test_docx_is_a_supported_type_and_loads_from_disk(tmp_path):
@@ -119,11 +124,51 @@ def test_an_old_doc_file_is_told_how_to_convert():
     assert "unsupported file type '.doc' (a Word 97–2003 file: save it as .docx or PDF)" in msg
 
 
-def test_a_package_whose_text_unpacks_past_the_limit_is_refused_before_reading():
+def test_a_package_that_unpacks_past_the_caps_is_refused_before_reading():
     paragraph = ("Normal", "word " * 2000)
     data = make_docx([paragraph] * 40)  # about 400 KB of XML that deflates to a few KB
     limit = 50_000
     assert len(data) < limit
-    msg = error(data, max_bytes=limit)
-    assert "its text parts unpack to" in msg and f"({XML_LIMIT_RATIO} × the size limit)" in msg
+    assert "its text parts unpack to 3" in error(data, max_bytes=limit)  # the XML: at most the size limit
     assert load_bytes(data, "policy.docx").text.count("word") == 80_000  # under the default limit it is read
+    # any part counts, whatever its name (a renamed main part, an embedded style map); pictures only in the total
+    for name in ("word/document2.dat", "mammoth/style-map"):
+        bomb = io.BytesIO()
+        with zipfile.ZipFile(io.BytesIO(make_docx([("Normal", "Short.")]))) as src, \
+                zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as z:
+            for info in src.infolist():
+                z.writestr(info.filename, src.read(info))
+            z.writestr(name, b"p => p\n" * 40_000)
+        assert "its text parts unpack to" in error(bomb.getvalue(), max_bytes=limit)
+    pictures = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(make_docx([("Normal", "Short.")]))) as src, \
+            zipfile.ZipFile(pictures, "w", zipfile.ZIP_DEFLATED) as z:
+        for info in src.infolist():
+            z.writestr(info.filename, src.read(info))
+        z.writestr("word/media/huge.png", b"\0" * (UNPACK_LIMIT_RATIO * limit + 1))
+    assert f"over the 195.3 KB this loader reads ({UNPACK_LIMIT_RATIO} × the size limit)" in error(
+        pictures.getvalue(), max_bytes=limit)
+
+
+def test_a_broken_zip_entry_is_one_line_with_or_without_page_breaks():
+    for body in ([("Normal", "Some text.")], [("Normal", "Some{page} text.")]):
+        good = make_docx(body)
+        at = good.index(b"word/document.xml") + len("word/document.xml") + 40  # inside the entry's data
+        bad = good[:at] + bytes([good[at] ^ 0xFF]) + good[at + 1:]
+        assert "could not be read as a Word document" in error(bad)
+
+
+def test_typed_markup_and_private_use_characters_stay_text():
+    body = [("Normal", "Intro."), ("Normal", "{page}# not a heading"), ("Normal", "{page}1. not a list"),
+            ("Normal", "An icon \ue000 in the text, and \ue001 too."), ("Normal", "{page}Last page.")]
+    doc = load_bytes(make_docx(body), "typed.docx")
+    assert doc.headings == [] and "\\# not a heading" in doc.text and "\\1. not a list" in doc.text
+    assert "An icon \ue000 in the text, and \ue001 too." in doc.text and len(doc.pages) == 4
+    plain = load_bytes(make_docx([("Normal", "No breaks, an icon \ue000 here.")]), "icon.docx")
+    assert plain.pages == [] and "icon \ue000 here" in plain.text
+
+
+def test_word_table_cells_keep_paragraphs_and_lists_as_lines():
+    rows = [["Name", "Notes"], ["Alice", "line one||line two"], ["Bob", "* first||* second"]]
+    doc = load_bytes(make_docx([("table", rows)]), "t.docx")
+    assert "| Name | Notes |\n| --- | --- |\n| Alice | line one line two |\n| Bob | • first • second |" in doc.text

@@ -11,14 +11,18 @@ stays); comments are not the document's text and are left out. Linked files outs
 opened (mammoth's default).
 
 Pages: Word records where each page ended when it last laid the document out (``<w:lastRenderedPageBreak/>``)
-and where the author forced a page break. A page ends after the paragraph in which such a break falls, or
-before the paragraph it opens; the breaks become ``<!-- PageBreak -->`` lines, the paper corpus's own marker
-(``chunkscope.ingest.markdown``), so the ``page`` chunker works on a Word file. A file saved by a program that
-records neither (pandoc, python-docx) has no pages, as a web page.
+and where the author forced one (a page-break character, a paragraph set to "page break before"). A page ends
+after the paragraph in which such a break falls, or before the paragraph it opens; the breaks become
+``<!-- PageBreak -->`` lines, the paper corpus's own marker (``chunkscope.ingest.markdown``), so the ``page``
+chunker works on a Word file. A file saved by a program that records neither (LibreOffice, pandoc, python-docx)
+has no pages, as a web page. Section breaks and a style's own "page break before" are not read.
 
-Refused with one line: a file that is not a Word package (an old ``.doc``, a password-protected file, another
-zip), and a package whose text parts unpack to more than ``office.XML_LIMIT_RATIO`` times the upload size limit (a zip
-bomb would otherwise fill memory). The XML parser (expat ≥ 2.4) refuses entity-expansion bombs itself.
+A table cell of several paragraphs or a list keeps them as its lines, so a Word table stays a table. Equations
+(OMML) are left out, as mammoth does. The file's embedded mammoth style map, if any, is ignored.
+
+Refused with one line (``chunkscope.ingest.office``): a file that is not a Word package (an old ``.doc``, a
+password-protected file, another zip), a package that unpacks past the caps (a zip bomb, or XML that would take
+minutes to read), a broken zip entry. The XML parser (expat ≥ 2.4) refuses entity-expansion bombs itself.
 """
 
 from __future__ import annotations
@@ -28,8 +32,8 @@ import re
 import zipfile
 
 from chunkscope.document import Document
-from chunkscope.ingest.errors import unreadable
-from chunkscope.ingest.office import MARK, check_unpacked, office_document, open_package, page_breaks
+from chunkscope.ingest.errors import IngestError, unreadable
+from chunkscope.ingest.office import check_unpacked, free_mark, office_document, open_package, page_breaks
 
 _MAIN_PART = "word/document.xml"
 _WORD = ("Word", ".docx", "Word 97–2003")
@@ -43,36 +47,53 @@ _STYLE_MAP = "\n".join([
     *(f"r[style-name='{s}'] => code" for s in ("Verbatim Char", "HTML Code", "Code Char")),
     "comment-reference => !",
 ])
-# a page break: Word's record of its last layout, or a break the author forced (a run child either way)
-_PAGE_BREAK_XML = re.compile(rb'<w:lastRenderedPageBreak\s*/>|<w:br\b[^>]*\bw:type="page"[^>]*/>')
-_MARK_RUN = f"<w:t>{MARK}</w:t>".encode()
+# a page break in a run: Word's record of its last layout, or a page-break character the author typed
+_RUN_BREAK_XML = re.compile(rb"<w:lastRenderedPageBreak\s*/>|<w:lastRenderedPageBreak\s*>\s*</w:lastRenderedPageBreak>"
+                            rb"""|<w:br\b[^>]*\bw:type=["']page["'][^>]*/>""")
+# a paragraph set to start a page ("page break before", not switched off): the mark goes at the paragraph's start
+_BREAK_BEFORE_XML = re.compile(rb"""(<w:pPr>(?:(?!</w:pPr>).)*?<w:pageBreakBefore(?:\s*/>|\s+w:val=["'](?:1|true|on)["']\s*/>)"""
+                               rb"(?:(?!</w:pPr>).)*</w:pPr>)", re.S)
+# mammoth's notes on what this loader leaves out on purpose: unmapped styles (read as paragraphs), pictures
+_EXPECTED_MESSAGES = ("Unrecognised", "Image of type")
 _BACKLINK = re.compile(r'\s*<a href="#(?:foot|end)note-ref-[^"]*">↑</a>')
-# a HYPERLINK field with a file and a place in it ('HYPERLINK "a.html" \l "Top"', LibreOffice): mammoth keeps the
-# switch in the target
-_FIELD_ANCHOR = re.compile(r'href="([^"]*?)&quot; \\l &quot;([^"]*)"')
+# a HYPERLINK field's switches that mammoth leaves in the target ('HYPERLINK "a.html" \l "Top" \o "tip"'): the
+# target is the file, plus the place (\l) when there is one
+_FIELD_TARGET = re.compile(r'href="([^"]*?)&quot;\s*(\\[a-z][^"]*)"')
+_FIELD_PLACE = re.compile(r'\\l\s*&quot;([^&"]*)')
 
 
-def _with_page_marks(data: bytes, package: zipfile.ZipFile) -> tuple[io.BytesIO, int]:
-    """The package with a ``MARK`` character at each page break of its main part, and how many: the file itself
-    when there is none, else a copy (images stored as they are, not compressed again)."""
-    marked, n = _PAGE_BREAK_XML.subn(_MARK_RUN, package.read(_MAIN_PART))
+def _field_target(m: re.Match) -> str:
+    place = _FIELD_PLACE.search(m[2])
+    return f'href="{m[1]}#{place[1]}"' if place else f'href="{m[1]}"'
+
+
+def _with_page_marks(data: bytes, package: zipfile.ZipFile) -> tuple[io.BytesIO, int, str]:
+    """The package with a mark character at each page break of its main part, how many, and the mark: the file
+    itself when there is none, else a copy (images stored as they are, not compressed again)."""
+    xml = package.read(_MAIN_PART)
+    mark = free_mark(xml.decode("utf-8", "replace"))
+    run = f"<w:r><w:t>{mark}</w:t></w:r>".encode()
+    marked, n = _RUN_BREAK_XML.subn(f"<w:t>{mark}</w:t>".encode(), xml)
+    marked, before = _BREAK_BEFORE_XML.subn(lambda m: m[1] + run, marked)
+    n += before
     if not n:
-        return io.BytesIO(data), 0
+        return io.BytesIO(data), 0, mark
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w") as copy:
         for info in package.infolist():
             body = marked if info.filename == _MAIN_PART else package.read(info)
-            xml = info.filename.endswith((".xml", ".rels"))
-            copy.writestr(info.filename, body, zipfile.ZIP_DEFLATED if xml else zipfile.ZIP_STORED)
+            text_part = info.filename.endswith((".xml", ".rels"))
+            copy.writestr(info.filename, body, zipfile.ZIP_DEFLATED if text_part else zipfile.ZIP_STORED)
     out.seek(0)
-    return out, n
+    return out, n, mark
 
 
 def _heading_styles(package: zipfile.ZipFile) -> dict[str, int]:
-    """Paragraph styles that are headings without a built-in heading's name (style id -> level 1–6): Word's own
+    """Paragraph styles that are headings without a built-in heading's name (style name -> level 1–6): Word's own
     test of a heading is its outline level (the navigation pane lists it), set on the style or inherited from
     the style it is based on ("Report Heading" based on "heading 2" is level 2). Built-in headings are mapped
-    already, and so are styles mammoth cannot name in a style map (an id that is not plain letters and digits)."""
+    already. (A strict-format file's styles, in another namespace, are not read: its headings are the built-in
+    ones.)"""
     from xml.etree import ElementTree
 
     try:
@@ -85,23 +106,23 @@ def _heading_styles(package: zipfile.ZipFile) -> dict[str, int]:
             continue
         name, based, outline = st.find(f"{_W}name"), st.find(f"{_W}basedOn"), st.find(f"{_W}pPr/{_W}outlineLvl")
         styles[st.get(f"{_W}styleId", "")] = (
-            (name.get(f"{_W}val") or "").strip().lower() if name is not None else "",
+            (name.get(f"{_W}val") or "") if name is not None else "",
             based.get(f"{_W}val") if based is not None else None,
             outline.get(f"{_W}val") if outline is not None else None)
 
     def level(sid: str, depth: int = 0) -> int | None:
         name, based, outline = styles[sid]
-        if (m := re.fullmatch(r"heading ([1-9])", name)) is not None:
+        if (m := re.fullmatch(r"heading ([1-9])", name.strip().lower())) is not None:
             return int(m[1])
         if outline is not None:
-            return int(outline) + 1 if outline.isdigit() and int(outline) < 9 else None  # 9: body text
+            return int(outline) + 1 if outline in tuple("012345678") else None  # 9: body text
         return level(based, depth + 1) if based in styles and depth < 20 else None
 
     found = {}
     for sid, (style_name, _, _) in styles.items():
         n = level(sid)
-        if n is not None and re.fullmatch(r"[A-Za-z][A-Za-z0-9]*", sid) and not re.fullmatch(r"heading [1-6]", style_name):
-            found[sid] = min(n, 6)
+        if n is not None and style_name and not re.fullmatch(r"heading [1-6]", style_name.lower()):
+            found[style_name] = min(n, 6)
     return found
 
 
@@ -114,16 +135,27 @@ def docx_to_markdown(data: bytes, filename: str, limit: int) -> tuple[str, dict]
 
     package = open_package(data, filename, _MAIN_PART, _WORD)
     check_unpacked(package, filename, limit)
-    marked, breaks = _with_page_marks(data, package)
-    try:
-        headings = "".join(f"\np.{sid} => h{n}:fresh" for sid, n in _heading_styles(package).items())
-        result = mammoth.convert_to_html(marked, style_map=_STYLE_MAP + headings, convert_image=lambda image: [])
-    except Exception as exc:  # a damaged part: one line, never a traceback
+    try:  # a damaged part or a broken zip entry (bad CRC, encrypted, unknown compression): one line, no traceback
+        marked, breaks, mark = _with_page_marks(data, package)
+        headings = "".join(f"\np[style-name='{_quoted(name)}'] => h{n}:fresh"
+                           for name, n in _heading_styles(package).items())
+        # the file's own embedded style map is not used: it could hide text or point mammoth at another part
+        result = mammoth.convert_to_html(marked, style_map=_STYLE_MAP + headings, include_embedded_style_map=False,
+                                         convert_image=lambda image: [])
+        html = _FIELD_TARGET.sub(_field_target, _BACKLINK.sub("", result.value))
+        md, _ = html_to_markdown(f"<html><body>{html}</body></html>", cells_as_text=True)
+    except RecursionError:
+        raise IngestError(f"{filename}: nests too deeply to read (tables or lists inside each other hundreds of "
+                          "times); save it as PDF") from None
+    except Exception as exc:
         raise unreadable(filename, "a Word document", exc) from None
-    html = _FIELD_ANCHOR.sub(r'href="\1#\2"', _BACKLINK.sub("", result.value))
-    md, _ = html_to_markdown(f"<html><body>{html}</body></html>")
-    messages = [m.message for m in result.messages if not m.message.startswith("Unrecognised")]
-    return page_breaks(md), {"page_breaks": breaks, "messages": messages}
+    messages = [m.message for m in result.messages if not m.message.startswith(_EXPECTED_MESSAGES)]
+    return (page_breaks(md, mark) if breaks else md), {"page_breaks": breaks, "messages": messages}
+
+
+def _quoted(name: str) -> str:
+    """A style name inside a style map's quotes."""
+    return name.replace("\\", "\\\\").replace("'", "\\'")
 
 
 def load_docx_bytes(data: bytes, filename: str, name: str, limit: int) -> Document:

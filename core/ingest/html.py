@@ -36,8 +36,9 @@ _MAIN_SHARE = 0.25  # a <main> with less of the page's text than this is not whe
 _WHITESPACE = re.compile(r"\s+")
 _BLANK_LINES = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)+")
 _TRAILING = re.compile(r"[ \t]+\n")
-# text that would read as Markdown markup at a line start, and an HTML comment (a page break marker) anywhere
-_LINE_MARKUP = re.compile(r"^(\s*)(#{1,6}(?=\s|$)|>|[-+*](?=\s)|\d{1,9}[.)](?=\s)|`{3,}|~{3,}|\|)")
+# text that would read as Markdown markup at a line start (after an Office loader's page mark, a private-use
+# character that goes later: chunkscope.ingest.office), and an HTML comment (a page break marker) anywhere
+_LINE_MARKUP = re.compile(r"^(\s*[\ue000-\uf8ff]?\s*)(#{1,6}(?=\s|$)|>|[-+*](?=\s)|\d{1,9}[.)](?=\s)|`{3,}|~{3,}|\|)")
 
 
 def _text_len(el) -> int:
@@ -97,6 +98,24 @@ def _holds_blocks(cell) -> bool:
     text: a Word table's every cell is one)."""
     found = cell.find_all(_BLOCKS, limit=2)
     return bool(found) and (len(found) > 1 or found[0].name != "p")
+
+
+def _cells_as_text(soup, root) -> None:
+    """A cell holding only paragraphs and lists (a Word table's notes column) keeps them as its lines ("• " before
+    a list item), so the table stays a table; a cell with a heading, code or a table inside is left to
+    ``_unwrap_layout_tables``."""
+    for cell in root.find_all(["td", "th"]):
+        if cell.find(("h1", "h2", "h3", "h4", "h5", "h6", "table", "pre", "blockquote")) is not None:
+            continue
+        lines = cell.find_all(("p", "li"))
+        if len(lines) < 2 and cell.find(("ul", "ol")) is None:
+            continue
+        for li in cell.find_all("li"):
+            li.insert(0, "• ")
+        for line in lines[:-1]:
+            line.append(soup.new_tag("br"))
+        for tag in cell.find_all(("p", "li", "ul", "ol")):
+            tag.unwrap()
 
 
 def _unwrap_layout_tables(root) -> None:
@@ -182,9 +201,10 @@ def _tidy(md: str) -> str:
     return "".join(out).strip()
 
 
-def html_to_markdown(text: str) -> tuple[str, dict]:
+def html_to_markdown(text: str, cells_as_text: bool = False) -> tuple[str, dict]:
     """(Markdown, facts) of an HTML page's text. Facts: ``content`` ("<main>", "<article>" or "") and
-    ``left_out`` (characters of visible text outside it)."""
+    ``left_out`` (characters of visible text outside it). ``cells_as_text``: a table cell of paragraphs and lists
+    is a cell of lines (Word's tables), not a layout cell."""
     from bs4 import BeautifulSoup, XMLParsedAsHTMLWarning
 
     with warnings.catch_warnings():  # an XHTML page read as HTML is what we want: no advice on stderr
@@ -201,6 +221,8 @@ def html_to_markdown(text: str) -> tuple[str, dict]:
     root, kind, left_out = _content(soup)
     _flatten_wrappers(root)
     _drop_anchors(root)
+    if cells_as_text:
+        _cells_as_text(soup, root)
     _unwrap_layout_tables(root)
     _prepare_text(root)
     has_h1 = root.find("h1") is not None

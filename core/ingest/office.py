@@ -1,9 +1,10 @@
 """What the Office Open XML loaders share (Word ``.docx``, PowerPoint ``.pptx``): opening the zip package with one-line
 refusals, a cap on how far its XML unpacks, and page marks carried through HTML into ``<!-- PageBreak -->`` lines.
 
-A loader puts ``MARK`` (a private-use character) where a page ends: in the XML (a Word page break) or in the HTML
-it writes (after each slide). The HTML path keeps it as text; ``page_breaks`` then turns it into the Markdown page
-marker between blocks, the corpus's own convention (``chunkscope.ingest.markdown``).
+A loader puts a mark (a private-use character the document does not use: ``free_mark``) where a page ends: in the
+XML (a Word page break) or in the HTML it writes (after each slide). The HTML path keeps it as text;
+``page_breaks`` then turns it into the Markdown page marker between blocks, the corpus's own convention
+(``chunkscope.ingest.markdown``).
 """
 
 from __future__ import annotations
@@ -16,10 +17,15 @@ from chunkscope.document import Document
 from chunkscope.ingest.errors import IngestError, human_bytes
 from chunkscope.ingest.markdown import PAGE_BREAK, document_from_markdown
 
-XML_LIMIT_RATIO = 4  # the text parts may unpack to 4 × the upload limit (a 50 MB limit: 200 MB of XML)
+# A package may unpack to UNPACK_LIMIT_RATIO × the upload limit in all, and its parts other than pictures and
+# embedded files (the XML, and whatever else a parser could be pointed at) to the upload limit itself: reading XML
+# costs about 7 s and 75 MB of memory per MB, so a Word file is never dearer to read than a web page of the
+# largest size accepted.
+UNPACK_LIMIT_RATIO = 4
+_BINARY_PART = re.compile(r"(?:^|/)(?:media|embeddings)/")
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # Office 97–2003 files, and packages protected with a password
-MARK = "\ue000"  # stands for a page end through mammoth, the HTML and markdownify
-_OPENING_MARKUP = re.compile(r"^[#>|*+\-\s]*(?:\d{1,9}[.)]\s*)?")  # a heading's, quote's, list item's, row's opening
+# a heading's, quote's, list item's, row's, link's or emphasis's opening
+_OPENING_MARKUP = re.compile(r"^[#>|*+_`\[\-\s]*(?:\d{1,9}[.)]\s*)?")
 
 
 def open_package(data: bytes, filename: str, main_part: str, kind: tuple[str, str, str]) -> zipfile.ZipFile:
@@ -43,12 +49,28 @@ def open_package(data: bytes, filename: str, main_part: str, kind: tuple[str, st
 
 
 def check_unpacked(package: zipfile.ZipFile, filename: str, limit: int) -> None:
-    """Refuse a package whose XML parts unpack to more than ``XML_LIMIT_RATIO`` × ``limit`` bytes (a zip bomb)
-    before any is parsed."""
-    xml = sum(i.file_size for i in package.infolist() if i.filename.endswith((".xml", ".rels")))
-    if xml > XML_LIMIT_RATIO * limit:
-        raise IngestError(f"{filename}: its text parts unpack to {human_bytes(xml)}, over the "
-                          f"{human_bytes(XML_LIMIT_RATIO * limit)} this loader reads ({XML_LIMIT_RATIO} × the size limit)")
+    """Refuse a package (a zip bomb, or XML too costly to read) before any part is read: all parts unpacking to
+    more than ``UNPACK_LIMIT_RATIO`` × ``limit`` bytes, or its parts other than pictures and embedded files to
+    more than ``limit``."""
+    infos = package.infolist()
+    total = sum(i.file_size for i in infos)
+    text = sum(i.file_size for i in infos if not _BINARY_PART.search(i.filename))
+    if text > limit:
+        raise IngestError(f"{filename}: its text parts unpack to {human_bytes(text)}, over the {human_bytes(limit)} "
+                          "size limit (text this large would take minutes to read)")
+    if total > UNPACK_LIMIT_RATIO * limit:
+        raise IngestError(f"{filename}: it unpacks to {human_bytes(total)}, over the "
+                          f"{human_bytes(UNPACK_LIMIT_RATIO * limit)} this loader reads ({UNPACK_LIMIT_RATIO} × the size limit)")
+
+
+def free_mark(text: str) -> str:
+    """A private-use character that ``text`` holds neither as itself nor as an XML character reference (an icon
+    font's glyphs are private-use characters too)."""
+    for code in range(0xE000, 0xF900):
+        ch = chr(code)
+        if ch not in text and f"#x{code:x};" not in text.lower() and f"#{code};" not in text:
+            return ch
+    raise IngestError("the document uses every private-use character")  # 6,400 of them: never in practice
 
 
 def office_document(md: str, name: str, fmt: str, empty: str) -> Document:
@@ -62,28 +84,31 @@ def office_document(md: str, name: str, fmt: str, empty: str) -> Document:
     return doc
 
 
-def page_breaks(md: str) -> str:
-    """Each ``MARK`` as a ``<!-- PageBreak -->`` line between blocks: before the block it opens (no text before it
+def page_breaks(md: str, mark: str) -> str:
+    """Each ``mark`` as a ``<!-- PageBreak -->`` line between blocks: before the block it opens (no text before it
     in the block), else after the block it falls in; several between the same two blocks are one, and none
     comes before the first block or after the last. A mark inside fenced code is dropped (a marker there would
-    be code)."""
-    if MARK not in md:
+    be code); the code's blank lines are kept."""
+    if mark not in md:
         return md
     from chunkscope.blocks import code_spans
 
     for a, b in reversed(code_spans(md)):
-        md = md[:a] + md[a:b].replace(MARK, "") + md[b:]
+        md = md[:a] + md[a:b].replace(mark, "") + md[b:]
     out: list[str] = []
     pending = False  # a page ended after the last block written
     for block in md.split("\n\n"):
-        body = block.replace(MARK, "")
-        if not body.strip():  # nothing but marks (a paragraph holding only a page break)
-            pending = pending or MARK in block
+        body = block.replace(mark, "")
+        if not body.strip():
+            if mark in block:  # nothing but marks (a paragraph holding only a page break)
+                pending = True
+            elif out:
+                out.append(block)  # a blank-line run (in code): kept as it was
             continue
-        first = block.find(MARK)
+        first = block.find(mark)
         opens = first >= 0 and not _OPENING_MARKUP.sub("", block[:first]).strip()
-        if (pending or opens) and out:
+        if (pending or opens) and any(x.strip() for x in out):
             out.append(PAGE_BREAK)
         out.append(body)
-        pending = MARK in block.replace(MARK, "", 1) if opens else first >= 0
+        pending = mark in block.replace(mark, "", 1) if opens else first >= 0
     return "\n\n".join(out).rstrip() + "\n"

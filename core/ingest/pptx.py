@@ -21,8 +21,8 @@ import html
 from typing import Any
 
 from chunkscope.document import Document
-from chunkscope.ingest.errors import unreadable
-from chunkscope.ingest.office import MARK, check_unpacked, office_document, open_package, page_breaks
+from chunkscope.ingest.errors import IngestError, unreadable
+from chunkscope.ingest.office import check_unpacked, free_mark, office_document, open_package, page_breaks
 
 _MAIN_PART = "ppt/presentation.xml"
 _POWERPOINT = ("PowerPoint", ".pptx", "PowerPoint 97–2003")
@@ -135,18 +135,17 @@ def pptx_to_markdown(data: bytes, filename: str, limit: int) -> tuple[str, dict]
     from chunkscope.ingest.html import html_to_markdown
 
     check_unpacked(open_package(data, filename, _MAIN_PART, _POWERPOINT), filename, limit)
-    try:
-        deck = Presentation(io.BytesIO(data))
-        parts, with_text = [], 0
-        slides = list(deck.slides)
-        for slide in slides:
-            body = _slide_html(slide)
-            with_text += bool(body)
-            parts += body + [f"<p>{MARK}</p>"]
-    except Exception as exc:  # a damaged part: one line, never a traceback
+    try:  # a damaged part or a broken zip entry: one line, never a traceback
+        slides = [_slide_html(slide) for slide in Presentation(io.BytesIO(data)).slides]
+        mark = free_mark("".join("".join(s) for s in slides))  # a slide's text may hold private-use characters
+        html = "".join("".join(s) + f"<p>{mark}</p>" for s in slides)
+        md, _ = html_to_markdown(f"<html><body>{html}</body></html>")
+    except RecursionError:
+        raise IngestError(f"{filename}: nests too deeply to read (groups inside groups hundreds of times); "
+                          "save it as PDF") from None
+    except Exception as exc:
         raise unreadable(filename, "a PowerPoint deck", exc) from None
-    md, _ = html_to_markdown(f"<html><body>{''.join(parts)}</body></html>")
-    return page_breaks(md), {"slides": len(slides), "slides_with_text": with_text}
+    return page_breaks(md, mark), {"slides": len(slides), "slides_with_text": sum(bool(s) for s in slides)}
 
 
 def load_pptx_bytes(data: bytes, filename: str, name: str, limit: int) -> Document:
