@@ -53,8 +53,10 @@ _RUN_BREAK_XML = re.compile(rb"<w:lastRenderedPageBreak\s*/>|<w:lastRenderedPage
 # a paragraph set to start a page ("page break before", not switched off): the mark goes at the paragraph's start
 _BREAK_BEFORE_XML = re.compile(rb"""(<w:pPr>(?:(?!</w:pPr>).)*?<w:pageBreakBefore(?:\s*/>|\s+w:val=["'](?:1|true|on)["']\s*/>)"""
                                rb"(?:(?!</w:pPr>).)*</w:pPr>)", re.S)
-# mammoth's notes on what this loader leaves out on purpose: unmapped styles (read as paragraphs), pictures
-_EXPECTED_MESSAGES = ("Unrecognised", "Image of type")
+# mammoth's notes that change nothing in the text: unmapped styles (read as paragraphs), pictures (left out), a
+# style the document names without defining it (read as unstyled)
+_EXPECTED_MESSAGES = ("Unrecognised", "Image of type", "Run style with ID", "Paragraph style with ID",
+                      "Table style with ID")
 _BACKLINK = re.compile(r'\s*<a href="#(?:foot|end)note-ref-[^"]*">↑</a>')
 # a HYPERLINK field's switches that mammoth leaves in the target ('HYPERLINK "a.html" \l "Top" \o "tip"'): the
 # target is the file, plus the place (\l) when there is one
