@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import os
+import zipfile
 
 import pytest
 from pdf_factory import ZERO_PAGE_PDF, make_encrypted_pdf, make_pdf
@@ -111,3 +113,16 @@ def test_bad_json(tmp_path):
     assert "neither" in one_line_error(load_bytes, b'{"a": 1}', "x.json")
     msg = one_line_error(load_bytes, b'{"full_text": "abc", "split_points": [5]}', "ref.json")
     assert "split_points" in msg
+
+
+@pytest.mark.parametrize(("filename", "app", "main_part"), [("minutes.docx", "Word", "word/document.xml"),
+                                                           ("deck.pptx", "PowerPoint", "ppt/presentation.xml")])
+def test_office_files_that_are_not_their_package_are_refused_in_one_line(filename, app, main_part):
+    ext = filename[filename.index("."):]
+    ole = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\0" * 600  # an old binary file, or a password-protected one
+    assert f"old {app} 97–2003 file or one protected with a password" in one_line_error(load_bytes, ole, filename)
+    assert f"is not a {app} {ext} file (not a zip package" in one_line_error(load_bytes, b"PK\x03\x04 junk", filename)
+    other = io.BytesIO()
+    with zipfile.ZipFile(other, "w") as z:
+        z.writestr("content.xml", "<office:document/>")
+    assert f"without {main_part}: not a {app} document" in one_line_error(load_bytes, other.getvalue(), filename)

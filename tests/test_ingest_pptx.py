@@ -110,14 +110,7 @@ def test_a_group_and_a_hidden_slide_are_read():
     assert len(doc.pages) == 2 and doc.warnings == []
 
 
-def test_files_that_are_not_decks_are_refused_in_one_line():
-    assert "old PowerPoint 97–2003 file or one protected with a password" in error(
-        b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\0" * 600)
-    assert "is not a PowerPoint .pptx file (not a zip package" in error(b"PK\x03\x04 junk")
-    other = io.BytesIO()
-    with zipfile.ZipFile(other, "w") as z:
-        z.writestr("word/document.xml", "<w:document/>")
-    assert "without ppt/presentation.xml: not a PowerPoint document" in error(other.getvalue())
+def test_decks_without_text_or_with_broken_xml_are_refused_in_one_line():
     prs = Presentation()
     prs.slides.add_slide(prs.slide_layouts[BLANK])
     assert "has no text on any of its 1 slide(s)" in error(saved(prs))
