@@ -119,3 +119,55 @@ def test_decks_without_text_or_with_broken_xml_are_refused_in_one_line():
         z.writestr("ppt/presentation.xml", "<p:presentation><unclosed>")
     assert "could not be read as a PowerPoint deck" in error(broken.getvalue())
     assert "(a PowerPoint 97–2003 deck: save it as .pptx or PDF)" in error(b"\xd0\xcf\x11\xe0", "old.ppt")
+
+
+def test_slide_furniture_and_unbulleted_layouts_are_read_as_the_slide_shows_them():
+    prs = Presentation()
+    s = prs.slides.add_slide(prs.slide_layouts[2])  # "Section Header": its text placeholder shows no bullets
+    s.shapes.title.text = "Part two"
+    s.placeholders[1].text = "What changed since May"
+    layout = prs.slide_layouts[CONTENT]
+    s2 = prs.slides.add_slide(layout)
+    s2.shapes.title.text = "Results"
+    s2.placeholders[1].text = "Latency fell | errors flat"
+    for ph in layout.placeholders:  # the date, footer and slide number the layout puts on every slide
+        if ph.placeholder_format.type.name in ("DATE", "FOOTER", "SLIDE_NUMBER"):
+            s2.shapes.clone_placeholder(ph)
+    for ph in s2.placeholders:
+        if ph.placeholder_format.type.name in ("DATE", "FOOTER", "SLIDE_NUMBER"):
+            ph.text = {"DATE": "5/3/2024", "FOOTER": "Confidential - Acme", "SLIDE_NUMBER": "2"}[
+                ph.placeholder_format.type.name]
+    table = s2.shapes.add_table(2, 2, Inches(1), Inches(5), Inches(4), Inches(1)).table
+    table.cell(0, 0).text, table.cell(0, 1).text = "Metric", "a|b"
+    blank = s2.shapes.add_table(2, 2, Inches(1), Inches(6.5), Inches(4), Inches(1))  # no text in any cell
+    assert blank.has_table
+    # two columns whose tops differ by half a millimetre are one row: left before right
+    right = s2.shapes.add_textbox(Inches(5), Inches(4) + 18_000, Inches(3), Inches(0.5))
+    right.text_frame.text = "Right column."
+    left = s2.shapes.add_textbox(Inches(1), Inches(4), Inches(3), Inches(0.5))
+    left.text_frame.text = "Left column."
+    doc = load_bytes(saved(prs), "talk.pptx")
+    text = doc.text
+    assert "## Part two\n\nWhat changed since May" in text  # a paragraph, not "- What changed"
+    assert "- Latency fell | errors flat" in text  # the content layout's body shows bullets
+    for furniture in ("5/3/2024", "Confidential", "\n\n2\n"):
+        assert furniture not in text
+    assert "| Metric | a\\|b |" in text and text.count("| --- |") == 1  # the blank table gives nothing
+    assert text.index("Left column.") < text.index("Right column.")
+
+
+def test_a_one_slide_deck_is_one_page_and_an_unreadable_shape_is_left_out_and_said():
+    prs = Presentation()
+    s = prs.slides.add_slide(prs.slide_layouts[TITLE_ONLY])
+    s.shapes.title.text = "Only slide"
+    box = s.shapes.add_textbox(Inches(1), Inches(2), Inches(3), Inches(1))
+    box.text_frame.text = "Its text."
+    odd = s.shapes.add_textbox(Inches(1), Inches(3), Inches(3), Inches(1))
+    odd.text_frame.text = "Odd shape."
+    odd.text_frame.paragraphs[0]._p.get_or_add_pPr().set("lvl", "x")  # a damaged attribute
+    doc = load_bytes(saved(prs), "one.pptx")
+    assert doc.pages and len(doc.pages) == 1 and doc.pages[0].end == len(doc.text)
+    assert registry.run_chunker(doc, "page", {}).status == "ok"
+    assert "Its text." in doc.text and "Odd shape." not in doc.text
+    assert doc.warnings == ["1 shape(s) could not be read (damaged, or a kind this reader does not know, such as "
+                            "ink) and are left out"]

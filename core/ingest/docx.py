@@ -21,8 +21,8 @@ A table cell of several paragraphs or a list keeps them as its lines, so a Word 
 (OMML) are left out, as mammoth does. The file's embedded mammoth style map, if any, is ignored.
 
 Refused with one line (``chunkscope.ingest.office``): a file that is not a Word package (an old ``.doc``, a
-password-protected file, another zip), a package that unpacks past the caps (a zip bomb, or XML that would take
-minutes to read), a broken zip entry. The XML parser (expat ≥ 2.4) refuses entity-expansion bombs itself.
+password-protected file, another zip), a package whose text unpacks past the size limit (a zip bomb, or XML that
+would take minutes to read), a broken zip entry. The XML parser (expat ≥ 2.4) refuses entity-expansion bombs itself.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import re
 import zipfile
 
 from chunkscope.document import Document
-from chunkscope.ingest.errors import IngestError, unreadable
+from chunkscope.ingest.errors import read_as
 from chunkscope.ingest.office import check_unpacked, free_mark, office_document, open_package, page_breaks
 
 _MAIN_PART = "word/document.xml"
@@ -60,8 +60,8 @@ _EXPECTED_MESSAGES = ("Unrecognised", "Image of type", "Run style with ID", "Par
 _BACKLINK = re.compile(r'\s*<a href="#(?:foot|end)note-ref-[^"]*">↑</a>')
 # a HYPERLINK field's switches that mammoth leaves in the target ('HYPERLINK "a.html" \l "Top" \o "tip"'): the
 # target is the file, plus the place (\l) when there is one
-_FIELD_TARGET = re.compile(r'href="([^"]*?)&quot;\s*(\\[a-z][^"]*)"')
-_FIELD_PLACE = re.compile(r'\\l\s*&quot;([^&"]*)')
+_FIELD_TARGET = re.compile(r'href="([^"]*?)&quot;\s*(\\[a-zA-Z][^"]*)"')
+_FIELD_PLACE = re.compile(r'\\[lL]\s*&quot;([^&"]*)')
 
 
 def _field_target(m: re.Match) -> str:
@@ -137,7 +137,9 @@ def docx_to_markdown(data: bytes, filename: str, limit: int) -> tuple[str, dict]
 
     package = open_package(data, filename, _MAIN_PART, _WORD)
     check_unpacked(package, filename, limit)
-    try:  # a damaged part or a broken zip entry (bad CRC, encrypted, unknown compression): one line, no traceback
+    # a damaged part or a broken zip entry (bad CRC, encrypted, unknown compression): one line, no traceback
+    with read_as(filename, "a Word document", "nests too deeply to read (tables or lists inside each other "
+                 "hundreds of times); save it as PDF"):
         marked, breaks, mark = _with_page_marks(data, package)
         headings = "".join(f"\np[style-name='{_quoted(name)}'] => h{n}:fresh"
                            for name, n in _heading_styles(package).items())
@@ -146,11 +148,6 @@ def docx_to_markdown(data: bytes, filename: str, limit: int) -> tuple[str, dict]
                                          convert_image=lambda image: [])
         html = _FIELD_TARGET.sub(_field_target, _BACKLINK.sub("", result.value))
         md, _ = html_to_markdown(f"<html><body>{html}</body></html>", cells_as_text=True)
-    except RecursionError:
-        raise IngestError(f"{filename}: nests too deeply to read (tables or lists inside each other hundreds of "
-                          "times); save it as PDF") from None
-    except Exception as exc:
-        raise unreadable(filename, "a Word document", exc) from None
     messages = [m.message for m in result.messages if not m.message.startswith(_EXPECTED_MESSAGES)]
     return (page_breaks(md, mark) if breaks else md), {"page_breaks": breaks, "messages": messages}
 

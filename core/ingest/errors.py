@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 
 class IngestError(ValueError):
@@ -17,6 +19,20 @@ def unreadable(filename: str, what: str, exc: BaseException) -> IngestError:
     (KeyError: ...)``, never a traceback."""
     return IngestError(f"{filename}: could not be read as {what} ({type(exc).__name__}: "
                        f"{' '.join(str(exc).split())[:160]})")
+
+
+@contextmanager
+def read_as(filename: str, what: str, too_deep: str) -> Iterator[None]:
+    """Run a parser so that whatever it raises is one line: its own ``IngestError`` as is, a ``RecursionError`` as
+    ``"{filename}: {too_deep}"``, anything else as ``unreadable``."""
+    try:
+        yield
+    except IngestError:
+        raise
+    except RecursionError:
+        raise IngestError(f"{filename}: {too_deep}") from None
+    except Exception as exc:  # a parser that gives up on a broken file: one line, never a traceback
+        raise unreadable(filename, what, exc) from None
 
 
 def json_error(exc: json.JSONDecodeError) -> str:

@@ -19,7 +19,9 @@ import re
 import warnings
 
 from chunkscope.document import Document
-from chunkscope.ingest.errors import IngestError, unreadable
+from chunkscope.ingest.errors import IngestError, read_as
+from chunkscope.ingest.markdown import has_text
+from chunkscope.ingest.office import PRIVATE_USE
 from chunkscope.ingest.text import decode_text, document_from_decoded
 
 # elements whose text is not the page's text
@@ -38,7 +40,7 @@ _BLANK_LINES = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)+")
 _TRAILING = re.compile(r"[ \t]+\n")
 # text that would read as Markdown markup at a line start (after an Office loader's page mark, a private-use
 # character that goes later: chunkscope.ingest.office), and an HTML comment (a page break marker) anywhere
-_LINE_MARKUP = re.compile(r"^(\s*[\ue000-\uf8ff]?\s*)(#{1,6}(?=\s|$)|>|[-+*](?=\s)|\d{1,9}[.)](?=\s)|`{3,}|~{3,}|\|)")
+_LINE_MARKUP = re.compile(r"^(\s*[" + PRIVATE_USE + r"]?\s*)(#{1,6}(?=\s|$)|>|[-+*](?=\s)|\d{1,9}[.)](?=\s)|`{3,}|~{3,}|\|)")
 
 
 def _text_len(el) -> int:
@@ -157,6 +159,8 @@ def _prepare_text(root) -> None:
         starts_line = node.previous_sibling is None or getattr(node.previous_sibling, "name", None) == "br"
         if starts_line and _LINE_MARKUP.match(text) and node.find_parent(_OWN_LINE) is None:
             text = _LINE_MARKUP.sub(lambda m: m.group(1) + "\\" + m.group(2), text, count=1)
+        if "|" in text and node.find_parent(("td", "th")) is not None:
+            text = text.replace("|", "\\|")  # a bar in a cell is text, not the table's next column
         if text != node:
             node.replace_with(text)
 
@@ -240,14 +244,10 @@ def load_html_bytes(data: bytes, filename: str, name: str) -> Document:
 
     declared = EncodingDetector.find_declared_encoding(data[:65536], is_html=True)
     text, encoding = decode_text(data, filename, declared=declared)
-    try:
+    with read_as(filename, "HTML", "its HTML nests too deeply to read (hundreds of elements inside each other); "
+                 "save the page again from a browser, or as text"):
         md, facts = html_to_markdown(text)
-    except RecursionError:
-        raise IngestError(f"{filename}: its HTML nests too deeply to read (hundreds of elements inside each other); "
-                          "save the page again from a browser, or as text") from None
-    except Exception as exc:  # a parser that gives up on broken markup: one line, never a traceback
-        raise unreadable(filename, "HTML", exc) from None
-    if not md.strip().lstrip("#").strip():
+    if not has_text(md):
         raise IngestError(f"{filename} has no text (an empty page, or one whose text a script writes)")
     doc = document_from_decoded(md, name, encoding, "html", [], markdown=True)
     doc.meta.update(converted_from="html", html_content=facts["content"] or "body")

@@ -16,6 +16,11 @@ PAGE_BREAK = "<!-- PageBreak -->"  # the marker loaders write (PDF, Word); any s
 _PAGEBREAK = re.compile(r"<!--\s*PageBreak\s*-->[ \t]*(?:\n[ \t]*)*", re.IGNORECASE)
 
 
+def has_text(md: str) -> bool:
+    """Whether converted Markdown holds any text besides page markers and heading marks."""
+    return bool(_PAGEBREAK.sub("", md).strip().lstrip("#").strip())
+
+
 def page_break_pages(text: str) -> list[Span]:
     """Pages ending after each ``<!-- PageBreak -->`` marker; [] when there is none."""
     ends = [m.end() for m in _PAGEBREAK.finditer(text)]

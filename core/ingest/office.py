@@ -15,14 +15,13 @@ import zipfile
 
 from chunkscope.document import Document
 from chunkscope.ingest.errors import IngestError, human_bytes
-from chunkscope.ingest.markdown import PAGE_BREAK, document_from_markdown
+from chunkscope.ingest.markdown import PAGE_BREAK, document_from_markdown, has_text
 
-# A package may unpack to UNPACK_LIMIT_RATIO × the upload limit in all, and its parts other than pictures and
-# embedded files (the XML, and whatever else a parser could be pointed at) to the upload limit itself: reading XML
-# costs about 7 s and 75 MB of memory per MB, so a Word file is never dearer to read than a web page of the
-# largest size accepted.
-UNPACK_LIMIT_RATIO = 4
-_BINARY_PART = re.compile(r"(?:^|/)(?:media|embeddings)/")
+# A package's text (its XML, and any part that deflates as text does) may unpack to the upload limit: reading XML
+# costs about 7 s and 75 MB of memory per MB, so an Office file is never dearer to read than a web page of the
+# largest size accepted. Pictures barely compress, so the upload's own size bounds them.
+PRIVATE_USE = "\ue000-\uf8ff"  # the Basic Multilingual Plane's private-use characters (as a regex class's body)
+_USED_PRIVATE = re.compile(f"[{PRIVATE_USE}]|&#[xX]0*([0-9a-fA-F]{{1,8}});|&#0*([0-9]{{1,10}});")
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # Office 97–2003 files, and packages protected with a password
 # a heading's, quote's, list item's, row's, link's or emphasis's opening
 _OPENING_MARKUP = re.compile(r"^[#>|*+_`\[\-\s]*(?:\d{1,9}[.)]\s*)?")
@@ -49,34 +48,32 @@ def open_package(data: bytes, filename: str, main_part: str, kind: tuple[str, st
 
 
 def check_unpacked(package: zipfile.ZipFile, filename: str, limit: int) -> None:
-    """Refuse a package (a zip bomb, or XML too costly to read) before any part is read: all parts unpacking to
-    more than ``UNPACK_LIMIT_RATIO`` × ``limit`` bytes, or its parts other than pictures and embedded files to
-    more than ``limit``."""
-    infos = package.infolist()
-    total = sum(i.file_size for i in infos)
-    text = sum(i.file_size for i in infos if not _BINARY_PART.search(i.filename))
+    """Refuse a package whose text unpacks to more than ``limit`` bytes (a zip bomb, or XML too costly to read)
+    before any part is read. Text: XML by name, or any part that deflates more than 2:1 (a parser follows the
+    package's relationships, so XML may sit under any name)."""
+    text = sum(i.file_size for i in package.infolist()
+               if i.filename.endswith((".xml", ".rels")) or i.file_size > 2 * i.compress_size)
     if text > limit:
         raise IngestError(f"{filename}: its text parts unpack to {human_bytes(text)}, over the {human_bytes(limit)} "
                           "size limit (text this large would take minutes to read)")
-    if total > UNPACK_LIMIT_RATIO * limit:
-        raise IngestError(f"{filename}: it unpacks to {human_bytes(total)}, over the "
-                          f"{human_bytes(UNPACK_LIMIT_RATIO * limit)} this loader reads ({UNPACK_LIMIT_RATIO} × the size limit)")
 
 
 def free_mark(text: str) -> str:
     """A private-use character that ``text`` holds neither as itself nor as an XML character reference (an icon
-    font's glyphs are private-use characters too)."""
+    font's glyphs are private-use characters too; ``&#x0E000;`` is one)."""
+    used = set()
+    for m in _USED_PRIVATE.finditer(text):
+        used.add(ord(m[0]) if m[1] is None and m[2] is None else int(m[1], 16) if m[1] else int(m[2]))
     for code in range(0xE000, 0xF900):
-        ch = chr(code)
-        if ch not in text and f"#x{code:x};" not in text.lower() and f"#{code};" not in text:
-            return ch
+        if code not in used:
+            return chr(code)
     raise IngestError("the document uses every private-use character")  # 6,400 of them: never in practice
 
 
 def office_document(md: str, name: str, fmt: str, empty: str) -> Document:
     """The Document of an Office file's Markdown (pages from its ``<!-- PageBreak -->`` lines); ``empty``: the
     message when it has no text."""
-    if not md.replace(PAGE_BREAK, "").strip().lstrip("#").strip():
+    if not has_text(md):
         raise IngestError(empty)
     doc = document_from_markdown(md, name)
     doc.source_format = fmt
