@@ -33,7 +33,7 @@ import zipfile
 
 from chunkscope.document import Document
 from chunkscope.ingest.errors import read_as
-from chunkscope.ingest.office import check_unpacked, free_mark, office_document, open_package, page_breaks
+from chunkscope.ingest.office import free_mark, office_document, open_package, page_breaks
 
 _MAIN_PART = "word/document.xml"
 _WORD = ("Word", ".docx", "Word 97–2003")
@@ -135,8 +135,7 @@ def docx_to_markdown(data: bytes, filename: str, limit: int) -> tuple[str, dict]
 
     from chunkscope.ingest.html import html_to_markdown
 
-    package = open_package(data, filename, _MAIN_PART, _WORD)
-    check_unpacked(package, filename, limit)
+    package = open_package(data, filename, _MAIN_PART, _WORD, limit)
     # a damaged part or a broken zip entry (bad CRC, encrypted, unknown compression): one line, no traceback
     with read_as(filename, "a Word document", "nests too deeply to read (tables or lists inside each other "
                  "hundreds of times); save it as PDF"):
@@ -149,7 +148,7 @@ def docx_to_markdown(data: bytes, filename: str, limit: int) -> tuple[str, dict]
         html = _FIELD_TARGET.sub(_field_target, _BACKLINK.sub("", result.value))
         md, _ = html_to_markdown(f"<html><body>{html}</body></html>", cells_as_text=True)
     messages = [m.message for m in result.messages if not m.message.startswith(_EXPECTED_MESSAGES)]
-    return (page_breaks(md, mark) if breaks else md), {"page_breaks": breaks, "messages": messages}
+    return page_breaks(md, mark), {"page_breaks": breaks, "messages": messages}
 
 
 def _quoted(name: str) -> str:

@@ -14,17 +14,10 @@ class IngestError(ValueError):
         super().__init__(" ".join(str(message).split()))
 
 
-def unreadable(filename: str, what: str, exc: BaseException) -> IngestError:
-    """The one line for a parser that gave up on a file: ``x.docx: could not be read as a Word document
-    (KeyError: ...)``, never a traceback."""
-    return IngestError(f"{filename}: could not be read as {what} ({type(exc).__name__}: "
-                       f"{' '.join(str(exc).split())[:160]})")
-
-
 @contextmanager
 def read_as(filename: str, what: str, too_deep: str) -> Iterator[None]:
     """Run a parser so that whatever it raises is one line: its own ``IngestError`` as is, a ``RecursionError`` as
-    ``"{filename}: {too_deep}"``, anything else as ``unreadable``."""
+    ``"{filename}: {too_deep}"``, anything else as ``x.docx: could not be read as a Word document (KeyError: ...)``."""
     try:
         yield
     except IngestError:
@@ -32,7 +25,8 @@ def read_as(filename: str, what: str, too_deep: str) -> Iterator[None]:
     except RecursionError:
         raise IngestError(f"{filename}: {too_deep}") from None
     except Exception as exc:  # a parser that gives up on a broken file: one line, never a traceback
-        raise unreadable(filename, what, exc) from None
+        raise IngestError(f"{filename}: could not be read as {what} ({type(exc).__name__}: "
+                          f"{' '.join(str(exc).split())[:160]})") from None
 
 
 def json_error(exc: json.JSONDecodeError) -> str:

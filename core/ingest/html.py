@@ -21,6 +21,7 @@ import warnings
 from chunkscope.document import Document
 from chunkscope.ingest.errors import IngestError, read_as
 from chunkscope.ingest.markdown import has_text
+from chunkscope.ingest.markup import ZERO_WIDTH
 from chunkscope.ingest.office import PRIVATE_USE
 from chunkscope.ingest.text import decode_text, document_from_decoded
 
@@ -33,7 +34,6 @@ _WRAPPERS = ("div", "span", "section", "font", "center")
 _BLOCK_CHILDREN = {"div", "section", "article", "main", "p", "pre", "table", "ul", "ol", "dl", "blockquote",
                    "h1", "h2", "h3", "h4", "h5", "h6", "figure", "header", "footer", "aside", "nav"}
 _ANCHOR_MARKS = {"¶", "§", "#", "🔗", "⚓", "∞"}
-_ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"))
 _MAIN_SHARE = 0.25  # a <main> with less of the page's text than this is not where the content is
 _WHITESPACE = re.compile(r"\s+")
 _BLANK_LINES = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)+")
@@ -88,7 +88,7 @@ def _drop_anchors(root) -> None:
         href = (a.get("href") or "").strip()
         if not href.startswith("#"):
             continue
-        text = a.get_text("", strip=True).translate(_ZERO_WIDTH).strip()
+        text = a.get_text("", strip=True).translate(ZERO_WIDTH).strip()
         if (not text or text in _ANCHOR_MARKS) and a.find("img") is None:
             a.decompose()
         else:
@@ -155,7 +155,7 @@ def _prepare_text(root) -> None:
     for node in root.find_all(string=True):
         if type(node) is not NavigableString or id(node) in verbatim:
             continue  # comments and the like are not text; code keeps its lines
-        text = _WHITESPACE.sub(" ", str(node)).translate(_ZERO_WIDTH).replace("<!--", "<\\!--")
+        text = _WHITESPACE.sub(" ", str(node)).translate(ZERO_WIDTH).replace("<!--", "<\\!--")
         starts_line = node.previous_sibling is None or getattr(node.previous_sibling, "name", None) == "br"
         if starts_line and _LINE_MARKUP.match(text) and node.find_parent(_OWN_LINE) is None:
             text = _LINE_MARKUP.sub(lambda m: m.group(1) + "\\" + m.group(2), text, count=1)
@@ -220,7 +220,7 @@ def html_to_markdown(text: str, cells_as_text: bool = False) -> tuple[str, dict]
     for tag in soup.find_all(hidden=True):
         tag.decompose()
     for h in soup.find_all(("h1", "h2", "h3", "h4", "h5", "h6")):
-        if not h.get_text("", strip=True).translate(_ZERO_WIDTH).strip() and h.find("img") is None:
+        if not h.get_text("", strip=True).translate(ZERO_WIDTH).strip() and h.find("img") is None:
             h.decompose()  # an empty heading would be an empty "#" line
     root, kind, left_out = _content(soup)
     _flatten_wrappers(root)

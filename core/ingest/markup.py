@@ -1,4 +1,5 @@
-"""The converter's Markdown as plain text, for matching lines (running headers, bookmarks).
+"""The converter's Markdown as plain text, for matching lines (running headers, bookmarks); the invisible marks
+(zero-width spaces and joiners, a stray byte-order mark) that HTML and slide text carry.
 
 pymupdf4llm writes emphasis (``**``, ``_``, backticks) and inline HTML (``<u>``, ``<sup>``) into the
 text; a page number, a running header or a bookmark's title is compared without them.
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"))  # str.translate table: invisible marks go
 TAG = re.compile(r"</?[A-Za-z][\w-]*[^<>]*>")  # inline HTML (<u>, <sup>) that pymupdf4llm writes
 LINK_TARGET = re.compile(r"\]\([^)\s]*\)")  # a Markdown link's target, "](https://…)": not text on the page
 

@@ -17,9 +17,6 @@ from chunkscope.document import Document
 from chunkscope.ingest.errors import IngestError, human_bytes
 from chunkscope.ingest.markdown import PAGE_BREAK, document_from_markdown, has_text
 
-# A package's text (its XML, and any part that deflates as text does) may unpack to the upload limit: reading XML
-# costs about 7 s and 75 MB of memory per MB, so an Office file is never dearer to read than a web page of the
-# largest size accepted. Pictures barely compress, so the upload's own size bounds them.
 PRIVATE_USE = "\ue000-\uf8ff"  # the Basic Multilingual Plane's private-use characters (as a regex class's body)
 _USED_PRIVATE = re.compile(f"[{PRIVATE_USE}]|&#[xX]0*([0-9a-fA-F]{{1,8}});|&#0*([0-9]{{1,10}});")
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # Office 97–2003 files, and packages protected with a password
@@ -27,10 +24,11 @@ OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # Office 97–2003 files, and p
 _OPENING_MARKUP = re.compile(r"^[#>|*+_`\[\-\s]*(?:\d{1,9}[.)]\s*)?")
 
 
-def open_package(data: bytes, filename: str, main_part: str, kind: tuple[str, str, str]) -> zipfile.ZipFile:
+def open_package(data: bytes, filename: str, main_part: str, kind: tuple[str, str, str],
+                 limit: int) -> zipfile.ZipFile:
     """The zip package of an Office file whose main part is ``main_part``; ``kind`` = (application, extension,
     old format's name), e.g. ("Word", ".docx", "Word 97–2003"). Anything else is an ``IngestError`` saying what
-    the file is instead."""
+    the file is instead, and so is a package whose text unpacks past ``limit`` (``_check_unpacked``)."""
     app, ext, old = kind
     if data.startswith(OLE_MAGIC):
         raise IngestError(f"{filename} is not a {app} {ext} package: it is an old {old} file or one protected "
@@ -44,13 +42,16 @@ def open_package(data: bytes, filename: str, main_part: str, kind: tuple[str, st
     if main_part not in names:
         raise IngestError(f"{filename} is a zip package without {main_part}: not a {app} document "
                           "(another Office or OpenDocument file renamed?)")
+    _check_unpacked(package, filename, limit)
     return package
 
 
-def check_unpacked(package: zipfile.ZipFile, filename: str, limit: int) -> None:
+def _check_unpacked(package: zipfile.ZipFile, filename: str, limit: int) -> None:
     """Refuse a package whose text unpacks to more than ``limit`` bytes (a zip bomb, or XML too costly to read)
     before any part is read. Text: XML by name, or any part that deflates more than 2:1 (a parser follows the
-    package's relationships, so XML may sit under any name)."""
+    package's relationships, so XML may sit under any name). Reading XML costs about 7 s and 75 MB of memory per
+    MB, so an Office file is never dearer to read than a web page of the largest size accepted; pictures barely
+    compress, so the upload's own size bounds them."""
     text = sum(i.file_size for i in package.infolist()
                if i.filename.endswith((".xml", ".rels")) or i.file_size > 2 * i.compress_size)
     if text > limit:
@@ -63,7 +64,8 @@ def free_mark(text: str) -> str:
     font's glyphs are private-use characters too; ``&#x0E000;`` is one)."""
     used = set()
     for m in _USED_PRIVATE.finditer(text):
-        used.add(ord(m[0]) if m[1] is None and m[2] is None else int(m[1], 16) if m[1] else int(m[2]))
+        hex_ref, dec_ref = m.groups()
+        used.add(int(hex_ref, 16) if hex_ref else int(dec_ref) if dec_ref else ord(m[0]))
     for code in range(0xE000, 0xF900):
         if code not in used:
             return chr(code)
@@ -104,7 +106,7 @@ def page_breaks(md: str, mark: str) -> str:
             continue
         first = block.find(mark)
         opens = first >= 0 and not _OPENING_MARKUP.sub("", block[:first]).strip()
-        if (pending or opens) and any(x.strip() for x in out):
+        if (pending or opens) and out:  # out opens with text: a blank run is kept only after some
             out.append(PAGE_BREAK)
         out.append(body)
         pending = mark in block.replace(mark, "", 1) if opens else first >= 0

@@ -22,7 +22,8 @@ from typing import Any
 
 from chunkscope.document import Document, Span
 from chunkscope.ingest.errors import read_as
-from chunkscope.ingest.office import check_unpacked, free_mark, office_document, open_package, page_breaks
+from chunkscope.ingest.markup import ZERO_WIDTH
+from chunkscope.ingest.office import free_mark, office_document, open_package, page_breaks
 
 _MAIN_PART = "ppt/presentation.xml"
 _POWERPOINT = ("PowerPoint", ".pptx", "PowerPoint 97–2003")
@@ -31,13 +32,12 @@ _P = "{http://schemas.openxmlformats.org/presentationml/2006/main}"
 
 
 _LEVELS = tuple(f"{_A}lvl{n}pPr" for n in range(1, 10))
-_ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"))
 _SKIPPED_PLACEHOLDERS = ("DATE", "FOOTER", "SLIDE_NUMBER", "HEADER")  # the slide's furniture, not its text
 _ROW_EMU = 180_000  # shapes whose tops are within 0.5 cm read as one row, left to right
 
 
 def _visible(s: str) -> str:
-    return " ".join(s.translate(_ZERO_WIDTH).split())
+    return " ".join(s.translate(ZERO_WIDTH).split())
 
 
 def _text(s: str) -> str:
@@ -77,13 +77,11 @@ class _Bullets:
         self.default = True
 
     def __call__(self, paragraph: Any) -> bool:
-        said = _says_bullet(paragraph._p.pPr)
         level = _LEVELS[min(paragraph.level, 8)]
-        for style in self.styles:
-            if said is not None:
+        for ppr in (paragraph._p.pPr, *(s.find(level) for s in self.styles if s is not None)):
+            if (said := _says_bullet(ppr)) is not None:
                 return said
-            said = _says_bullet(style.find(level)) if style is not None else None
-        return self.default if said is None else said
+        return self.default
 
 
 def _list_style(shape: Any) -> Any:
@@ -213,14 +211,14 @@ def pptx_to_markdown(data: bytes, filename: str, limit: int) -> tuple[str, dict]
 
     from chunkscope.ingest.html import html_to_markdown
 
-    check_unpacked(open_package(data, filename, _MAIN_PART, _POWERPOINT), filename, limit)
+    open_package(data, filename, _MAIN_PART, _POWERPOINT, limit)
     skipped: list[int] = []
     with read_as(filename, "a PowerPoint deck", "nests too deeply to read (groups inside groups hundreds of "
                  "times); save it as PDF"):
         slides = [_slide_html(slide, skipped) for slide in Presentation(io.BytesIO(data)).slides]
         mark = free_mark("".join("".join(s) for s in slides))  # a slide's text may hold private-use characters
-        html = "".join("".join(s) + f"<p>{mark}</p>" for s in slides)
-        md, _ = html_to_markdown(f"<html><body>{html}</body></html>")
+        body = "".join("".join(s) + f"<p>{mark}</p>" for s in slides)
+        md, _ = html_to_markdown(f"<html><body>{body}</body></html>")
     facts = {"slides": len(slides), "slides_with_text": sum(bool(s) for s in slides), "skipped": len(skipped)}
     return page_breaks(md, mark), facts
 
