@@ -153,6 +153,10 @@ def test_typed_markup_and_private_use_characters_stay_text():
     assert "An icon \ue000 in the text, and \ue001 too." in doc.text and len(doc.pages) == 4
     # the mark is a private-use character the file does not use, however it writes it
     assert free_mark("&#x0E000; &#57345; \ue002 &#Xe003;") == "\ue004"
+    # a private-use character in a footnote is text too, not the page mark
+    noted = load_bytes(make_docx([("Normal", "Intro.{fn1}"), ("Normal", "{page}Next page.")],
+                                 footnotes={1: "See \ue000 icon."}), "noted.docx")
+    assert len(noted.pages) == 2 and "See \ue000 icon." in noted.text
     plain = load_bytes(make_docx([("Normal", "No breaks, an icon \ue000 here.")]), "icon.docx")
     assert plain.pages == [] and "icon \ue000 here" in plain.text
 

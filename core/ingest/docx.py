@@ -73,7 +73,8 @@ def _with_page_marks(data: bytes, package: zipfile.ZipFile) -> tuple[io.BytesIO,
     """The package with a mark character at each page break of its main part, how many, and the mark: the file
     itself when there is none, else a copy (images stored as they are, not compressed again)."""
     xml = package.read(_MAIN_PART)
-    mark = free_mark(xml.decode("utf-8", "replace"))
+    notes = [package.read(n) for n in ("word/footnotes.xml", "word/endnotes.xml") if n in package.namelist()]
+    mark = free_mark(b"".join([xml, *notes]).decode("utf-8", "replace"))  # not a character the text uses
     run = f"<w:r><w:t>{mark}</w:t></w:r>".encode()
     marked, n = _RUN_BREAK_XML.subn(f"<w:t>{mark}</w:t>".encode(), xml)
     marked, before = _BREAK_BEFORE_XML.subn(lambda m: m[1] + run, marked)
