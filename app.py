@@ -15,6 +15,7 @@ import streamlit as st
 
 from chunkscope.blocks import blocks_by_kind
 from chunkscope.document import Document
+from chunkscope.ingest import FORMATS_IN_BRIEF
 from ui.analysis import keep_state, seed_from_query
 from ui.common import (
     document_picker,
@@ -135,7 +136,7 @@ def main() -> None:
     st.title("ChunkScope")
     st.caption("Which chunker suits this document, and why: structure, size, references and coherence.")
     if doc is None:
-        st.info("Pick a bundled sample or upload a document (PDF, Markdown, text or JSON) in the sidebar.")
+        st.info(f"Pick a bundled sample or upload a document ({FORMATS_IN_BRIEF}) in the sidebar.")
         return
     with guard("The document summary"):
         render_summary(doc)

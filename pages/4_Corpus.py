@@ -7,6 +7,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
+from chunkscope.ingest import FORMATS_IN_BRIEF
 from chunkscope.sharing import ShareError, resolve_folder
 from ui.analysis import keep_state, settings_sidebar
 from ui.common import MISSING
@@ -63,7 +64,7 @@ if mode != "Upload files":
             else:
                 st.error(f"{folder.strip()}: no such folder on the server")
 else:
-    uploads = st.file_uploader("Documents (PDF, Markdown, HTML, text, reference JSON, or a zip of them; add "
+    uploads = st.file_uploader(f"Documents ({FORMATS_IN_BRIEF}, or a zip of them; add "
                                "STEM.mentions.json files to score RC with precomputed pairs)", type=UPLOAD_TYPES + ["zip"],
                                accept_multiple_files=True, key="cs_corpus_uploads")
     if uploads:

@@ -9,7 +9,17 @@ import zipfile
 import pytest
 from pdf_factory import ZERO_PAGE_PDF, make_encrypted_pdf, make_pdf
 
-from chunkscope.ingest import DEFAULT_MAX_BYTES, IngestError, load_bytes, load_document, resolve_max_bytes
+from chunkscope.ingest import (
+    DEFAULT_MAX_BYTES,
+    FORMAT_SHORT,
+    FORMAT_WORDS,
+    FORMATS_IN_BRIEF,
+    SUPPORTED_EXTENSIONS,
+    IngestError,
+    load_bytes,
+    load_document,
+    resolve_max_bytes,
+)
 
 
 def one_line_error(fn, *args, **kw) -> str:
@@ -76,6 +86,13 @@ def test_unsupported_extension(tmp_path, filename):
     msg = one_line_error(load_document, path)
     assert "unsupported file type" in msg and ".pdf" in msg
     assert "unsupported file type" in one_line_error(load_bytes, b"x", filename)
+
+
+def test_every_supported_format_is_named_in_words_and_in_the_help_texts():
+    formats = set(SUPPORTED_EXTENSIONS.values())
+    assert set(FORMAT_WORDS) == formats and set(FORMAT_SHORT) == formats
+    for short in FORMAT_SHORT.values():
+        assert short in FORMATS_IN_BRIEF
 
 
 def test_missing_file_and_directory(tmp_path):

@@ -19,7 +19,7 @@ from typing import Any
 import streamlit as st
 
 from chunkscope.document import Document
-from chunkscope.ingest import IngestError, load_bytes, with_language
+from chunkscope.ingest import FORMATS_IN_BRIEF, IngestError, load_bytes, with_language
 from chunkscope.ingest.summary import document_summary
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -129,8 +129,7 @@ def document_picker() -> Document | None:
             "Upload a document",
             # no ``type=`` filter: Streamlit would refuse other files with a raw MIME type ("application/vnd.
             # openxmlformats-... files are not allowed"); ingest says which types are supported instead
-            help="PDF, Word (.docx), PowerPoint (.pptx), Markdown, HTML (a saved web page), plain text, or JSON (reference corpus format or "
-                 "`chunkscope ingest --json` output).",
+            help=f"{FORMATS_IN_BRIEF} (JSON: the reference corpus format or `chunkscope ingest --json` output).",
             key="cs_upload",
             on_change=_upload_changed,
         )

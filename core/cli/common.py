@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TextIO
 
 from chunkscope.document import Document
+from chunkscope.ingest import FORMATS_IN_BRIEF
 
 
 class CLIError(Exception):
@@ -23,7 +24,7 @@ def one_line(exc: BaseException) -> str:
 
 def add_input_arguments(p: argparse.ArgumentParser) -> None:
     """FILE, --max-bytes and --language, the same for every subcommand that reads a document."""
-    p.add_argument("file", metavar="FILE", help="PDF, Markdown (.md), HTML (.html), text (.txt) or JSON (reference / document)")
+    p.add_argument("file", metavar="FILE", help=f"{FORMATS_IN_BRIEF} (reference / document); by its extension")
     p.add_argument(
         "--max-bytes",
         type=int,

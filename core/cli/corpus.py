@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 from chunkscope.cli.analyze import add_analysis_options, settings_from_args
+from chunkscope.ingest import FORMATS_IN_BRIEF
 
 
 class CorpusProgress:
@@ -87,7 +88,7 @@ def add_corpus(sub) -> None:
     p = sub.add_parser(
         "corpus",
         help="analyze every document in a folder (or glob): per-document reports, tidy tables, winners",
-        description="Run the analysis on every supported file (PDF, Markdown, HTML, text, reference JSON) found "
+        description=f"Run the analysis on every supported file ({FORMATS_IN_BRIEF}) found "
         "recursively in DIR (or matching GLOB), picking up precomputed mentions (sibling mentions/ folder or "
         "STEM.mentions.parquet|json). Resumable: documents already analyzed with the same settings are "
         "skipped. A failing document is reported and skipped.",

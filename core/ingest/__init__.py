@@ -28,6 +28,8 @@ from chunkscope.language import detect_language
 __all__ = [
     "DEFAULT_MAX_BYTES",
     "FORMAT_WORDS",
+    "FORMATS_IN_BRIEF",
+    "FORMAT_SHORT",
     "IngestError",
     "SUPPORTED_EXTENSIONS",
     "load_bytes",
@@ -53,6 +55,10 @@ SUPPORTED_EXTENSIONS = {
 # each format in words ("loaded from a Word file")
 FORMAT_WORDS = {"pdf": "a PDF", "markdown": "Markdown", "text": "plain text", "json": "JSON", "html": "a web page",
                 "docx": "a Word file", "pptx": "a PowerPoint deck"}
+# each format as a help text lists it; FORMATS_IN_BRIEF is the list ("PDF, Word (.docx), ... or JSON")
+FORMAT_SHORT = {"pdf": "PDF", "docx": "Word (.docx)", "pptx": "PowerPoint (.pptx)", "markdown": "Markdown",
+                "html": "HTML", "text": "plain text", "json": "JSON"}
+FORMATS_IN_BRIEF = ", ".join(list(FORMAT_SHORT.values())[:-1]) + " or " + list(FORMAT_SHORT.values())[-1]
 # formats a user can save as one that is read, and how
 _SAVE_AS = {".doc": "a Word 97–2003 file: save it as .docx or PDF",
             ".ppt": "a PowerPoint 97–2003 deck: save it as .pptx or PDF",
