@@ -266,9 +266,17 @@ def test_extraction_fixes():
     assert md == "Text.\n\n```\n   zz <- 1\n   ## a comment\n```\n\n### **7.3 Input**\n\nThe basic functions"
     assert _tidy("```\n## **A**\n\nx <- 1\n```") == "## **A**\n\n```\nx <- 1\n```"
     assert _tidy("```\nx <- 1\n\n```") == "```\nx <- 1\n\n```"  # nothing to move: unchanged
+    # a heading holding code is not bold: moved out when it is its page's outline title (R-intro.pdf, "4.2")
+    fenced = "```\n   > levels(statef)\n\n### 4.2 The function tapply() and ragged arrays\n\n```\n\nTo continue"
+    assert _tidy(fenced, ["thefunctiontapplyandraggedarrays"]) == (
+        "```\n   > levels(statef)\n```\n\n### 4.2 The function tapply() and ragged arrays\n\nTo continue")
+    assert _tidy(fenced) == fenced  # without the outline it may be a code comment
+    assert _tidy(fenced, ["raggedarrays"]) == fenced  # a bookmark's title is the whole heading, after its number
     # table-of-contents entries the converter wrote as headings are text
-    toc = _tidy("### 5 Binary files . . . . . . . 24\n\n## 6 Images _. . . . ._ 25\n\n## 2024 results\n")
-    assert toc == "5 Binary files . . . . . . . 24\n\n6 Images _. . . . ._ 25\n\n## 2024 results"
+    toc = _tidy("### 5 Binary files . . . . . . . 24\n\n## 6 Images _. . . . ._ 25\n\n## 2024 results\n"
+                "\n### 2 Simple manipulations; numbers and vectors . . 8\n")
+    assert toc == ("5 Binary files . . . . . . . 24\n\n6 Images _. . . . ._ 25\n\n## 2024 results\n\n"
+                   "2 Simple manipulations; numbers and vectors . . 8")
     # ... but not an ellipsis in a heading, nor a comment inside code
     assert _tidy("## And then... 2") == "## And then... 2"
     assert "# sum over 1, 2, . . . 10" in _tidy("```\n# sum over 1, 2, . . . 10\nx = 1\n```")

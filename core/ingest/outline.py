@@ -79,6 +79,16 @@ def _matches(key: str, title: str, body: str = "") -> bool:
     return False
 
 
+def is_outline_title(line: str, titles: Sequence[str]) -> bool:
+    """A heading line ("### 4.2 The function tapply() ...") whose text is one of the outline ``titles``
+    (keys, as ``outline_entries`` gives them), perhaps after its numbering."""
+    m = _HEADING.match(line)
+    if not m or len(m.group(2)) > MAX_TITLE:
+        return False
+    key = alnum(m.group(2))
+    return any(len(t) >= MIN_KEY and _matches(key, t, m.group(2)) for t in titles)
+
+
 def _marks(level: int) -> str:
     return "#" * min(6, level + 1)
 

@@ -27,7 +27,14 @@ from chunkscope.ingest import pdfmap, underscores
 from chunkscope.ingest.errors import IngestError
 from chunkscope.ingest.markdown import PAGE_BREAK
 from chunkscope.ingest.markup import alnum, plain
-from chunkscope.ingest.outline import apply_outline, is_deck, numbered_titles, slide_titles
+from chunkscope.ingest.outline import (
+    apply_outline,
+    is_deck,
+    is_outline_title,
+    numbered_titles,
+    outline_entries,
+    slide_titles,
+)
 
 _PLACEHOLDER = re.compile(r"\*{0,2}==>.*?<==\*{0,2}|!\[[^\]]*\]\([^)]*\)")
 
@@ -43,14 +50,21 @@ _COPYRIGHT = re.compile(r"[_*]*\u20dd[_*]*\s?c(?![a-z])|c\u20dd")
 _BOLD_HEADING = re.compile(r"#{1,6} \*\*\S.*\*\*")
 # a table-of-contents entry the converter took for a heading: "### 5 Binary files . . . . . 24" (dot leaders, not an
 # ellipsis: "## And then... 2" stays a heading)
-_TOC_HEADING = re.compile(r"#{1,6} (?=.*(?:(?:\. ){2,}\.|\.{4,})[_*]*\s*\d+\s*$)")
+# ellipsis: "## And then... 2" stays a heading; spaced dots count from two: "### 2 Simple manipulations . . 8")
+_TOC_HEADING = re.compile(r"#{1,6} (?=.*(?:(?: \.){2,}|(?:\. ){2,}\.|\.{4,})[_*]*\s*\d+\s*$)")
 
 
-def _unfence_headings(md: str) -> str:
+def _unfence_headings(md: str, titles: Sequence[str] = ()) -> str:
     """Move the converter's headings out of the code block they were put in: pymupdf4llm can close a
     code block after the heading that follows it ("```" code / "### **7.3 Input**" / "```"), or open
-    it before the heading that precedes it. Outside code, a table-of-contents entry it wrote as a
-    heading becomes text."""
+    it before the heading that precedes it. A heading there is a bold one (code may start with "#"), or
+    one that is an outline title of its page (``titles``: their keys, ``outline.outline_entries``): a
+    title holding code is not bold ("### 4.2 The function tapply() and ragged arrays"). Outside code, a
+    table-of-contents entry it wrote as a heading becomes text."""
+
+    def heading(line: str) -> bool:
+        return bool(_BOLD_HEADING.fullmatch(line) or (titles and is_outline_title(line, titles)))
+
     lines = md.split("\n")
     out: list[str] = []
     i = 0
@@ -66,9 +80,9 @@ def _unfence_headings(md: str) -> str:
             break
         body = lines[i + 1:j]
         lo, hi = 0, len(body)
-        while lo < hi and (not body[lo].strip() or _BOLD_HEADING.fullmatch(body[lo].strip())):
+        while lo < hi and (not body[lo].strip() or heading(body[lo].strip())):
             lo += 1
-        while hi > lo and (not body[hi - 1].strip() or _BOLD_HEADING.fullmatch(body[hi - 1].strip())):
+        while hi > lo and (not body[hi - 1].strip() or heading(body[hi - 1].strip())):
             hi -= 1
         head, code, tail = body[:lo], body[lo:hi], body[hi:]  # (headings moved out are not ToC entries)
         if not any(x.strip() for x in head + tail):
@@ -152,12 +166,12 @@ def strip_line_numbers(md: str, words: Sequence[Sequence[Any]] | None) -> tuple[
     return "\n".join(x for n, x in enumerate(lines) if n not in drop), len(best)
 
 
-def _tidy(md: str) -> str:
+def _tidy(md: str, titles: Sequence[str] = ()) -> str:
     md = _COPYRIGHT.sub("©", md)
     md = _STYLE_TAG.sub("", md)  # underline and highlight are the page's look, not its words
     md = md.replace("\r\n", "\n").replace("\r", "\n").replace("\f", "\n").replace("\x00", "")
     md = re.sub(r"[ \t]+\n", "\n", md)
-    md = _unfence_headings(md) if "#" in md else md
+    md = _unfence_headings(md, titles) if "#" in md else md
     md = re.sub(r"(?<=[^\n])\n(?=#{1,6} )", "\n\n", md)  # a blank line before each heading
     md = _CHAPTER_WORD.sub(r"\2 \1 ", md)  # "**CHAPTER**" above "## **TWO** **…**" belongs to that heading
     md = re.sub(r"\n{3,}", "\n\n", md)
@@ -721,7 +735,12 @@ def load_pdf_bytes(data: bytes, filename: str, name: str, *, running: str = "mar
         pages: list[Span] = []
         pos = 0
         empty: list[int] = []
-        tidy = [_tidy(raw) for raw in raw_pages]
+        try:
+            toc = doc.get_toc(simple=True)
+        except Exception:  # a damaged outline: the converter's headings as they are
+            toc = []
+        entries = outline_entries(toc, len(raw_pages))
+        tidy = [_tidy(raw, [key for _, key in entries.get(k, ())]) for k, raw in enumerate(raw_pages)]
         numbered = []
         for k, md in enumerate(tidy):
             tidy[k], n = strip_line_numbers(md, words[k] if words is not None else None)
@@ -732,10 +751,6 @@ def load_pdf_bytes(data: bytes, filename: str, name: str, *, running: str = "mar
                             "printed in the margin (a manuscript's or a listing's) removed from the text")
         tidy, running_found = find_running_lines(tidy, tops)
         marked = apply_running_lines(tidy, running_found, strip=running == "strip")
-        try:
-            toc = doc.get_toc(simple=True)
-        except Exception:  # a damaged outline: the converter's headings as they are
-            toc = []
         marked, meta["outline"] = apply_outline(marked, toc)
         if words is not None and is_deck(infos, [len(w) for w in words]):
             marked, meta["outline"]["slide_titles"] = slide_titles(marked)
