@@ -635,3 +635,25 @@ def test_entity_spans_hold_whole_inline_code():
     # TeX's quotes (`make', `Makefile') are not code: the mention is left as it is
     tex = "The `make' program reads the `Makefile' file. It lists the rules."
     assert resolved(tex) == [("The `make' program", "It")], resolved(tex)
+
+
+def test_code_is_neither_a_speaker_nor_a_pronoun_and_a_clause_word_starts_no_mention():
+    """R's manual (a PDF never used for tuning) gave "we" ← "even when `par()`", "It" ← "Either form" for the
+    "It" of a string in code, and "it" ← "optionally) shade"."""
+    from chunkscope.coref.learned import resolve as learned_resolve
+
+    text = ("Note that calls to `par()` always affect the global values, even\nwhen `par()` is called from within "
+            "a function. This is often undesirable behavior, usually we want to set some parameters.\n\n"
+            "Either form of quote mark may be used to escape the other, as in the string `\"It’s`\n`important\"` .\n\n"
+            "Draws a polygon defined by the ordered vertices in ( `x`, `y` ) and (optionally) shade\nit in with "
+            "hatch lines.")
+    got = resolved(text)
+    assert all(p != "we" for _, p in got), got  # a function's name is no organisation speaking
+    assert all(p != "It" for _, p in got), got  # the "It" of a string in code
+    assert all(not ent.startswith(("even", "optionally")) for ent, _ in got), got
+    for pairs in (resolve(text), learned_resolve(text)):
+        code = text.index("`\"It")
+        assert all(not (code <= p.pronoun.start < code + 16) for p in pairs)
+    # a clause's wh-word and what comes before it are not part of a mention: "When a variable ..." gives "a variable"
+    when = "It happens only when a variable is unset: it is then empty."
+    assert all(not ent.lower().startswith(("only", "when")) for ent, _ in resolved(when)), resolved(when)

@@ -86,14 +86,16 @@ from typing import Any
 from chunkscope.coref.base import CorefResult, Pair, cached_pairs
 from chunkscope.document import Document, Span
 
-VERSION = "heuristic-6.6"  # heuristic-6's rules; a markup fragment ("u>") is never a mention (6.1); a list item
+VERSION = "heuristic-6.7"  # heuristic-6's rules; a markup fragment ("u>") is never a mention (6.1); a list item
 # reaches its list's lead-in only within LEAD_CHARS, "the data itself" (6.2); "a number of" is no entity (6.3);
 # a mention holds whole inline code spans and does not start with a clause's "Where"/"When" (6.4); extraposed
 # "it" ("it is striking that", "it remains a point of contention that", "makes it more difficult to", "when it comes
 # to") is not paired (6.5), narrowed so that a referring "it" stays: a noun's "that" clause only with a noun "it"
 # can stand for ("a pity that", not "a sign that"), the idiom only after "when"/"if", no degree word skipped
 # ("so useful that", "too fragile to"), line breaks skipped; a possessive on a conjunct noun refers to the noun
-# it is coordinated with ("the parameter or its member") (6.6)
+# it is coordinated with ("the parameter or its member") (6.6); a pronoun in inline code is none, a name in code
+# speaks no "we", a mention starts after a clause's wh-word and what precedes it ("even when") and after a
+# parenthesis that closes inside it ("optionally) shade") (6.7)
 BATCH_SIZE = 64
 EXCLUDE = ("ner", "lemmatizer", "attribute_ruler")  # spaCy components not needed (noun_chunks reads tags)
 MAX_BLOCK_CHARS = 20_000  # longer blocks (no blank lines) are cut at line ends
@@ -624,15 +626,19 @@ def _mention_start(nc: Any, text: str) -> int:
     section or paragraph number opening its line ("## 4 International agreements", "1 A federal State")
     and inline markup before its head ("<u>3Historically,</u> packages": "packages"). ``text``: its doc's text."""
     toks = list(nc)
-    k = 0
+    # a clause's wh-word the parser took in, with what comes before it ("even when `par()`"): after it
+    k = max((n + 1 for n, t in enumerate(toks[:-1]) if t.tag_ == "WRB" and t.i < nc.root.i), default=0)
     while k < len(toks) - 1:
         t, nxt = toks[k], toks[k + 1]
-        if not any(ch.isalnum() for ch in t.text) or t.tag_ == "WRB" or _is_label(t.text, nxt.text) \
-                or _section_number(t, nxt, text):  # WRB: "When\na variable" (the parser took the clause's "When" in)
+        if not any(ch.isalnum() for ch in t.text) or _is_label(t.text, nxt.text) or _section_number(t, nxt, text):
             k += 1
         else:
             break
     start = int(toks[k].idx)
+    close = text.rfind(")", start, nc.root.idx)  # the end of a parenthesis opened before: "(and optionally) shade"
+    if close >= 0 and "(" not in text[start:close]:
+        rest = text[close + 1:nc.root.idx]
+        start = close + 1 + len(rest) - len(rest.lstrip())
     cut = text.rfind(">", start, nc.root.idx)  # inline markup ("<mark>Of</mark> fi <mark>cial ...")
     if cut >= 0:
         rest = text[cut + 1:nc.root.idx]
@@ -657,6 +663,14 @@ def _whole_code(text: str, start: int, end: int) -> tuple[int, int]:
         if m.start() < end < m.end():
             end = m.end()
     return start, end
+
+
+def _in_code(text: str, idx: int) -> bool:
+    """Position ``idx`` of ``text`` is inside an inline code span (``_CODE_SPAN``) of its line."""
+    line_start = text.rfind("\n", 0, idx) + 1
+    line_end = text.find("\n", idx)
+    return any(m.start() < idx < m.end()
+               for m in _CODE_SPAN.finditer(text, line_start, len(text) if line_end < 0 else line_end))
 
 
 def _candidates(sdoc: Any, offset: int, block: int, sent_base: int) -> tuple[list[_Cand], dict[int, int]]:
@@ -698,7 +712,8 @@ def _candidates(sdoc: Any, offset: int, block: int, sent_base: int) -> tuple[lis
             start=offset + start, end=offset + end, sent=sent_of[root.i], tok=root.i,
             block=block, plural=plural, person=person, subject=root.dep_ in SUBJECT_DEPS, embedded=embedded,
             head_i=root.head.i, arg=root.dep_ in ARG_DEPS,
-            proper=_name(root) and not person, speaker=root.head.lower_ in SPEECH_VERBS,
+            # code is no one speaking: "when `par()` is called ... we want" (a function's name, tagged NNP)
+            proper=_name(root) and not person and not _in_code(text, root.idx), speaker=root.head.lower_ in SPEECH_VERBS,
         ))
     return cands, sent_of
 
@@ -831,6 +846,7 @@ def resolve_parsed(text: str, segs: list[_Segment], docs: Any, rules: Rules = RU
         pool = [c for c in pool if c.sent >= sent_base - rules.max_sentences_back]
         visible: list[_Cand] = []
         ci = 0
+        has_code = "`" in seg.text
         for tok in sdoc:
             while ci < len(cands) and cands[ci].end <= offset + tok.idx:
                 visible.append(cands[ci])
@@ -849,6 +865,8 @@ def resolve_parsed(text: str, segs: list[_Segment], docs: Any, rules: Rules = RU
                     continue  # "Annex I", "Title I": a number
             if info is None or tok.tag_ not in ("PRP", "PRP$"):
                 continue
+            if has_code and _in_code(text, offset + tok.idx):
+                continue  # a word of code or of a string in it ("`\"It's\"`"), not a reference
             if low == "it" and (_pleonastic(tok) or (tok.text == "IT" and any(ch.islower() for ch in tok.sent.text))):
                 continue  # pleonastic "it", or "IT" (information technology) in mixed-case text
             number, pkind = info

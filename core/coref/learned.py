@@ -48,6 +48,7 @@ from chunkscope.coref.heuristic import (
     PERSON_NOUNS,
     PRONOUN_TAGS,
     PRONOUNS,
+    _in_code,
     _pleonastic,
     _plural,
     noun_chunks,
@@ -223,7 +224,7 @@ def parse(text: str, nlp: Any = None, back: int = WINDOW_BACK) -> Parsed:
         cands.extend(found)
         for tok in sdoc:
             low = tok.lower_
-            if low not in PRONOUNS or tok.tag_ not in ("PRP", "PRP$"):
+            if low not in PRONOUNS or tok.tag_ not in ("PRP", "PRP$") or _in_code(masked, w0 + tok.idx):
                 continue
             nxt = sdoc[tok.i + 1] if tok.i + 1 < len(sdoc) else None
             prons.append(Mention(
