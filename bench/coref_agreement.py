@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
 import itertools
 import json
 import math
@@ -120,15 +121,19 @@ def chunk_spans(doc: Document, cache: Path) -> dict[str, list[tuple[int, int]]]:
 
 def parsed(doc: Document, cache: Path, rules: H.Rules) -> tuple[list[Any], list[Any]]:
     """(segments, spaCy docs) of the windows ``rules`` need (``heuristic.parse_windows``), cached as a DocBin
-    under their ``heuristic.window_key``."""
+    under a hash of the segments themselves (a change to the rules that moves a window parses again; a key by
+    ``heuristic.window_key`` and version alone served a stale parse of as many segments, at shifted offsets)."""
     from spacy.tokens import DocBin
 
     from chunkscope.nlp import english
 
     nlp = english(H.EXCLUDE)
     segs = H.parse_windows(doc.text, rules)
-    key = "-".join(str(int(v)) for v in H.window_key(rules))
-    f = cache / f"parsed-{H.VERSION}-{key}-{doc.sha256[:16]}.spacy"
+    digest = hashlib.sha256()
+    for s in segs:
+        digest.update(f"{s.offset}:{len(s.text)}:".encode())
+        digest.update(s.text.encode("utf-8", "surrogatepass"))
+    f = cache / f"parsed-{digest.hexdigest()[:24]}-{doc.sha256[:16]}.spacy"
     if f.is_file():
         docs = list(DocBin().from_bytes(f.read_bytes()).get_docs(nlp.vocab))
         if len(docs) == len(segs):

@@ -654,6 +654,16 @@ def test_code_is_neither_a_speaker_nor_a_pronoun_and_a_clause_word_starts_no_men
     for pairs in (resolve(text), learned_resolve(text)):
         code = text.index("`\"It")
         assert all(not (code <= p.pronoun.start < code + 16) for p in pairs)
+    # a "that" before an article or a plural noun is the clause's conjunction (R-lang.pdf)
+    assert resolved("Notice also that objects can have names. They are strings.") == [("objects", "They")]
+    relative = ("It will contain variables that make sense to the caller only (notice that there is no reason "
+                "to expect that the variables of the caller are in scope).")
+    assert all(relative[p.pronoun.start:p.pronoun.end] != "that" for p in resolve(relative)), resolved(relative)
+    # binding reaches a co-argument's entity: two "it" of one verb are not both XML (R-data.pdf)
+    xml = "XML provides a way to specify the encoding of the file, although it does not require it."
+    assert resolved(xml) == [("XML", "it"), ("the encoding", "it")], resolved(xml)
+    assert resolved("The committee met. It gave itself a new chair.") == [
+        ("The committee", "It"), ("The committee", "itself")]  # a reflexive is bound the other way
     # a clause's wh-word and what comes before it are not part of a mention: "When a variable ..." gives "a variable"
     when = "It happens only when a variable is unset: it is then empty."
     assert all(not ent.lower().startswith(("only", "when")) for ent, _ in resolved(when)), resolved(when)

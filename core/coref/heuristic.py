@@ -54,12 +54,13 @@ Rules:
   concerning them ...") and a relative "that/who/whom" are paired with the antecedent noun's next
   mention with a demonstrative or "such" within ``FORWARD_CHARS`` ("... those personal data"), the
   entity after the pronoun, as Maverick does (the mention holding the pronoun is not its pair);
-  a relative pronoun without such a mention is not paired;
+  a relative pronoun without such a mention is not paired (a switch of the grid; off in ``RULES`` since
+  ``heuristic-6.7``, when the grid stopped choosing it);
 * salience: the best candidate maximises ``subject bonus − embedded-NP penalty − sentence
   penalty × sentence distance − token penalty × token distance``. The numbers (``RULES``) were
   chosen from a small grid (``GRID``) by mean |ΔRC| against Maverick's pairs on the 12 English
   corpus documents (the three switches above too); chosen leaving each document out, they give
-  mean |ΔRC| 0.0176 (``heuristic-6.6``; 0.0170 for 6.2, 0.0165 for ``heuristic-6``) on the held-out documents against
+  mean |ΔRC| 0.0176 (``heuristic-6.6`` and 6.7; 0.0170 for 6.2, 0.0165 for ``heuristic-6``) on the held-out documents against
   0.0227 for the first version's hand-set numbers (``LEGACY``), 0.0201 for ``heuristic-3`` (the same numbers without the switches),
   0.0199 for ``heuristic-4`` (without ``heading_back``) and 0.0182 for ``heuristic-5`` (without
   the parent heading), ``docs/coreference.md``.
@@ -95,7 +96,7 @@ VERSION = "heuristic-6.7"  # heuristic-6's rules; a markup fragment ("u>") is ne
 # ("so useful that", "too fragile to"), line breaks skipped; a possessive on a conjunct noun refers to the noun
 # it is coordinated with ("the parameter or its member") (6.6); a pronoun in inline code is none, a name in code
 # speaks no "we", a mention starts after a clause's wh-word and what precedes it ("even when") and after a
-# parenthesis that closes inside it ("optionally) shade") (6.7)
+# parenthesis that closes inside it ("optionally) shade"), binding reaches a co-argument pronoun's entity; forward off (6.7)
 BATCH_SIZE = 64
 EXCLUDE = ("ner", "lemmatizer", "attribute_ruler")  # spaCy components not needed (noun_chunks reads tags)
 MAX_BLOCK_CHARS = 20_000  # longer blocks (no blank lines) are cut at line ends
@@ -193,7 +194,7 @@ GRID: dict[str, tuple[Any, ...]] = {
     "heading_back": (False, True),
 }
 RULES = Rules(subject_bonus=40.0, sentence_penalty=30.0, token_penalty=0.2, pronoun_bonus=10.0, nearest_mention=True,
-              first_person=True, forward=True, heading_back=True)
+              first_person=True, forward=False, heading_back=True)  # forward off since 6.7 (the grid's choice)
 CROSS_BLOCK_TOKENS = 40  # token distance counted for a candidate in an earlier block
 _DETERMINERS = re.compile(r"^(the|a|an|this|that|these|those|such|each|every|any)\s+")
 _PLURAL_ACRONYM = re.compile(r"^[A-Z]{2,}s$")
@@ -310,7 +311,8 @@ def _words_re(words: Any) -> re.Pattern[str]:
 
 RELATIVE = frozenset({"that", "who", "whom"})
 FORWARD_CHARS = 400  # how far after a pronoun its antecedent's next mention is looked for (Rules.forward)
-_FORWARD_DET = r"\b(?:this|that|these|those|such)\s+(?:[\w-]+\s+){0,3}?"
+# (a "that" before an article is a conjunction: "notice that the variables", not a mention of them; "such as" an example)
+_FORWARD_DET = r"\b(?:(?:this|that|these|those)\s+(?!(?:the|a|an)\s)|such\s+(?!as\s))(?:[\w-]+\s+){0,3}?"
 _PRONOUN_RE = _words_re(PRONOUNS)
 _WORDS_RE = {(fp, fw): _words_re({**PRONOUNS, **(FIRST_PERSON if fp else {}), **({w: 0 for w in RELATIVE} if fw else {})})
              for fp in (False, True) for fw in (False, True)}
@@ -620,6 +622,13 @@ def _line_start(tok: Any, text: str) -> bool:
     return not any(ch.isalnum() for ch in line)
 
 
+def _conjunction_that(tok: Any, nxt: Any, root: Any) -> bool:
+    """A "this/that" opening a noun phrase is the clause's conjunction, not its determiner, before an article
+    or a plural noun ("notice that the variables", "Notice also that objects can have names")."""
+    return tok.lower_ in ("that", "this") and (nxt.lower_ in ("the", "a", "an") or (
+        nxt.i == root.i and root.tag_ in ("NNS", "NNPS") and root.lower_ not in NUMBER_NEUTRAL))  # "this data"
+
+
 def _mention_start(nc: Any, text: str) -> int:
     """Where a noun chunk's mention starts in its doc: after leading space, punctuation and symbols
     ("###", "'", "·", ">"), a list item's label ("(2) The principles", "(ii) the level", "2) content"), a
@@ -630,7 +639,8 @@ def _mention_start(nc: Any, text: str) -> int:
     k = max((n + 1 for n, t in enumerate(toks[:-1]) if t.tag_ == "WRB" and t.i < nc.root.i), default=0)
     while k < len(toks) - 1:
         t, nxt = toks[k], toks[k + 1]
-        if not any(ch.isalnum() for ch in t.text) or _is_label(t.text, nxt.text) or _section_number(t, nxt, text):
+        if not any(ch.isalnum() for ch in t.text) or _is_label(t.text, nxt.text) or _section_number(t, nxt, text) \
+                or _conjunction_that(t, nxt, nc.root):
             k += 1
         else:
             break
@@ -738,12 +748,24 @@ def _agree(c: _Cand, number: str, kind: str) -> float | None:
     return 8.0 if c.person else None
 
 
+def _bound(tok: Any, low: str, psent: int, bi: int, visible: list[_Cand]) -> set[tuple[int, int]]:
+    """The entities of the resolved pronouns that are co-arguments of ``tok``'s verb: binding keeps a
+    non-reflexive pronoun from their entity too ("although **it** does not require **it**": not both XML)."""
+    if low in REFLEXIVE or low in POSSESSIVE:
+        return set()
+    return {c.ent for c in visible if c.pron is not None and c.block == bi and c.sent == psent and c.arg
+            and c.head_i == tok.head.i and c.tok != tok.i}
+
+
 def _best(tok: Any, low: str, number: str, pkind: str, psent: int, bi: int, cands: list[_Cand],
-          near: list[_Cand], rules: Rules) -> _Cand | None:
+          near: list[_Cand], rules: Rules, bound: set[tuple[int, int]] | None = None) -> _Cand | None:
     """The best-scoring antecedent of the pronoun ``tok`` among ``cands`` (``near``: counted one sentence
-    back wherever they are: the sentence introducing a list, a parent heading)."""
+    back wherever they are: the sentence introducing a list, a parent heading; ``bound``: entities it
+    cannot take, :func:`_bound`)."""
     best, best_score = None, None
     for c in cands:
+        if bound and c.ent in bound:
+            continue
         dist_sent = psent - c.sent
         if c in near:
             dist_sent = 1
@@ -885,10 +907,11 @@ def resolve_parsed(text: str, segs: list[_Segment], docs: Any, rules: Rules = RU
             owner = _conjunct_owner(tok, visible)
             if owner is not None:
                 tiers.insert(0, ([owner], []))  # "the parameter or its member": the noun it is coordinated with
+            bound = _bound(tok, low, psent, bi, visible)
             for tier, near in tiers:
                 if best is not None:
                     break
-                best = _best(tok, low, number, pkind, psent, bi, tier, near, rules)
+                best = _best(tok, low, number, pkind, psent, bi, tier, near, rules, bound)
             if best is not None:
                 ent = best.ent
                 if rules.forward and best.pron is None and best.block == bi and _in_clause_of(tok, sdoc[best.tok]):
@@ -911,6 +934,8 @@ def resolve_parsed(text: str, segs: list[_Segment], docs: Any, rules: Rules = RU
                         if c.pron is None and _norm_span(text, c.start, c.end) == key:
                             ent = c.ent
                             break
+                if ent in bound:
+                    continue  # its nearest mention is the co-argument's entity
                 pspan = Span(offset + tok.idx, offset + tok.idx + len(tok.text))
                 pairs.append(Pair(Span(*ent), pspan))
                 visible.append(_Cand(

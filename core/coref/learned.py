@@ -126,7 +126,7 @@ class Parsed:
     info: dict[str, Any] = field(default_factory=dict)
 
 
-READ_VERSION = "read-2"  # what is read of the text (2: fenced code blanked too); part of the cache key
+READ_VERSION = "read-3"  # what is read of the text (2: fenced code blanked too; 3: no pronoun in inline code); part of the cache key
 
 
 def _masked(text: str) -> str:

@@ -152,18 +152,21 @@ def corpus(folders: Sequence[str | Path]) -> list[tuple[str, Document, list[Pair
 
 def parsed_docs(docs: Sequence[tuple[str, Document, list[Pair]]], cache: str | Path | None = None,
                 log: Any = None) -> list[tuple[Parsed, list[Pair]]]:
-    """Each document parsed (windows, mentions); pickled under ``cache`` when given."""
+    """Each document parsed (windows, mentions); pickled under ``cache`` when given, keyed by the code that reads
+    them (the learned and heuristic modules' source), so a changed rule never meets a stale parse."""
+    import hashlib
     import pickle
 
-    from chunkscope.coref.learned import WINDOW_BACK, parse
+    from chunkscope.coref import heuristic, learned
 
+    code = hashlib.sha256(b"".join(Path(m.__file__).read_bytes() for m in (learned, heuristic))).hexdigest()[:16]
     out = []
     for name, doc, pairs in docs:
-        cfile = Path(cache) / f"parsed-{WINDOW_BACK}-{doc.sha256[:16]}.pkl" if cache else None
+        cfile = Path(cache) / f"parsed-{code}-{doc.sha256[:16]}.pkl" if cache else None
         if cfile is not None and cfile.is_file():
             parsed = pickle.loads(cfile.read_bytes())
         else:
-            parsed = parse(doc.text)
+            parsed = learned.parse(doc.text)
             if cfile is not None:
                 cfile.parent.mkdir(parents=True, exist_ok=True)
                 cfile.write_bytes(pickle.dumps(parsed))
