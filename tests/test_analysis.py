@@ -213,6 +213,33 @@ def test_a_small_lead_is_written_with_the_decimals_that_show_it():
     assert apart(0.5, 0.25) == ("0.500", "0.250", "+0.250") and apart(0.99621, 0.99619)[0] == "0.99621"
 
 
+def test_chunkings_with_the_same_chunks_are_named_on_the_leaderboard():
+    """R's manuals: recursive-1100+pp and recursive-1100 gave the same rows, with nothing to say the "+pp"
+    post-processing had changed nothing."""
+    from chunkscope.cli.analyze import leaderboard_lines
+    from chunkscope.present.html_report import leaderboard_rows
+
+    base, pp = _c("recursive-1100", {"SC": 1.0, "BI": 0.9}), _c("recursive-1100+pp", {"SC": 1.0, "BI": 0.9})
+    other = _c("fixed-512", {"SC": 0.5, "BI": 0.5}, n_chunks=4)
+    r = _report([base, pp, other], ["recursive-1100+pp"])
+    rescore(r)
+    assert r.same_chunks() == {"recursive-1100": "recursive-1100+pp"}
+    notes = {row["chunking"]: row["note"] for row in leaderboard_rows(r)}
+    assert notes == {"recursive-1100+pp": "", "recursive-1100": "the same chunks as recursive-1100+pp", "fixed-512": ""}
+    assert "recursive-1100: the same chunks as recursive-1100+pp" in leaderboard_lines(r)
+
+
+def test_a_margin_shown_beside_two_scores_adds_up_with_them():
+    """R-data.pdf's card read "0.886 … +0.008 vs page+pp" with page+pp at 0.879 on the leaderboard."""
+    from chunkscope.analysis.selection import margin_text
+
+    assert margin_text(0.8864 - 0.8786, signed=True, scores=(0.8864, 0.8786)) == "+0.0078"
+    assert margin_text(0.8864 - 0.8736, scores=(0.8864, 0.8736)) == "0.0128"  # shown 0.886 vs 0.874
+    assert margin_text(0.8864 - 0.8734, scores=(0.8864, 0.8734)) == "0.013"  # shown 0.886 vs 0.873: adds up
+    assert margin_text(0.8864 - 0.8786) == "0.008"  # without the scores beside it: three decimals
+    assert margin_text(0.00023, scores=(0.50023, 0.5)) == "0.00023"
+
+
 def test_ties_break_by_fewer_chunks_then_id():
     r = _report([_c("zeta", {"SC": 1.0}, n_chunks=2), _c("alpha", {"SC": 1.0}, n_chunks=5),
                  _c("beta", {"SC": 1.0}, n_chunks=2)], ["zeta", "alpha", "beta"])

@@ -97,7 +97,8 @@ def winner_card(report: Report, key: str | None = "cs_winner_card") -> list[str]
                  if report.provisional else [])  # not RC that is not computed (a non-English document)
         c2.metric(f"score on {', '.join(known)} so far" if known else "score",
                   f"{best.score:.3f}" + (f" ± {(ci[1] - ci[0]) / 2:.3f}" if ci else ""),
-                  delta=f"{selection.margin_text(ws['margin'], signed=True)} vs {ws['runner']}" if ws["runner"] else None,
+                  delta=(f"{selection.margin_text(ws['margin'], signed=True, scores=(best.score, runner.score or 0.0))}"
+                         f" vs {ws['runner']}") if ws["runner"] and (runner := report.get(ws["runner"])) else None,
                   help=f"95% interval {ci[0]:.3f}–{ci[1]:.3f} (bootstrap over the document's blocks)" if ci else None)
         c3.metric("chunks", len(best.chunks))
         st_ = best.token_stats()

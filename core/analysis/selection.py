@@ -47,11 +47,17 @@ class Explanation:
                 "verdict": self.verdict, "cautions": self.cautions()}
 
 
-def margin_text(margin: float, signed: bool = False) -> str:
+def margin_text(margin: float, signed: bool = False, scores: tuple[float, float] | None = None) -> str:
     """A score margin to three decimals, or to two significant digits when three would read 0.000 for a real
-    lead ("0.00023 ahead", not "0.000 ahead" next to "Narrow win")."""
+    lead ("0.00023 ahead", not "0.000 ahead" next to "Narrow win"). ``scores``: the two scores, shown to three
+    decimals beside it; when their shown values differ by another amount than the margin rounds to (0.886 vs
+    0.879 for a margin of 0.0078), the margin takes four decimals ("0.0078"), so the figures add up."""
     sign = "+" if signed else ""
-    return f"{margin:{sign}.2g}" if margin and abs(margin) < 0.0005 else f"{margin:{sign}.3f}"
+    if margin and abs(margin) < 0.0005:
+        return f"{margin:{sign}.2g}"
+    if scores is not None and f"{margin:.3f}" != f"{round(scores[0], 3) - round(scores[1], 3):.3f}":
+        return f"{margin:{sign}.4f}"
+    return f"{margin:{sign}.3f}"
 
 
 def audit_failure(c: ChunkingResult) -> str:
@@ -146,7 +152,8 @@ def explain(report: Report) -> Explanation:
     else:
         ex.runner, ex.margin = runner.id, best.score - (runner.score or 0.0)
         if not tied:
-            parts[0] += f", {margin_text(ex.margin)} ahead of {runner.id} ({runner.score:.3f})."
+            parts[0] += (f", {margin_text(ex.margin, scores=(best.score, runner.score or 0.0))} ahead of {runner.id} "
+                         f"({runner.score:.3f}).")
         if v and not tied:
             parts.append(v["text"])
         if ex.margin == 0 and not tied:

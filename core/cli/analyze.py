@@ -288,6 +288,7 @@ def leaderboard_lines(report: Report) -> list[str]:
         else:
             lines.append(f"{mark} {c.id:<18} {c.status[:4]:<4} {c.reason}")
     lines.append("(* winner, c candidate)")
+    lines += [f"{a}: the same chunks as {b}" for a, b in report.same_chunks().items()]
     return lines
 
 

@@ -96,6 +96,7 @@ def _embedder_words(emb: dict[str, Any] | None) -> str:
 def leaderboard_rows(report: Report) -> list[dict[str, Any]]:
     """One row per chunking (ranked first, then the rest), as shown in the app and the HTML report."""
     order = report.ranked + [c for c in report.chunkings if c not in report.ranked]
+    same = report.same_chunks()
     rows = []
     for c in order:
         st = c.token_stats()
@@ -107,8 +108,9 @@ def leaderboard_rows(report: Report) -> list[dict[str, Any]]:
         lost = audit_failure(c)
         note = f"excluded from winning: fails the coverage audit ({lost})" if lost and c.candidate else (
             f"fails the coverage audit ({lost})" if lost else "")
+        twin = f"the same chunks as {same[c.id]}" if c.id in same else ""
         row.update({"score": c.score, "seconds": round(c.seconds, 3),
-                    "note": "; ".join(x for x in (note, c.reason) if x)})
+                    "note": "; ".join(x for x in (note, twin, c.reason) if x)})
         rows.append(row)
     return rows
 
