@@ -112,6 +112,13 @@ def test_compare_strip_lists_each_mark_once_and_the_frontier_legend_clears_the_a
     fig = figures.boundary_strip_figure(r, ["a", "x", "b"], 40)
     shown = [t.name for t in fig.data if t.showlegend is not False]
     assert sorted(shown) == ["broken block", "split pair"], shown
+    # rows top-down in the order given (the columns' order below the strip): "a" highest
+    ticks = dict(zip(fig.layout.yaxis.ticktext, fig.layout.yaxis.tickvals))
+    assert ticks["a"] > ticks["x"] > ticks["b"], ticks
+    lo, hi = fig.layout.yaxis.range
+    assert lo < ticks["b"] and ticks["a"] < hi
+    marks = {t.name: t.y[0] for t in reversed(fig.data) if t.name in ("broken block", "split pair")}  # row "x"
+    assert marks["split pair"] < ticks["x"] < marks["broken block"]  # broken blocks above the row, split pairs below
     points = [{"name": f"c{i}", "chunker": f"c{i}", "tokens": 100 * i, "score": 0.5 + i / 100, "chunks": i,
                "source": "analysis"} for i in range(1, 6)]
     fr = figures.frontier_figure(points, [0, 4])

@@ -203,7 +203,8 @@ def boundary_strip_figure(report: Report, ids: Sequence[str], text_length: int,
         in_legend.add(group)
         return new
 
-    for row, cid in enumerate(rows):
+    for k, cid in enumerate(rows):
+        row = -k  # the first chunking on top, in the order of the columns below the strip
         c = report.get(cid)
         starts = [ch.start for ch in c.chunks[1:]]
         fig.add_trace(go.Scatter(
@@ -229,7 +230,7 @@ def boundary_strip_figure(report: Report, ids: Sequence[str], text_length: int,
                 marker=dict(symbol="diamond", size=8, color="#CC79A7"),
                 hovertemplate="splits a pair at %{x}<extra>" + html.escape(cid) + "</extra>",
             ))
-    fig.update_yaxes(tickvals=list(range(len(rows))), ticktext=rows, range=[-0.7, len(rows) - 0.3])
+    fig.update_yaxes(tickvals=[-k for k in range(len(rows))], ticktext=rows, range=[0.3 - len(rows), 0.7])
     fig.update_xaxes(title="character offset", range=[0, max(1, text_length)])
     _layout(fig, "Where the chunkings cut", height=140 + 45 * max(1, len(rows)))
     fig.update_layout(legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="right", x=1))
