@@ -214,11 +214,17 @@ def main() -> None:
             st.write(f"{counted(len(inside), 'whole block')} inside; {counted(len(cut), 'block')} cut at this "
                      f"chunk's edges ({len(broken_at)} beyond the BI tolerance).")
             rows = [{"block": f"#{j + 1}", "kind": kind_word(bl.kind), "chars": f"{bl.start:,}–{bl.end:,}",
-                     "here": "cut" if (j, bl) in cut else "inside",
-                     "broken (BI)": j in broken_at} for j, bl in cut + inside]
-            if rows:
+                     "here": ("cut, broken" if j in broken_at else "cut") if (j, bl) in cut else "inside"}
+                    for j, bl in cut + inside]
+            if rows:  # widths that fit the right-hand column at 1400 px ("paragraph group", "17,144–17,647")
                 st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", height=min(300, 38 + 35 * len(rows)),
-                             column_config={"kind": st.column_config.TextColumn(width="medium")}, **MISSING)  # "paragraph group"
+                             column_config={
+                                 "block": st.column_config.TextColumn(width=50),
+                                 "kind": st.column_config.TextColumn(width=115),
+                                 "chars": st.column_config.TextColumn(width=105, help="character offsets in the text"),
+                                 "here": st.column_config.TextColumn(width=85, help=(
+                                     "inside the chunk, or cut at one of its edges; broken: the cut is beyond the BI "
+                                     "tolerance"))}, **MISSING)
         with guard("Cohesion"):
             st.subheader("Cohesion (ICC)", anchor=False)
             icc = next((x for x in c.diagnostics.get("ICC", {}).get("per_chunk", []) if x["chunk"] == idx), None)
@@ -227,7 +233,9 @@ def main() -> None:
             else:
                 st.metric("cohesion", f"{icc['cohesion']:.3f}",
                           help="mean cosine of each block piece of the chunk with the whole chunk")
-                st.bar_chart(pd.DataFrame({"cosine": icc["piece_cosines"]}), height=150)
+                pieces = icc["piece_cosines"]
+                st.bar_chart(pd.DataFrame({"cosine": pieces}, index=range(1, len(pieces) + 1)), height=170,
+                             x_label="block piece of the chunk, in order", y_label="cosine")
         with guard("Window coherence"):
             st.subheader("Window coherence (DCC)", anchor=False)
             wins = [w for w in c.diagnostics.get("DCC", {}).get("windows", []) if w["first"] <= idx <= w["last"]]
@@ -235,10 +243,16 @@ def main() -> None:
                 st.caption("In no DCC window (one chunk only, windows too small, or embeddings off).")
             else:
                 st.dataframe(pd.DataFrame([{"window": f"chunks {w['first'] + 1}–{w['last'] + 1}", "tokens": w.get("tokens"),
-                                            "window coherence": round(w["coherence"], 3),
-                                            "this chunk's cosine": round(w["chunk_cosines"][idx - w["first"]], 3)}
+                                            "coherence": round(w["coherence"], 3),
+                                            "chunk cosine": round(w["chunk_cosines"][idx - w["first"]], 3)}
                                            for w in wins[:200]]), hide_index=True, width="stretch",
-                             height=min(180, 38 + 35 * len(wins[:200])), **MISSING)  # no empty grid rows under one window
+                             height=min(180, 38 + 35 * len(wins[:200])),  # no empty grid rows under one window
+                             column_config={
+                                 "window": st.column_config.TextColumn(width=105),
+                                 "tokens": st.column_config.NumberColumn(width=60),
+                                 "coherence": st.column_config.NumberColumn(width=80, help="the window's coherence"),
+                                 "chunk cosine": st.column_config.NumberColumn(width=90, help=(
+                                     "this chunk's cosine with the window"))}, **MISSING)
         with guard("Split pairs"):
             splits = [(k, x) for k, x in enumerate(problems.split) if x["boundary"] in (ch.start, ch.end)]
             if splits:
