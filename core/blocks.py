@@ -10,7 +10,8 @@ every blank line belongs to the atom before it. Atoms are then grouped into bloc
   lines into sub-tables, each a block (the header rows stay with the first);
 - a run of consecutive short paragraphs / list items (each < ``short_tokens``, 100) is one
   block (``group``, or ``list`` when all are list items), closed when it would exceed
-  ``max_group_tokens`` (1000) so a long list never becomes one giant block;
+  ``max_group_tokens`` (1000) so a long list never becomes one giant block, and before a line that is
+  only a bold title ("6. **Encodings**": a heading a PDF converter wrote as text);
 - every other paragraph is its own block, except a table of contents (lines ending with dot
   leaders and a page number): each of its entries is a ``toc`` block, so a chunk boundary between
   two entries breaks nothing (it was one paragraph several pages long);
@@ -353,6 +354,12 @@ def _split_table(text: str, a: _Atom, max_tokens: int) -> list[tuple[int, int]]:
     return [(a.start + rows[s][0], a.start + rows[e - 1][1]) for s, e in pieces]
 
 
+# a line that is only a bold title, perhaps numbered ("6. **Encodings**", "**Quoting** **strings**"): a heading the
+# converter wrote as text; the short paragraphs after it start a group of their own (not a contents line, which
+# ends with its page number: "**Vclear** **235**")
+_RUN_IN_TITLE = re.compile(r"(?:\d{1,3}[.)] +)?(?:\*\*[^*\n]+\*\*[ \t]*)+(?<!\d\*\*)(?<!\d\*\* )")
+
+
 def _build_range(
     text: str,
     offset: int,
@@ -394,7 +401,7 @@ def _build_range(
 
     for a in atoms:
         if a.kind in ("paragraph", "item") and a.tokens < short_tokens:
-            if run and run_tokens + a.tokens > max_group_tokens:
+            if run and (run_tokens + a.tokens > max_group_tokens or _RUN_IN_TITLE.fullmatch(sub[a.start:a.end].strip())):
                 flush()
             run.append(a)
             run_tokens += a.tokens

@@ -54,6 +54,18 @@ def test_short_items_grouped_and_long_paragraph_alone():
     assert blocks[1][1].startswith("Short one.") and blocks[1][1].endswith("- item b\n\n")
 
 
+def test_a_bold_title_line_starts_a_group_of_its_own():
+    """R-data.pdf: "6. **Encodings**" (a heading the converter wrote as text) sat inside a paragraph group with the
+    section before it, so a chunk boundary right before it "broke" that group."""
+    text = ("Quoted strings are output as they are.\n\nThe second form is the usual escape.\n\n6. **Encodings**\n\n"
+            "Text files do not say how they are encoded.\n\n**Blank** **lines**\n\nThey are skipped.\n\n"
+            "**Vclear** **235**\n\nLast line.\n")
+    blocks, _ = kinds_and_texts(text)
+    assert [t.split("\n")[0] for _, t in blocks] == ["Quoted strings are output as they are.", "6. **Encodings**",
+                                                      "**Blank** **lines**"], blocks  # a contents line is no title
+    assert [k for k, _ in blocks] == ["group", "group", "group"]
+
+
 def test_table_of_contents_entries_are_blocks_of_their_own():
     """A manual's table of contents came out as one paragraph several pages long: every chunk boundary
     in it was a broken block (the winner's five broken blocks on the Debian Developer's Reference)."""
