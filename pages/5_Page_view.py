@@ -26,6 +26,7 @@ st.title("Page view")
 
 PV_CHUNKINGS = "cs_pv_chunkings"
 PV_SEL = "cs_pv_sel"  # {chunking id: selected chunk index}
+PV_OPENED = "cs_pv_opened"  # (document, winner) the page last opened for: a new one opens at its first problem
 
 
 def _report(doc):
@@ -162,6 +163,14 @@ def main() -> None:
     if report is None:
         st.info("Not analyzed yet: the page is shown without chunks. Press Analyze on the Overview page to draw them.")
     focus = st.session_state.pop(PV_FOCUS, None)
+    opened_for = (doc.sha256, report.winner) if report is not None else None
+    opened_note = ""
+    if opened_for is not None and st.session_state.get(PV_OPENED) != opened_for:
+        st.session_state[PV_OPENED] = opened_for  # once per document and winner; afterwards the user's page stays
+        first = pdfpages.first_problem_page(doc, report.get(report.winner)) if report.winner and not focus else None
+        if first is not None:
+            st.session_state[PV_PAGE] = first[0]
+            opened_note = f"Opened on page {first[0]}, where {report.winner}'s first {first[1]} is."
     if focus and focus[0] in ids:
         _select(focus[0], focus[1])
         cur = [i for i in st.session_state.get(PV_CHUNKINGS, []) if i in ids]
@@ -182,6 +191,8 @@ def main() -> None:
         c = report.get(chosen[0])
         c3.number_input(f"Jump to chunk of {chosen[0]} (1–{len(c.chunks)})", 1, max(1, len(c.chunks)), value=None,
                         key="cs_pv_jump", placeholder="chunk #", on_change=_jump, args=(doc, c, chosen[0]))
+    if opened_note:
+        st.caption(opened_note)
     hp = (doc.meta.get("health") or {}).get("pages", [])
     pwarn = hp[page - 1].get("warnings") if page - 1 < len(hp) else None
     if pwarn:

@@ -136,6 +136,28 @@ def test_page_view_opens_on_the_winner_even_when_a_non_candidate_scores_higher(p
     assert at.multiselect(key="cs_pv_chunkings").value == ["sentence-5"]
 
 
+def test_page_view_opens_where_the_winner_s_first_problem_is_then_keeps_the_user_s_page(pdf_doc_report):
+    """R-data.pdf's Page view opened on its title page; it opens where the winner breaks a block first."""
+    import copy
+
+    from chunkscope.analysis import rescore
+    from chunkscope.present import pdfpages
+
+    doc, report = pdf_doc_report
+    report = rescore(copy.deepcopy(report), dict(report.settings["weights"]), ("sentence-5",))
+    first = pdfpages.first_problem_page(doc, report.get("sentence-5"))
+    assert first is not None and first[0] > 1, first  # sentence-5 first breaks a block on page 2
+    at = _page(doc, report)
+    _ok(at)
+    assert at.number_input(key="cs_pv_page").value == first[0]
+    assert any(f"Opened on page {first[0]}, where sentence-5's first {first[1]} is." == c.value for c in at.caption)
+    at.number_input(key="cs_pv_page").set_value(1).run()
+    _ok(at)
+    assert at.number_input(key="cs_pv_page").value == 1  # the user's page stays
+    assert not any(c.value.startswith("Opened on page") for c in at.caption)
+    assert pdfpages.first_problem_page(doc, report.get("fixed-512")) is None  # no problem: page 1, no note
+
+
 def test_html_report_thumbnails_of_the_pages_where_winner_and_runner_up_differ(pdf_doc_report):
     import re
 

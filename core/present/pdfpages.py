@@ -234,6 +234,18 @@ def page_differences(doc: Any, a: ChunkingResult, b: ChunkingResult, limit: int 
     return [{"page": pg, "score": score, **stats[pg]} for score, pg in scored[:limit]]
 
 
+def first_problem_page(doc: Any, c: ChunkingResult) -> tuple[int, str] | None:
+    """``(page, what)`` of the first problem of ``c`` in the text (a broken block or a split pair: "broken
+    block", "split pair"), where the Page view opens; None when it has none."""
+    probs = Problems.of(c)
+    first = min([(x["boundary"], "broken block") for x in probs.broken]
+                + [(x["boundary"], "split pair") for x in probs.split], default=None)
+    if first is None:
+        return None
+    page = doc.page_of(first[0])
+    return (int(page), first[1]) if page else None
+
+
 def first_page_of(doc: Any, start: int, end: int) -> int | None:
     """Page of the first box of ``[start, end)`` (else the page holding ``start``)."""
     bx = boxes_for(getattr(doc, "geometry", None), start, end)
