@@ -272,6 +272,18 @@ def test_extraction_fixes():
         "```\n   > levels(statef)\n```\n\n### 4.2 The function tapply() and ragged arrays\n\nTo continue")
     assert _tidy(fenced) == fenced  # without the outline it may be a code comment
     assert _tidy(fenced, ["raggedarrays"]) == fenced  # a bookmark's title is the whole heading, after its number
+    # a styled phrase the converter split word by word is one run (R's manuals), outside fenced code; after the
+    # outline split run-together titles at their runs' edges (the Debian Developer's Reference)
+    from chunkscope.ingest.outline import apply_outline
+    from chunkscope.ingest.pdf import _join_split_runs
+
+    assert _join_split_runs("8. **Blank** **lines**, _An_ _Introduction_ _to_ _R_, `if(any(x` `<=` `0))` `x`") == (
+        "8. **Blank lines**, _An Introduction to R_, `if(any(x <= 0)) x`")
+    assert _join_split_runs("**a** and **b**, `x`, `y`\n```\n`a` `b`\n```") == "**a** and **b**, `x`, `y`\n```\n`a` `b`\n```"
+    run_together = ["### **TWO** **APPLYING TO BECOME A MEMBER** **2.1 Getting started**\n\nBody."]
+    split, _ = apply_outline(run_together, [[1, "Applying to Become a Member", 1], [2, "Getting started", 1]])
+    assert _join_split_runs(split[0]).split("\n\n")[:2] == ["## **TWO APPLYING TO BECOME A MEMBER**",
+                                                           "### **2.1 Getting started**"]
     # table-of-contents entries the converter wrote as headings are text
     toc = _tidy("### 5 Binary files . . . . . . . 24\n\n## 6 Images _. . . . ._ 25\n\n## 2024 results\n"
                 "\n### 2 Simple manipulations; numbers and vectors . . 8\n")

@@ -166,6 +166,26 @@ def strip_line_numbers(md: str, words: Sequence[Sequence[Any]] | None) -> tuple[
     return "\n".join(x for n, x in enumerate(lines) if n not in drop), len(best)
 
 
+# the converter writes a styled phrase word by word ("**Blank** **lines**", "_An_ _Introduction_ _to_ _R_",
+# "`if(any(x` `<=` `0))`"): the markup between two runs of one style, a space apart, goes
+_SPLIT_RUNS = re.compile(r"(?<=[^\s*])\*\* \*\*(?=[^\s*])|(?<=[^\s_])_ _(?=[^\s_])|(?<=[^\s`])` `(?=[^\s`])")
+
+
+def _join_split_runs(md: str) -> str:
+    """``md`` with each styled phrase the converter split word by word written as one run, outside fenced code
+    (only markup goes: the words and the spaces between them stay, so page boxes still map)."""
+    if "** **" not in md and "_ _" not in md and "` `" not in md:
+        return md
+    lines = md.split("\n")
+    fenced = False
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        elif not fenced:
+            lines[i] = _SPLIT_RUNS.sub(" ", line)
+    return "\n".join(lines)
+
+
 def _tidy(md: str, titles: Sequence[str] = ()) -> str:
     md = _COPYRIGHT.sub("©", md)
     md = _STYLE_TAG.sub("", md)  # underline and highlight are the page's look, not its words
@@ -760,6 +780,7 @@ def load_pdf_bytes(data: bytes, filename: str, name: str, *, running: str = "mar
         for k, md in enumerate(marked):
             marked[k], n = rejoin_entries(md)
             meta["rejoined_entries"] += n
+            marked[k] = _join_split_runs(marked[k])  # last: the outline splits run-together titles at run edges
         for k, md in enumerate(marked, start=1):
             if not _has_text(md):
                 empty.append(k)
