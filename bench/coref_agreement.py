@@ -121,15 +121,16 @@ def chunk_spans(doc: Document, cache: Path) -> dict[str, list[tuple[int, int]]]:
 
 def parsed(doc: Document, cache: Path, rules: H.Rules) -> tuple[list[Any], list[Any]]:
     """(segments, spaCy docs) of the windows ``rules`` need (``heuristic.parse_windows``), cached as a DocBin
-    under a hash of the segments themselves (a change to the rules that moves a window parses again; a key by
-    ``heuristic.window_key`` and version alone served a stale parse of as many segments, at shifted offsets)."""
+    under a hash of the spaCy pipeline's name, version and components and of the segments themselves (a change to
+    the rules that moves a window parses again; a key by ``heuristic.window_key`` and version alone served a stale
+    parse of as many segments, at shifted offsets)."""
     from spacy.tokens import DocBin
 
     from chunkscope.nlp import english
 
     nlp = english(H.EXCLUDE)
     segs = H.parse_windows(doc.text, rules)
-    digest = hashlib.sha256()
+    digest = hashlib.sha256(f"{nlp.meta.get('name')}-{nlp.meta.get('version')}-{nlp.pipe_names}".encode())
     for s in segs:
         digest.update(f"{s.offset}:{len(s.text)}:".encode())
         digest.update(s.text.encode("utf-8", "surrogatepass"))

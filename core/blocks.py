@@ -354,10 +354,23 @@ def _split_table(text: str, a: _Atom, max_tokens: int) -> list[tuple[int, int]]:
     return [(a.start + rows[s][0], a.start + rows[e - 1][1]) for s, e in pieces]
 
 
-# a line that is only a bold title, perhaps numbered ("6. **Encodings**", "**Quoting** **strings**"): a heading the
-# converter wrote as text; the short paragraphs after it start a group of their own (not a contents line, which
-# ends with its page number: "**Vclear** **235**")
-_RUN_IN_TITLE = re.compile(r"(?:\d{1,3}[.)] +)?(?:\*\*[^*\n]+\*\*[ \t]*)+(?<!\d\*\*)(?<!\d\*\* )")
+# a paragraph that is only a bold title, perhaps numbered ("6. **Encodings**", "**Quoting strings**"): a heading the
+# converter wrote as text (``_run_in_title``)
+_RUN_IN_TITLE = re.compile(r"^\s*(?:\d{1,3}[.)][ \t]+)?(?:(?:\*\*|__)[^*_\n]+(?:\*\*|__)[ \t]*)+$")
+
+
+def _run_in_title(atoms: list[_Atom], k: int, text: str) -> bool:
+    """Atom ``k`` is a title the converter wrote as a bold paragraph, followed by prose: the short paragraphs
+    from it on are a group of their own. Not a contents line ("**Vclear** **235**": a title and a page number),
+    nor an item of a list of bold titles ("1. **Apples**", "2. **Pears**": a title next to another title)."""
+    def title(n: int) -> bool:
+        return 0 <= n < len(atoms) and atoms[n].kind in ("paragraph", "item") and bool(
+            _RUN_IN_TITLE.match(text[atoms[n].start:atoms[n].end].strip()))
+
+    if not title(k) or _TOC_NUMBERED.match(_clean_title(text[atoms[k].start:atoms[k].end].strip())):
+        return False
+    nxt = atoms[k + 1] if k + 1 < len(atoms) else None
+    return not title(k - 1) and nxt is not None and nxt.kind == "paragraph" and not title(k + 1)
 
 
 def _build_range(
@@ -399,9 +412,9 @@ def _build_range(
             units.append([run[0].start, run[-1].end, kind])
         run, run_tokens = [], 0
 
-    for a in atoms:
+    for k, a in enumerate(atoms):
         if a.kind in ("paragraph", "item") and a.tokens < short_tokens:
-            if run and (run_tokens + a.tokens > max_group_tokens or _RUN_IN_TITLE.fullmatch(sub[a.start:a.end].strip())):
+            if run and (run_tokens + a.tokens > max_group_tokens or _run_in_title(atoms, k, sub)):
                 flush()
             run.append(a)
             run_tokens += a.tokens

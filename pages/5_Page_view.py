@@ -18,7 +18,7 @@ from ui.analysis import current_report, keep_state, latest_report, settings_side
 from ui.common import counted, counted_pairs, guard, md_escape
 from ui.overview import swatch
 from ui.page import require_document
-from ui.pdfview import PV_FOCUS, PV_PAGE, render_health
+from ui.pdfview import PV_ASKED, PV_FOCUS, PV_PAGE, render_health
 
 st.set_page_config(page_title="Page view · ChunkScope", page_icon="📄", layout="wide")
 keep_state()
@@ -26,7 +26,7 @@ st.title("Page view")
 
 PV_CHUNKINGS = "cs_pv_chunkings"
 PV_SEL = "cs_pv_sel"  # {chunking id: selected chunk index}
-PV_OPENED = "cs_pv_opened"  # (document, winner) the page last opened for: a new one opens at its first problem
+PV_OPENED = "cs_pv_opened"  # the documents the view has opened for (each opens once at its winner's first problem)
 
 
 def _report(doc):
@@ -163,13 +163,15 @@ def main() -> None:
     if report is None:
         st.info("Not analyzed yet: the page is shown without chunks. Press Analyze on the Overview page to draw them.")
     focus = st.session_state.pop(PV_FOCUS, None)
-    opened_for = (doc.sha256, report.winner) if report is not None else None
+    asked = st.session_state.pop(PV_ASKED, False)
     opened_note = ""
-    if opened_for is not None and st.session_state.get(PV_OPENED) != opened_for:
-        st.session_state[PV_OPENED] = opened_for  # once per document and winner; afterwards the user's page stays
-        first = pdfpages.first_problem_page(doc, report.get(report.winner)) if report.winner and not focus else None
-        if first is not None:
+    opened = set(st.session_state.get(PV_OPENED) or ())
+    if report is not None and report.winner in ids and doc.sha256 not in opened:
+        st.session_state[PV_OPENED] = opened | {doc.sha256}  # once per document; afterwards the user's page stays
+        first = None if focus or asked else pdfpages.first_problem_page(doc, report.get(report.winner))
+        if first is not None:  # the winner alone, on the page of its first problem
             st.session_state[PV_PAGE] = first[0]
+            st.session_state[PV_CHUNKINGS] = [report.winner]
             opened_note = f"Opened on page {first[0]}, where {report.winner}'s first {first[1]} is."
     if focus and focus[0] in ids:
         _select(focus[0], focus[1])

@@ -238,6 +238,7 @@ def test_a_margin_shown_beside_two_scores_adds_up_with_them():
     assert margin_text(0.8864 - 0.8734, scores=(0.8864, 0.8734)) == "0.013"  # shown 0.886 vs 0.873: adds up
     assert margin_text(0.8864 - 0.8786) == "0.008"  # without the scores beside it: three decimals
     assert margin_text(0.00023, scores=(0.50023, 0.5)) == "0.00023"
+    assert margin_text(0.00004) == "0.000040" and margin_text(-0.00004, signed=True) == "-0.000040"  # no "4e-05"
 
 
 def test_ties_break_by_fewer_chunks_then_id():

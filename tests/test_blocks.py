@@ -64,6 +64,9 @@ def test_a_bold_title_line_starts_a_group_of_its_own():
     assert [t.split("\n")[0] for _, t in blocks] == ["Quoted strings are output as they are.", "6. **Encodings**",
                                                       "**Blank** **lines**"], blocks  # a contents line is no title
     assert [k for k, _ in blocks] == ["group", "group", "group"]
+    # a list of bold titles stays one block with its lead-in (a title next to a title is an item, not a heading)
+    fruits = "Fruits we sell:\n\n1. **Apples**\n\n2. **Pears**\n\n3. **Plums**\n\nWe sell them fresh.\n"
+    assert [k for k, _ in kinds_and_texts(fruits)[0]] == ["group"]
 
 
 def test_table_of_contents_entries_are_blocks_of_their_own():

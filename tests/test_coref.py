@@ -656,14 +656,28 @@ def test_code_is_neither_a_speaker_nor_a_pronoun_and_a_clause_word_starts_no_men
         assert all(not (code <= p.pronoun.start < code + 16) for p in pairs)
     # a "that" before an article or a plural noun is the clause's conjunction (R-lang.pdf)
     assert resolved("Notice also that objects can have names. They are strings.") == [("objects", "They")]
+    import dataclasses
+
+    from chunkscope.coref.heuristic import RULES
+
+    forward = dataclasses.replace(RULES, forward=True)  # the rule that pairs a relative pronoun with a next mention
     relative = ("It will contain variables that make sense to the caller only (notice that there is no reason "
                 "to expect that the variables of the caller are in scope).")
-    assert all(relative[p.pronoun.start:p.pronoun.end] != "that" for p in resolve(relative)), resolved(relative)
+    such = "Systems that process data need care, such as systems for health."
+    for t in (relative, such):
+        assert all(t[p.pronoun.start:p.pronoun.end] != "that" for p in resolve(t, rules=forward)), t
+    kept = "Providers that do not comply are fined. Such providers lose their licence."
+    assert ("Such providers", "that") in [(kept[p.entity.start:p.entity.end], kept[p.pronoun.start:p.pronoun.end])
+                                          for p in resolve(kept, rules=forward)]
     # binding reaches a co-argument's entity: two "it" of one verb are not both XML (R-data.pdf)
     xml = "XML provides a way to specify the encoding of the file, although it does not require it."
     assert resolved(xml) == [("XML", "it"), ("the encoding", "it")], resolved(xml)
     assert resolved("The committee met. It gave itself a new chair.") == [
         ("The committee", "It"), ("The committee", "itself")]  # a reflexive is bound the other way
+    assert all(p != "her" for _, p in resolved("The nurse met the patient. She thanked her."))  # object "her" too
+    # a straight apostrophe inside a word is code too; TeX's quotes are not
+    straight = "Either form may be used, as in the string `\"It's important\"` here."
+    assert all(p != "It" for _, p in resolved(straight)), resolved(straight)
     # a clause's wh-word and what comes before it are not part of a mention: "When a variable ..." gives "a variable"
     when = "It happens only when a variable is unset: it is then empty."
     assert all(not ent.lower().startswith(("only", "when")) for ent, _ in resolved(when)), resolved(when)

@@ -155,7 +155,22 @@ def test_page_view_opens_where_the_winner_s_first_problem_is_then_keeps_the_user
     _ok(at)
     assert at.number_input(key="cs_pv_page").value == 1  # the user's page stays
     assert not any(c.value.startswith("Opened on page") for c in at.caption)
-    assert pdfpages.first_problem_page(doc, report.get("fixed-512")) is None  # no problem: page 1, no note
+    at.session_state["cs_reports"] = {"k": pdf_doc_report[1]}  # another winner (fixed-512): still the user's page
+    at.run()
+    _ok(at)
+    assert at.number_input(key="cs_pv_page").value == 1
+    assert pdfpages.first_problem_page(doc, report.get("fixed-512")) is None
+    # a page asked for (the health panel's page button) is where it opens, the first time too
+    from ui.pdfview import PV_ASKED, PV_PAGE
+
+    asked = AppTest.from_file(PAGE, default_timeout=120)
+    asked.session_state["document"] = doc
+    asked.session_state["cs_reports"] = {"k": report}
+    asked.session_state[PV_PAGE], asked.session_state[PV_ASKED] = 4, True
+    asked.run()
+    _ok(asked)
+    assert asked.number_input(key="cs_pv_page").value == 4
+    assert not any(c.value.startswith("Opened on page") for c in asked.caption)
 
 
 def test_html_report_thumbnails_of_the_pages_where_winner_and_runner_up_differ(pdf_doc_report):

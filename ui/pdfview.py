@@ -13,6 +13,7 @@ from chunkscope.document import Document
 PAGE_VIEW = "pages/5_Page_view.py"
 PV_PAGE = "cs_pv_page"
 PV_FOCUS = "cs_pv_focus"  # (chunking id, chunk index) to select on arrival
+PV_ASKED = "cs_pv_asked"  # set when a page was asked for (a health panel button): the view opens there
 
 
 def open_page_view(page: int | None, chunking: str | None = None, chunk: int | None = None) -> None:
@@ -20,6 +21,7 @@ def open_page_view(page: int | None, chunking: str | None = None, chunk: int | N
     returns True, not from a callback: ``st.switch_page`` stops the script)."""
     if page:
         st.session_state[PV_PAGE] = int(page)
+        st.session_state[PV_ASKED] = True
     if chunking is not None and chunk is not None:
         st.session_state[PV_FOCUS] = (chunking, int(chunk))
     try:

@@ -12,6 +12,7 @@ clear winner or tie and the tie-break). The CLI text, the app's winner card, the
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -53,8 +54,8 @@ def margin_text(margin: float, signed: bool = False, scores: tuple[float, float]
     decimals beside it; when their shown values differ by another amount than the margin rounds to (0.886 vs
     0.879 for a margin of 0.0078), the margin takes four decimals ("0.0078"), so the figures add up."""
     sign = "+" if signed else ""
-    if margin and abs(margin) < 0.0005:
-        return f"{margin:{sign}.2g}"
+    if margin and abs(margin) < 0.0005:  # two significant digits, never in exponent form ("0.000040", not "4e-05")
+        return f"{margin:{sign}.{1 - math.floor(math.log10(abs(margin)))}f}"
     if scores is not None and f"{margin:.3f}" != f"{round(scores[0], 3) - round(scores[1], 3):.3f}":
         return f"{margin:{sign}.4f}"
     return f"{margin:{sign}.3f}"

@@ -79,6 +79,7 @@ under ``$CHUNKSCOPE_CACHE_DIR/coref`` when that variable is set.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -656,34 +657,43 @@ def _mention_start(nc: Any, text: str) -> int:
     return start
 
 
-_CODE_SPAN = re.compile(r"`[^`'\n]+`")  # no apostrophe inside: "`ls' and `rm'" are TeX's quotes, not code
+# inline code: backticks that pair up on a line; an apostrophe inside only within a word ("`\"It's\"`"), so that
+# TeX's quotes ("the `ls' and `rm' commands") are not code
+_CODE_SPAN = re.compile(r"`(?:[^`'\n]|'(?=[^\W\d_]))+`")
 
 
-def _whole_code(text: str, start: int, end: int) -> tuple[int, int]:
-    """A mention's ``(start, end)`` moved so that it holds whole inline code spans: one that starts inside
-    `` `...` `` starts after it ("`Microsoft` `Windows` users", not "Microsoft` `Windows` users"; "If `user` is
-    `true` the returned value": "the returned value"), and one that ends inside it ends after it ("a variable
-    `b`"). Only backticks that pair up on their line are code: TeX's quotes ("the `ls' command") are not."""
-    line_start = text.rfind("\n", 0, start) + 1
-    line_end = text.find("\n", end)
-    for m in _CODE_SPAN.finditer(text, line_start, len(text) if line_end < 0 else line_end):
-        if m.start() < start < m.end():
-            rest = text[m.end():end]
-            start = m.end() + len(rest) - len(rest.lstrip())
-        if m.start() < end < m.end():
-            end = m.end()
+class CodeSpans:
+    """The inline code spans of a text (``_CODE_SPAN``: they never cross a line), found in one pass and looked up
+    by position (a pronoun or a mention on a long line no longer scans the line again)."""
+
+    def __init__(self, text: str) -> None:
+        spans = [m.span() for m in _CODE_SPAN.finditer(text)] if "`" in text else []
+        self.starts = [a for a, _ in spans]
+        self.ends = [b for _, b in spans]
+
+    def at(self, idx: int) -> tuple[int, int] | None:
+        """The span ``idx`` is strictly inside (after its opening backtick, before its end), else None."""
+        k = bisect.bisect_right(self.starts, idx) - 1
+        return (self.starts[k], self.ends[k]) if k >= 0 and self.starts[k] < idx < self.ends[k] else None
+
+
+def _whole_code(text: str, start: int, end: int, code: CodeSpans, offset: int = 0) -> tuple[int, int]:
+    """A mention's ``(start, end)`` in ``text`` (which starts at ``offset`` of the text ``code`` was found in)
+    moved so that it holds whole inline code spans: one that starts inside `` `...` `` starts after it
+    ("`Microsoft` `Windows` users", not "Microsoft` `Windows` users"; "If `user` is `true` the returned value":
+    "the returned value"), and one that ends inside it ends after it ("a variable `b`")."""
+    s = code.at(offset + start)
+    if s is not None:
+        rest = text[s[1] - offset:end]
+        start = s[1] - offset + len(rest) - len(rest.lstrip())
+    e = code.at(offset + end)
+    if e is not None:
+        end = e[1] - offset
     return start, end
 
 
-def _in_code(text: str, idx: int) -> bool:
-    """Position ``idx`` of ``text`` is inside an inline code span (``_CODE_SPAN``) of its line."""
-    line_start = text.rfind("\n", 0, idx) + 1
-    line_end = text.find("\n", idx)
-    return any(m.start() < idx < m.end()
-               for m in _CODE_SPAN.finditer(text, line_start, len(text) if line_end < 0 else line_end))
-
-
-def _candidates(sdoc: Any, offset: int, block: int, sent_base: int) -> tuple[list[_Cand], dict[int, int]]:
+def _candidates(sdoc: Any, offset: int, block: int, sent_base: int,
+                code: CodeSpans) -> tuple[list[_Cand], dict[int, int]]:
     text = sdoc.text  # read once: ``Doc.text`` joins every token again at each read
     sent_of: dict[int, int] = {}
     for k, s in enumerate(sdoc.sents):
@@ -715,7 +725,7 @@ def _candidates(sdoc: Any, offset: int, block: int, sent_base: int) -> tuple[lis
         plural = _plural(root)
         person = low in PERSON_NOUNS
         embedded = root.dep_ == "pobj" and root.head.dep_ == "prep" and root.head.head.tag_ in NOUN_TAGS
-        start, end = _whole_code(text, _mention_start(nc, text), nc.end_char)
+        start, end = _whole_code(text, _mention_start(nc, text), nc.end_char, code, offset)
         if end <= start:
             continue
         cands.append(_Cand(
@@ -723,7 +733,8 @@ def _candidates(sdoc: Any, offset: int, block: int, sent_base: int) -> tuple[lis
             block=block, plural=plural, person=person, subject=root.dep_ in SUBJECT_DEPS, embedded=embedded,
             head_i=root.head.i, arg=root.dep_ in ARG_DEPS,
             # code is no one speaking: "when `par()` is called ... we want" (a function's name, tagged NNP)
-            proper=_name(root) and not person and not _in_code(text, root.idx), speaker=root.head.lower_ in SPEECH_VERBS,
+            proper=_name(root) and not person and code.at(offset + root.idx) is None,
+            speaker=root.head.lower_ in SPEECH_VERBS,
         ))
     return cands, sent_of
 
@@ -751,7 +762,7 @@ def _agree(c: _Cand, number: str, kind: str) -> float | None:
 def _bound(tok: Any, low: str, psent: int, bi: int, visible: list[_Cand]) -> set[tuple[int, int]]:
     """The entities of the resolved pronouns that are co-arguments of ``tok``'s verb: binding keeps a
     non-reflexive pronoun from their entity too ("although **it** does not require **it**": not both XML)."""
-    if low in REFLEXIVE or low in POSSESSIVE:
+    if low in REFLEXIVE or tok.tag_ == "PRP$":  # a possessive may corefer with its verb's subject ("it ... its")
         return set()
     return {c.ent for c in visible if c.pron is not None and c.block == bi and c.sent == psent and c.arg
             and c.head_i == tok.head.i and c.tok != tok.i}
@@ -783,7 +794,7 @@ def _best(tok: Any, low: str, number: str, pkind: str, psent: int, bi: int, cand
                 continue
             pen = agreed
         same_block = c.block == bi
-        if same_block and c.sent == psent and low not in REFLEXIVE and low not in POSSESSIVE:
+        if same_block and c.sent == psent and low not in REFLEXIVE and tok.tag_ != "PRP$":
             # binding: a co-argument of the pronoun's own verb is not its antecedent
             if c.arg and c.head_i == tok.head.i:
                 continue
@@ -843,6 +854,7 @@ def resolve_parsed(text: str, segs: list[_Segment], docs: Any, rules: Rules = RU
     pool: list[_Cand] = []  # candidates (noun phrases and resolved pronouns) of the current section
     lead: list[_Cand] = []  # candidates of the sentence introducing the current list
     heads: list[tuple[int, list[_Cand]]] = []  # (level, candidates) of the enclosing headings parsed
+    code = CodeSpans(text)
     sent_base = 0
     lead_end = 0  # where the block introducing the current list ends
     for bi, (seg, sdoc) in enumerate(zip(segs, docs)):
@@ -861,14 +873,13 @@ def resolve_parsed(text: str, segs: list[_Segment], docs: Any, rules: Rules = RU
         if seg.gap:  # text left out since the previous segment: its candidates are out of reach
             sent_base += rules.max_sentences_back + 1
         is_item = seg.item
-        cands, sent_of = _candidates(sdoc, offset, bi, sent_base)
+        cands, sent_of = _candidates(sdoc, offset, bi, sent_base, code)
         if seg.level:
             heads.append((seg.level, cands))
         n_sents = (max(sent_of.values()) - sent_base + 1) if sent_of else 0
         pool = [c for c in pool if c.sent >= sent_base - rules.max_sentences_back]
         visible: list[_Cand] = []
         ci = 0
-        has_code = "`" in seg.text
         for tok in sdoc:
             while ci < len(cands) and cands[ci].end <= offset + tok.idx:
                 visible.append(cands[ci])
@@ -887,7 +898,7 @@ def resolve_parsed(text: str, segs: list[_Segment], docs: Any, rules: Rules = RU
                     continue  # "Annex I", "Title I": a number
             if info is None or tok.tag_ not in ("PRP", "PRP$"):
                 continue
-            if has_code and _in_code(text, offset + tok.idx):
+            if code.at(offset + tok.idx) is not None:
                 continue  # a word of code or of a string in it ("`\"It's\"`"), not a reference
             if low == "it" and (_pleonastic(tok) or (tok.text == "IT" and any(ch.islower() for ch in tok.sent.text))):
                 continue  # pleonastic "it", or "IT" (information technology) in mixed-case text

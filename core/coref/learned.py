@@ -48,7 +48,7 @@ from chunkscope.coref.heuristic import (
     PERSON_NOUNS,
     PRONOUN_TAGS,
     PRONOUNS,
-    _in_code,
+    CodeSpans,
     _pleonastic,
     _plural,
     noun_chunks,
@@ -176,6 +176,7 @@ def parse(text: str, nlp: Any = None, back: int = WINDOW_BACK) -> Parsed:
 
         nlp = english(EXCLUDE)
     masked = _masked(text)
+    code = CodeSpans(masked)  # inline code: a pronoun there is none
     sections = _section_starts(masked)
     wins = _windows(masked, sections, back)
     cands: list[Mention] = []
@@ -224,7 +225,7 @@ def parse(text: str, nlp: Any = None, back: int = WINDOW_BACK) -> Parsed:
         cands.extend(found)
         for tok in sdoc:
             low = tok.lower_
-            if low not in PRONOUNS or tok.tag_ not in ("PRP", "PRP$") or _in_code(masked, w0 + tok.idx):
+            if low not in PRONOUNS or tok.tag_ not in ("PRP", "PRP$") or code.at(w0 + tok.idx) is not None:
                 continue
             nxt = sdoc[tok.i + 1] if tok.i + 1 < len(sdoc) else None
             prons.append(Mention(

@@ -49,8 +49,9 @@ _COPYRIGHT = re.compile(r"[_*]*\u20dd[_*]*\s?c(?![a-z])|c\u20dd")
 # a heading the converter wrote (bold, at the start of its line), not code that starts with "#"
 _BOLD_HEADING = re.compile(r"#{1,6} \*\*\S.*\*\*")
 # a table-of-contents entry the converter took for a heading: "### 5 Binary files . . . . . 24" (dot leaders, not an
-# ellipsis: "## And then... 2" stays a heading)
-# ellipsis: "## And then... 2" stays a heading; spaced dots count from two: "### 2 Simple manipulations . . 8")
+# ellipsis: "## And then... 2" stays a heading; spaced dots count from two: "### 2 Simple manipulations . . 8");
+# only a line up to MAX_TOC_HEADING characters is tried (the lookahead backtracks over a long line's dots)
+MAX_TOC_HEADING = 400
 _TOC_HEADING = re.compile(r"#{1,6} (?=.*(?:(?: \.){2,}|(?:\. ){2,}\.|\.{4,})[_*]*\s*\d+\s*$)")
 
 
@@ -70,7 +71,7 @@ def _unfence_headings(md: str, titles: Sequence[str] = ()) -> str:
     i = 0
     while i < len(lines):
         if not lines[i].startswith("```"):
-            toc = _TOC_HEADING.match(lines[i])
+            toc = _TOC_HEADING.match(lines[i]) if len(lines[i]) <= MAX_TOC_HEADING else None
             out.append(lines[i][toc.end():] if toc else lines[i])
             i += 1
             continue
