@@ -280,6 +280,11 @@ def test_extraction_fixes():
     assert _join_split_runs("8. **Blank** **lines**, _An_ _Introduction_ _to_ _R_, `if(any(x` `<=` `0))` `x`") == (
         "8. **Blank lines**, _An Introduction to R_, `if(any(x <= 0)) x`")
     assert _join_split_runs("**a** and **b**, `x`, `y`\n```\n`a` `b`\n```") == "**a** and **b**, `x`, `y`\n```\n`a` `b`\n```"
+    # a link cut at a line break into two links to one target is one link (a wrapped URL gets no space)
+    url = "https://CRAN.R-project.org/package=MASS"
+    assert _join_split_runs(f"( `[https://CRAN.R-project.org/]({url})`\n`[package=MASS]({url})` ) provides") == (
+        f"( `[{url}]({url})` ) provides")
+    assert _join_split_runs("see [the full](u)\n[manual](u), or [a](u)\n[b](v)") == "see [the full manual](u), or [a](u)\n[b](v)"
     run_together = ["### **TWO** **APPLYING TO BECOME A MEMBER** **2.1 Getting started**\n\nBody."]
     split, _ = apply_outline(run_together, [[1, "Applying to Become a Member", 1], [2, "Getting started", 1]])
     assert _join_split_runs(split[0]).split("\n\n")[:2] == ["## **TWO APPLYING TO BECOME A MEMBER**",

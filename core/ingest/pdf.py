@@ -172,19 +172,47 @@ def strip_line_numbers(md: str, words: Sequence[Sequence[Any]] | None) -> tuple[
 _SPLIT_RUNS = re.compile(r"(?<=[^\s*])\*\* \*\*(?=[^\s*])|(?<=[^\s_])_ _(?=[^\s_])|(?<=[^\s`])` `(?=[^\s`])")
 
 
-def _join_split_runs(md: str) -> str:
-    """``md`` with each styled phrase the converter split word by word written as one run, outside fenced code
-    (only markup goes: the words and the spaces between them stay, so page boxes still map)."""
-    if "** **" not in md and "_ _" not in md and "` `" not in md:
-        return md
-    lines = md.split("\n")
+# a link the converter cut at a line break into two links to one target ("[https://CRAN.R-project.org/](U)`" over
+# "`[package=MASS](U)"), each perhaps in its own code span
+_SPLIT_LINK = re.compile(r"\[([^\]\n]+)\]\(([^)\s]+)\)(`?)\n(`?)\[([^\]\n]+)\]\(\2\)")
+
+
+def _join_link(m: re.Match[str]) -> str:
+    if m[3] != m[4]:
+        return m[0]
+    glue = "" if " " not in m[1] and ("/" in m[1] or "." in m[1]) else " "  # a wrapped URL has no space
+    return f"[{m[1]}{glue}{m[5]}]({m[2]})"
+
+
+def _outside_code(md: str, fix: Any) -> str:
+    """``md`` with ``fix`` (str -> str) applied to each stretch of lines outside fenced code."""
+    out: list[str] = []
+    part: list[str] = []
     fenced = False
-    for i, line in enumerate(lines):
-        if line.lstrip().startswith(("```", "~~~")):
-            fenced = not fenced
-        elif not fenced:
-            lines[i] = _SPLIT_RUNS.sub(" ", line)
-    return "\n".join(lines)
+    for line in md.split("\n"):
+        fence = line.lstrip().startswith(("```", "~~~"))
+        if fenced or fence:
+            if part:
+                out.append(fix("\n".join(part)))
+                part = []
+            out.append(line)
+            fenced = fenced != fence  # a fence opens or closes; inside, lines pass as they are
+        else:
+            part.append(line)
+    if part:
+        out.append(fix("\n".join(part)))
+    return "\n".join(out)
+
+
+def _join_split_runs(md: str) -> str:
+    """``md`` with each styled phrase the converter split word by word written as one run, and each link it cut
+    at a line break as one link, outside fenced code (only markup and that line break go: the words stay, so
+    page boxes still map)."""
+    if "](" in md and "\n" in md:
+        md = _outside_code(md, lambda part: _SPLIT_LINK.sub(_join_link, part))
+    if "** **" in md or "_ _" in md or "` `" in md:
+        md = _outside_code(md, lambda part: _SPLIT_RUNS.sub(" ", part))
+    return md
 
 
 def _tidy(md: str, titles: Sequence[str] = ()) -> str:
