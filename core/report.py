@@ -179,12 +179,19 @@ class Report:
         ok = [c for c in self.chunkings if c.ok and c.score is not None]
         return sorted(ok, key=lambda c: (-(c.score or 0.0), len(c.chunks), not c.candidate, c.id))
 
+    @property
+    def leaderboard(self) -> list[ChunkingResult]:
+        """Every chunking in leaderboard order: the ranked ones (``ranked``), then the others (failed, skipped,
+        scoreless) as listed."""
+        ranked = self.ranked
+        return ranked + [c for c in self.chunkings if c not in ranked]
+
     def same_chunks(self) -> dict[str, str]:
         """``{chunking id: the id of the chunking above it in the leaderboard with exactly the same chunks}``
         (a "+pp" post-processing that changed nothing: recursive-1100 and recursive-1100+pp)."""
         first: dict[tuple[tuple[int, int], ...], str] = {}
         out: dict[str, str] = {}
-        for c in self.ranked + [c for c in self.chunkings if c not in self.ranked]:
+        for c in self.leaderboard:
             if not c.ok or not c.chunks:
                 continue
             key = tuple((ch.start, ch.end) for ch in c.chunks)

@@ -201,7 +201,7 @@ def metric_legend(report: Report | None = None) -> None:
 def leaderboard(report: Report, doc: Document | None = None, key: str | None = "cs_leaderboard") -> None:
     from ui import limits
 
-    every = report.ranked + [c for c in report.chunkings if c not in report.ranked]
+    every = report.leaderboard
     # chunkings that did not run (no LLM endpoint, a failure) are listed under the table, not shown as zeros
     pairs = [(row, c) for row, c in zip(html_report.leaderboard_rows(report), every) if c.ok]
     rows, order = [r for r, _ in pairs], [c for _, c in pairs]

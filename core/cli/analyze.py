@@ -275,7 +275,7 @@ def leaderboard_lines(report: Report) -> list[str]:
     head = f"{'chunking':<20} {'st':<4} {'chunks':>6} {'mean':>6} {'min':>5} {'max':>5}  " + "  ".join(
         f"{m:>5}" for m in METRICS) + f"  {'score':>6} {'95% interval':>13} {'sec':>6}"
     lines = [head, "-" * len(head)]
-    order = report.ranked + [c for c in report.chunkings if c not in report.ranked]
+    order = report.leaderboard
     for c in order:
         st = c.token_stats()
         mark = "*" if c.id == report.winner else ("c" if c.candidate else " ")

@@ -95,7 +95,7 @@ def _embedder_words(emb: dict[str, Any] | None) -> str:
 
 def leaderboard_rows(report: Report) -> list[dict[str, Any]]:
     """One row per chunking (ranked first, then the rest), as shown in the app and the HTML report."""
-    order = report.ranked + [c for c in report.chunkings if c not in report.ranked]
+    order = report.leaderboard
     same = report.same_chunks()
     rows = []
     for c in order:
@@ -181,7 +181,7 @@ def html_report(report: Report, doc: Any = None) -> str:
     head = "".join(f"<th>{e(h)}</th>" for h in ["chunking", "status", "chunks", "mean tok", *METRICS, "score",
                                                    "broken blocks", "split pairs", "out-of-size", "seconds"])
     body = []
-    for row, c in zip(leaderboard_rows(report), report.ranked + [c for c in report.chunkings if c not in report.ranked]):
+    for row, c in zip(leaderboard_rows(report), report.leaderboard):
         pc = problem_counts(c)
         name = e(c.id) + (" 🏆" if row["winner"] else "") + (" <small>(candidate)</small>" if c.candidate else "")
         cells = [f"<td>{name}</td>", f"<td>{e(c.status)}{(': ' + e(c.reason)) if c.reason else ''}</td>",
