@@ -359,18 +359,14 @@ def _split_table(text: str, a: _Atom, max_tokens: int) -> list[tuple[int, int]]:
 _RUN_IN_TITLE = re.compile(r"^\s*(?:\d{1,3}[.)][ \t]+)?(?:(?:\*\*|__)[^*_\n]+(?:\*\*|__)[ \t]*)+$")
 
 
-def _run_in_title(atoms: list[_Atom], k: int, text: str) -> bool:
-    """Atom ``k`` is a title the converter wrote as a bold paragraph, followed by prose: the short paragraphs
-    from it on are a group of their own. Not a contents line ("**Vclear** **235**": a title and a page number),
+def _run_in_titles(atoms: list[_Atom], text: str) -> set[int]:
+    """The atoms that are a title the converter wrote as a bold paragraph, followed by prose: the short paragraphs
+    from each on are a group of their own. Not a contents line ("**Vclear** **235**": a title and a page number),
     nor an item of a list of bold titles ("1. **Apples**", "2. **Pears**": a title next to another title)."""
-    def title(n: int) -> bool:
-        return 0 <= n < len(atoms) and atoms[n].kind in ("paragraph", "item") and bool(
-            _RUN_IN_TITLE.match(text[atoms[n].start:atoms[n].end].strip()))
-
-    if not title(k) or _TOC_NUMBERED.match(_clean_title(text[atoms[k].start:atoms[k].end].strip())):
-        return False
-    nxt = atoms[k + 1] if k + 1 < len(atoms) else None
-    return not title(k - 1) and nxt is not None and nxt.kind == "paragraph" and not title(k + 1)
+    title = [a.kind in ("paragraph", "item") and bool(_RUN_IN_TITLE.match(text[a.start:a.end].strip())) for a in atoms]
+    return {k for k, a in enumerate(atoms)
+            if title[k] and not (k and title[k - 1]) and k + 1 < len(atoms) and atoms[k + 1].kind == "paragraph"
+            and not title[k + 1] and not _TOC_NUMBERED.match(_clean_title(text[a.start:a.end].strip()))}
 
 
 def _build_range(
@@ -412,9 +408,10 @@ def _build_range(
             units.append([run[0].start, run[-1].end, kind])
         run, run_tokens = [], 0
 
+    titles = _run_in_titles(atoms, sub)
     for k, a in enumerate(atoms):
         if a.kind in ("paragraph", "item") and a.tokens < short_tokens:
-            if run and (run_tokens + a.tokens > max_group_tokens or _run_in_title(atoms, k, sub)):
+            if run and (run_tokens + a.tokens > max_group_tokens or k in titles):
                 flush()
             run.append(a)
             run_tokens += a.tokens

@@ -759,13 +759,17 @@ def _agree(c: _Cand, number: str, kind: str) -> float | None:
     return 8.0 if c.person else None
 
 
+def _coargument(c: _Cand, tok: Any, low: str, psent: int, bi: int) -> bool:
+    """Binding: ``c`` is a co-argument of the non-reflexive, non-possessive pronoun ``tok``'s own verb, so it is
+    not its antecedent (a possessive may corefer with its verb's subject: "it ... its")."""
+    return c.block == bi and c.sent == psent and low not in REFLEXIVE and tok.tag_ != "PRP$" and c.arg \
+        and c.head_i == tok.head.i
+
+
 def _bound(tok: Any, low: str, psent: int, bi: int, visible: list[_Cand]) -> set[tuple[int, int]]:
-    """The entities of the resolved pronouns that are co-arguments of ``tok``'s verb: binding keeps a
-    non-reflexive pronoun from their entity too ("although **it** does not require **it**": not both XML)."""
-    if low in REFLEXIVE or tok.tag_ == "PRP$":  # a possessive may corefer with its verb's subject ("it ... its")
-        return set()
-    return {c.ent for c in visible if c.pron is not None and c.block == bi and c.sent == psent and c.arg
-            and c.head_i == tok.head.i and c.tok != tok.i}
+    """The entities of the resolved pronouns that are co-arguments of ``tok``'s verb: binding keeps the pronoun
+    from their entity too ("although **it** does not require **it**": not both XML)."""
+    return {c.ent for c in visible if c.pron is not None and _coargument(c, tok, low, psent, bi)}
 
 
 def _best(tok: Any, low: str, number: str, pkind: str, psent: int, bi: int, cands: list[_Cand],
@@ -794,10 +798,8 @@ def _best(tok: Any, low: str, number: str, pkind: str, psent: int, bi: int, cand
                 continue
             pen = agreed
         same_block = c.block == bi
-        if same_block and c.sent == psent and low not in REFLEXIVE and tok.tag_ != "PRP$":
-            # binding: a co-argument of the pronoun's own verb is not its antecedent
-            if c.arg and c.head_i == tok.head.i:
-                continue
+        if _coargument(c, tok, low, psent, bi):
+            continue
         dist_tok = (tok.i - c.tok) if same_block else CROSS_BLOCK_TOKENS
         score = (rules.subject_bonus if c.subject else 0.0) - (rules.embedded_penalty if c.embedded else 0.0) \
             - rules.sentence_penalty * dist_sent - rules.token_penalty * dist_tok - pen
