@@ -182,7 +182,7 @@ def apply_outline(pages: list[str], toc: list[list[Any]]) -> tuple[list[str], di
         if not mine:
             continue
         for plain_line in (False, True):  # headings and bold lines first; then plain lines for what is left
-            for i in _lines_outside_code(lines):
+            for i in lines_outside_code(lines):
                 if not mine:
                     break
                 if (k, i) in matched:
@@ -234,7 +234,7 @@ def _two_lines(lines: list[str], i: int, entries: list[tuple[int, str]], stats: 
 MIN_NESTING = 3  # bookmarked headings a document needs before the others are put under them
 
 
-def _lines_outside_code(lines: list[str]) -> Iterator[int]:
+def lines_outside_code(lines: list[str]) -> Iterator[int]:
     """The index of each line outside fenced code (the fences themselves excluded)."""
     fenced = False
     for i, line in enumerate(lines):
@@ -258,7 +258,7 @@ def _nest(pages: list[list[str]], matched: set[tuple[int, int]], stats: dict[str
                                                                  if not x.lstrip().startswith("<!--"))), 0)
     seen = False  # a heading came before this one
     for k, lines in enumerate(pages):
-        for i in _lines_outside_code(lines):
+        for i in lines_outside_code(lines):
             heads = [m for m in (_HEADING.match(part.strip()) for part in lines[i].split("\n\n")) if m]
             if not heads:
                 continue
@@ -491,7 +491,7 @@ def numbered_titles(pages: list[str], emphasis: Sequence[Runs] = ()) -> tuple[li
     found: list[Found] = []
     heads: list[tuple[int, int, int, tuple[int, ...]]] = []  # page, line, "#" marks, number of the converter's
     for k, lines in enumerate(lines_of):
-        for i in _lines_outside_code(lines):
+        for i in lines_outside_code(lines):
             m = _HEADING.match(lines[i].strip())
             if m:
                 heads.append((k, i, len(m.group(1)), _heading_number(m.group(2))))

@@ -31,6 +31,7 @@ from chunkscope.ingest.outline import (
     apply_outline,
     is_deck,
     is_outline_title,
+    lines_outside_code,
     numbered_titles,
     outline_entries,
     slide_titles,
@@ -184,35 +185,27 @@ def _join_link(m: re.Match[str]) -> str:
     return f"[{m[1]}{glue}{m[5]}]({m[2]})"
 
 
-def _outside_code(md: str, fix: Any) -> str:
-    """``md`` with ``fix`` (str -> str) applied to each stretch of lines outside fenced code."""
-    out: list[str] = []
-    part: list[str] = []
-    fenced = False
-    for line in md.split("\n"):
-        fence = line.lstrip().startswith(("```", "~~~"))
-        if fenced or fence:
-            if part:
-                out.append(fix("\n".join(part)))
-                part = []
-            out.append(line)
-            fenced = fenced != fence  # a fence opens or closes; inside, lines pass as they are
-        else:
-            part.append(line)
-    if part:
-        out.append(fix("\n".join(part)))
-    return "\n".join(out)
-
-
 def _join_split_runs(md: str) -> str:
     """``md`` with each styled phrase the converter split word by word written as one run, and each link it cut
     at a line break as one link, outside fenced code (only markup and that line break go: the words stay, so
     page boxes still map)."""
-    if "](" in md and "\n" in md:
-        md = _outside_code(md, lambda part: _SPLIT_LINK.sub(_join_link, part))
-    if "** **" in md or "_ _" in md or "` `" in md:
-        md = _outside_code(md, lambda part: _SPLIT_RUNS.sub(" ", part))
-    return md
+    if "](" not in md and "** **" not in md and "_ _" not in md and "` `" not in md:
+        return md
+    lines = md.split("\n")
+    outside = set(lines_outside_code(lines))
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        j = i
+        while j < len(lines) and j in outside:  # a stretch of lines outside code, fixed as one text
+            j += 1
+        if j > i:
+            out.append(_SPLIT_RUNS.sub(" ", _SPLIT_LINK.sub(_join_link, "\n".join(lines[i:j]))))
+        else:
+            out.append(lines[i])  # a fence, or a line of code
+            j = i + 1
+        i = j
+    return "\n".join(out)
 
 
 def _tidy(md: str, titles: Sequence[str] = ()) -> str:
