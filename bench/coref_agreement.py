@@ -19,12 +19,16 @@ the grid's choice on all 12 documents. Per held-out document:
   (point score of the winner minus the runner-up) is shown: the target counts documents whose
   margin exceeds 0.005.
 
+``--ceiling``: per document, the best RC Spearman that any grid setting reaches on it, chosen on that very
+document (in-sample, so an upper bound of what choosing the rules' numbers can do there), beside the shipped
+setting's.
+
 Non-English documents are listed with the default backend's reason (RC not available).
 ``--speed``: seconds per 100k tokens (o200k counter) of the old rules, the default backend and the
 default backend with thinc's ``blis`` products (the loader's choice before; see ``chunkscope.nlp``) on
 GDPR, warm (pipeline loaded), no disk cache, best of ``--repeat`` interleaved runs, in the same process.
 
-    .venv/bin/python bench/coref_agreement.py [--speed] [--no-analysis] [--max-analysis-chars N]
+    .venv/bin/python bench/coref_agreement.py [--speed] [--no-analysis] [--ceiling] [--max-analysis-chars N]
         [--docs SUBSTR ...] [--cache .cache/coref_bench] [--json OUT] [--corpus DIR ...]
 
 The first run parses every document (about a minute on 2 cores) and analyses each one for the
@@ -254,6 +258,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=2, help="speed: best of this many runs")
     ap.add_argument("--learned", action="store_true",
                     help="also the opt-in learned pair scorer, retrained without each held-out document (summary line)")
+    ap.add_argument("--ceiling", action="store_true",
+                    help="per document, the best RC Spearman any grid setting reaches on it (in-sample: a ceiling)")
     ap.add_argument("--check-rules", action="store_true",
                     help="exit 1 when the grid's choice on all documents is not heuristic.RULES (after the table)")
     ap.add_argument("--json", help="write the per-document results here")
@@ -285,6 +291,14 @@ def main(argv: list[str] | None = None) -> int:
     print(f"grid of {len(points)} rule settings scored on {len(docs)} documents in "
           f"{time.perf_counter() - t0:.0f} s; choice on all documents: {points[shipped]}"
           f"{' (= heuristic.RULES)' if points[shipped] == H.RULES else ' (heuristic.RULES differs!)'}")
+
+    if args.ceiling:  # what the grid could do for each document at best, were it chosen on that document
+        for (name, _, _), d in zip(docs, per_doc):
+            rho = [s["spearman"] for _, s in d["evals"]]
+            best = max((k for k in range(len(points)) if not math.isnan(rho[k])), key=rho.__getitem__, default=None)
+            line = ("RC constant: no ranking" if best is None else
+                    f"best Spearman {rho[best]:.3f} (setting {best}, mean |dRC| {d['evals'][best][1]['mean_abs']:.4f})")
+            print(f"  ceiling {name[:50]:50} {line}; shipped {fmt(rho[shipped])}")
 
     learned: list[list[Pair]] = []
     if args.learned:  # the learned scorer, one model per held-out document (chunkscope.coref.train)
