@@ -71,6 +71,14 @@ def test_damaged_pdf():
     assert "damaged" in msg or "no pages" in msg
 
 
+def test_pdf_cut_off_before_its_page_tree():
+    # the first part of a PDF given an end-of-file marker: it opens (repaired) with no pages, and the user is told it
+    # is damaged, not that the document has none (a PDF whose page tree is there and empty has none: below)
+    cut = b"%PDF-1.7\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n%%EOF\n"
+    msg = one_line_error(load_bytes, cut, "cut.pdf")
+    assert "damaged or cut-off" in msg and "no pages" not in msg, msg
+
+
 def test_encrypted_pdf():
     assert "encrypted" in one_line_error(load_bytes, make_encrypted_pdf(), "secret.pdf")
 

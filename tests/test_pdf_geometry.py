@@ -285,6 +285,15 @@ def test_extraction_fixes():
     assert _join_split_runs(f"( `[https://CRAN.R-project.org/]({url})`\n`[package=MASS]({url})` ) provides") == (
         f"( `[{url}]({url})` ) provides")
     assert _join_split_runs("see [the full](u)\n[manual](u), or [a](u)\n[b](v)") == "see [the full manual](u), or [a](u)\n[b](v)"
+    # the LaTeX logo, its letters raised and lowered, is one word again (LaTeX's own user guide: 174 times)
+    from chunkscope.ingest.pdf import _latex_logos
+
+    assert _tidy("Welcome to L <sup>A</sup> TEX2 _ε_, the L A TEX system; not L A TEXT.\n\n**4 L** <sup>**A**</sup> "
+                 "**TEX 2.09 documents**") == ("Welcome to LaTeX2ε, the LaTeX system; not L A TEXT.\n\n"
+                                               "**4 LaTeX 2.09 documents**")
+    split_title = "**1.1** **LaTeX 2** **_ε_** **—The** **new**"  # its epsilon waits for the runs to be joined
+    assert _latex_logos(split_title) == split_title
+    assert _latex_logos(_join_split_runs(split_title)) == "**1.1 LaTeX2ε —The new**"
     run_together = ["### **TWO** **APPLYING TO BECOME A MEMBER** **2.1 Getting started**\n\nBody."]
     split, _ = apply_outline(run_together, [[1, "Applying to Become a Member", 1], [2, "Getting started", 1]])
     assert _join_split_runs(split[0]).split("\n\n")[:2] == ["## **TWO APPLYING TO BECOME A MEMBER**",

@@ -45,6 +45,26 @@ _PLACEHOLDER = re.compile(r"\*{0,2}==>.*?<==\*{0,2}|!\[[^\]]*\]\([^)]*\)")
 # "**<mark>What</mark>** **<mark>is</mark>**", a fifth of its tokens; <sup>/<sub> are kept (x<sup>2</sup>)
 _STYLE_TAG = re.compile(r"</?(?:u|mark)>")
 _COPYRIGHT = re.compile(r"[_*]*\u20dd[_*]*\s?c(?![a-z])|c\u20dd")
+# the LaTeX logo (its "A" raised, its "E" lowered) comes out as "L <sup>A</sup> TEX", "L A TEX" or, in bold,
+# "**L** <sup>**A**</sup> **TEX" (174 times in LaTeX's own user guide); LaTeX2e's epsilon as "LaTeX2 _ε_"
+_LATEX_LOGO = re.compile(r"\bL(?P<m>[*_]*)[ \t]*(?:<sup>(?P=m)A(?P=m)</sup>|A)[ \t]*(?P=m)TEX(?![A-Za-z])")
+_LATEX2E = re.compile(r"\bLaTeX[ \t]*2(?P<g>[*_ \t]*)ε(?P<h>[*_]*)")
+
+
+def _latex2e(m: re.Match[str]) -> str:
+    """"LaTeX2ε" where the markup between "2" and "ε" and after it pairs up (an italic's two ends: "2 _ε_"), so
+    that dropping it leaves the styled runs whole; run after the split runs are joined ("2** **_ε_**" is not)."""
+    marks = (m["g"] + m["h"]).replace(" ", "").replace("\t", "")
+    if marks.count("**") % 2 or marks.replace("**", "").count("*") % 2 or marks.count("_") % 2:
+        return m[0]
+    return "LaTeX2ε"
+
+
+def _latex_logos(md: str) -> str:
+    """``md`` with the LaTeX logo written "LaTeX" (and "LaTeX2ε")."""
+    if "TEX" in md:
+        md = _LATEX_LOGO.sub("LaTeX", md)
+    return _LATEX2E.sub(_latex2e, md) if "ε" in md else md
 
 
 # a heading the converter wrote (bold, at the start of its line), not code that starts with "#"
@@ -211,6 +231,7 @@ def _join_split_runs(md: str) -> str:
 def _tidy(md: str, titles: Sequence[str] = ()) -> str:
     md = _COPYRIGHT.sub("©", md)
     md = _STYLE_TAG.sub("", md)  # underline and highlight are the page's look, not its words
+    md = _latex_logos(md)
     md = md.replace("\r\n", "\n").replace("\r", "\n").replace("\f", "\n").replace("\x00", "")
     md = re.sub(r"[ \t]+\n", "\n", md)
     md = _unfence_headings(md, titles) if "#" in md else md
@@ -491,9 +512,21 @@ def _open(data: bytes, filename: str):
         doc.close()
         raise IngestError(f"{filename} is a truncated PDF (incomplete file, no end-of-file marker)")
     if doc.page_count == 0:
+        lost = _page_tree_lost(doc)
         doc.close()
+        if lost:  # a file cut off (and given an end-of-file marker), or damaged, before its page tree
+            raise IngestError(f"{filename} is a damaged or cut-off PDF: its list of pages is missing, so no page can be read")
         raise IngestError(f"{filename} is a PDF with no pages")
     return doc
+
+
+def _page_tree_lost(doc) -> bool:
+    """Whether the catalog's page tree (``/Pages``) is missing, rather than present and empty."""
+    try:
+        kind, value = doc.xref_get_key(doc.pdf_catalog(), "Pages")
+        return kind != "xref" or doc.xref_object(int(value.split()[0])).strip() in ("", "null")
+    except Exception:  # no catalog, or a reference to an object that is not there
+        return True
 
 
 def _first_line(exc: BaseException) -> str:
@@ -802,7 +835,8 @@ def load_pdf_bytes(data: bytes, filename: str, name: str, *, running: str = "mar
         for k, md in enumerate(marked):
             marked[k], n = rejoin_entries(md)
             meta["rejoined_entries"] += n
-            marked[k] = _join_split_runs(marked[k])  # last: the outline splits run-together titles at run edges
+            marked[k] = _latex_logos(_join_split_runs(marked[k]))  # last: the outline splits run-together titles at
+            # run edges; "LaTeX 2** **_ε_**" is one run "LaTeX 2 _ε_" then
         for k, md in enumerate(marked, start=1):
             if not _has_text(md):
                 empty.append(k)
