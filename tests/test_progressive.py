@@ -62,6 +62,13 @@ def test_a_snapshot_after_each_stage_with_what_is_pending(runs):
     assert r.metrics["ICC"] is None and r.metric_reasons["ICC"] == "pending: embeddings"
     assert r.metric_reasons["RC"] == "pending: coreference"
     assert "provisional" in first.flags and first.explanation.startswith("Provisional: RC/ICC/DCC pending")
+    # said once in the explanation, with why it matters, and not again as a caution below it (the card's header
+    # names it too: a new user read it three times in one card)
+    from chunkscope.analysis.selection import explain
+
+    ex = explain(first)
+    assert first.explanation.split(". ")[0].endswith("the ranking uses the metrics known so far and may change")
+    assert not any("pending" in w for w in ex.cautions()) and any("pending" in w for w in ex.warnings)
     assert "metrics-missing" not in first.flags
     # no verdict (clear winner / tie) on partial scores; the final report has one
     assert first.verdict is None and "clear-winner" not in first.flags and "statistical-tie" not in first.flags

@@ -313,6 +313,11 @@ def test_a_tiny_real_margin_is_not_written_as_zero():
     r.get("b").score = r.get("a").score - 0.00023
     r.verdict = None
     assert any(w.startswith("Narrow win: 0.00023 ahead of b") for w in explain(r).warnings)
+    # the warning writes the margin as the card's badge and the text do ("+0.0016", "0.0016 ahead"; it read "0.002")
+    r.get("a").score = 0.9954
+    r.get("b").score = 0.9938  # shown 0.995 and 0.994: 0.001 apart, so the margin takes four decimals
+    ex = explain(r)
+    assert "0.0016 ahead of b" in ex.text and any(w.startswith("Narrow win: 0.0016 ahead of b") for w in ex.warnings)
 
 
 def test_chunkings_that_did_not_run_have_no_runtime_bar_and_no_problem_counts():

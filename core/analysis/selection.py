@@ -168,7 +168,8 @@ def explain(report: Report) -> Explanation:
             why = (". It is ahead on nearly every resample of this document, but by so little that a small settings "
                    "change (a weight, the size bounds) can flip it") if v else \
                 ", within what a small settings change can flip"
-            ex.warnings.append(f"Narrow win: {margin_text(ex.margin)} ahead of {runner.id}{why}. "
+            ex.warnings.append(f"Narrow win: {margin_text(ex.margin, scores=(best.score, runner.score or 0.0))} "
+                               f"ahead of {runner.id}{why}. "
                                "Compare the two before deciding.")
         one_sided = _compare(best, runner, weights, ex, recall if rw > 0 else {})
         if ex.leads:
@@ -254,8 +255,9 @@ def provisional_note(report: Report) -> str:
 def _provisional(report: Report, ex: Explanation, parts: list[str]) -> None:
     ex.flags.append("provisional")
     note = provisional_note(report)
-    parts.insert(0, note[0].upper() + note[1:] + ".")
-    ex.warnings.append(f"{note[0].upper() + note[1:]}: the ranking uses the metrics known so far and may change.")
+    said = f"{note[0].upper() + note[1:]}: the ranking uses the metrics known so far and may change."
+    parts.insert(0, said)  # said once: in the text, so not again among the cautions shown below it
+    ex.warnings.append(said)
 
 
 def _retrieval_disagrees(report: Report, best: ChunkingResult, recall: dict[str, float], ex: Explanation,
