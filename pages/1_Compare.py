@@ -136,7 +136,7 @@ def main() -> None:
             ent = doc.text[x["entity"][0]:x["entity"][1]]
             pro = doc.text[x["pronoun"][0]:x["pronoun"][1]]
             conf = _confidence(report, x)
-            what = (f"**{md_escape(cid)}** splits pair **P{n + 1}**: “{md_escape(pro[:40])}” from its antecedent "
+            what = (f"**{md_escape(cid)}** splits pair **{highlight.pair_tag(x, n)}**: “{md_escape(pro[:40])}” from its antecedent "
                     f"“{md_escape(ent[:60])}” at character {x['boundary']:,}"
                     + (f" (pair confidence {conf['confidence']:.2f})" if conf else "") + held_note(x))
         else:
@@ -235,7 +235,7 @@ def column(doc, report, cid, c, p: highlight.Problems, kinds, a: int, b: int, sh
                                  "footer the PDF put in the middle of it)")}, **MISSING)
             if here_s:
                 st.dataframe(pd.DataFrame([{
-                    "pair": f"P{n + 1}", "pronoun": doc.text[x["pronoun"][0]:x["pronoun"][1]].strip(),
+                    "pair": highlight.pair_tag(x, n), "pronoun": doc.text[x["pronoun"][0]:x["pronoun"][1]].strip(),
                     **held_column(x, here_s), "entity": doc.text[x["entity"][0]:x["entity"][1]].strip()[:80],
                     "cut at": x["boundary"], "page": doc.page_of(x["pronoun"][0])} | _confidence(report, x)
                     for n, x in here_s]),

@@ -258,7 +258,7 @@ def main() -> None:
             if splits:
                 st.subheader("Entity–pronoun pairs split at this chunk's edges", anchor=False)
                 st.dataframe(pd.DataFrame([{
-                    "pair": f"P{k + 1}", "entity": doc.text[x["entity"][0]:x["entity"][1]].strip()[:80],
+                    "pair": highlight.pair_tag(x, k), "entity": doc.text[x["entity"][0]:x["entity"][1]].strip()[:80],
                     "pronoun": doc.text[x["pronoun"][0]:x["pronoun"][1]].strip(), "cut at": x["boundary"]}
                     for k, x in splits]), hide_index=True, width="stretch", **MISSING)
 

@@ -88,7 +88,7 @@ def _flags(doc, c, idx: int, p: highlight.Problems) -> list[str]:
             out.append(f"✂ cuts a block at {b['boundary']:,}" + (f" ({why})" if why else ""))
     for k, s in enumerate(p.split):
         if s["boundary"] in (ch.start, ch.end):
-            out.append(f"⛓ splits pair P{k + 1} (“{doc.text[s['entity'][0]:s['entity'][1]].strip()[:40]}” / "
+            out.append(f"⛓ splits pair {highlight.pair_tag(s, k)} (“{doc.text[s['entity'][0]:s['entity'][1]].strip()[:40]}” / "
                        f"“{doc.text[s['pronoun'][0]:s['pronoun'][1]].strip()[:20]}”)")
     if idx in p.out_of_size:
         out.append("⚠ out of size")

@@ -152,9 +152,17 @@ def test_compare_select_and_next_problem(at):
     at.radio(key="cs_cmp_kind").set_value("split pairs").run()
     no_trouble(at)
     info = at.info[0].value
-    assert "splits pair **P1**" in info and "Northwind Gateway" in info
+    tag = re.search(r"splits pair \*\*(P\d+)\*\*", info)
+    assert tag and "Northwind Gateway" in info, info
     body = html_text(at)
-    assert body.count(">P1</span>") >= 2  # entity and pronoun carry the same tag
+    assert body.count(f">{tag[1]}</span>") >= 2  # entity and pronoun carry the same tag
+    # the tag is the pair's number among the document's pairs: the same in every column that splits it
+    from chunkscope.present import highlight
+    from ui.analysis import REPORTS_KEY
+
+    report = list(at.session_state[REPORTS_KEY].values())[-1]
+    split = highlight.Problems.of(report.get("fixed-512")).split
+    assert tag[1] == f"P{split[0]['pair'] + 1}"
     assert "cs-ent" in body and "cs-pro" in body
 
     at.multiselect(key="cs_cmp_sel").set_value(CHUNKERS).run()
@@ -374,6 +382,11 @@ def test_highlight_escapes_and_marks_problems():
     assert "✂ broken table" in out and 'class="cs-cut"' in out and "#2 ✂ ⛓ ⚠" in out
     assert "chunk 1: 5 tokens" in out and "chunk 2: 900 tokens" in out  # numbered from 1, as blocks and pairs are
     assert out.count(">P1</span>") == 2 and 'id="cs-here" data-at="2"' in out  # the focus starts at 2
+    # a pair's tag is its number among the document's pairs (RC's "pair"), so every chunking's view agrees
+    c.diagnostics["RC"]["split"][0]["pair"] = 6
+    numbered = highlight.highlight_html(text, c, block_kinds=["table"])
+    assert numbered.count(">P7</span>") == 2 and ">P1</span>" not in numbered
+    assert highlight.pair_color({"pair": 6}, 0) == highlight.pair_color({"pair": 6}, 3) == highlight.pair_color({}, 6)
     cut = highlight.highlight_html(text, c, block_kinds=["table"], focus=(2, 40), here=20)
     assert 'data-at="20">▶ here</span>' in cut and cut.index("▶ here") > cut.index("x()")
     # without the focus (the problem is another chunking's) the same place still gets a marker, hollow
@@ -472,7 +485,8 @@ def test_pdf_upload_to_the_broken_table_on_compare():
     assert "✂ broken table" in html_text(at)
     at.radio(key="cs_cmp_kind").set_value("split pairs").run()
     no_trouble(at)
-    assert "splits pair **P1**" in at.info[0].value and html_text(at).count(">P1</span>") >= 2
+    tag = re.search(r"splits pair \*\*(P\d+)\*\*", at.info[0].value)
+    assert tag and html_text(at).count(f">{tag[1]}</span>") >= 2
 
 
 def test_bad_mentions_file_is_reported_under_its_uploader():

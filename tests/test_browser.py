@@ -56,7 +56,7 @@ def test_tour_in_a_real_browser(tmp_path):
     assert "cuts table block" in seen["compare_info"] and LOSER in seen["compare_info"]
     # ... and splits "It" from "The Northwind Gateway" (both marked with the same tag)
     pairs = seen["compare_pairs"]
-    assert pairs["entity"] >= 1 and pairs["pronoun"] >= 1 and pairs["tags"].count("P1") == 2
+    assert pairs["entity"] >= 1 and pairs["pronoun"] >= 1 and any(pairs["tags"].count(t) == 2 for t in pairs["tags"])
     assert "“It” from its antecedent “The Northwind Gateway”" in seen["compare_info_pairs"]
     # the Chunk inspector shows the selected chunk (of the loser, cutting the table)
     assert "Customer invoices" in seen["inspector_text"]

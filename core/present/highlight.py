@@ -91,6 +91,18 @@ def _safe(check, x: dict[str, Any]) -> bool:
 # split pairs cycle through these, so that a pair's two ends share a colour and a P-tag
 PAIR_COLORS = ["#CC79A7", "#9467BD", "#E377C2", "#8C564B", "#17BECF", "#BCBD22"]
 
+
+def pair_tag(x: dict[str, Any], n: int) -> str:
+    """A split pair's tag, the same in every chunking's view: "P" and its number among the document's pairs
+    (RC's ``pair``, from 1), or, in a report without it, its place ``n`` in this chunking's list."""
+    j = x.get("pair")
+    return f"P{j + 1 if type(j) is int and j >= 0 else n + 1}"
+
+
+def pair_color(x: dict[str, Any], n: int) -> str:
+    """The colour of a split pair's two ends (``PAIR_COLORS`` by its number, so the same pair in every view)."""
+    return PAIR_COLORS[(int(pair_tag(x, n)[1:]) - 1) % len(PAIR_COLORS)]
+
 HIGHLIGHT_CSS = """
 <style>
 .cs-hl{white-space:pre-wrap;font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:12.5px;
@@ -133,7 +145,7 @@ def highlight_html(text: str, c: ChunkingResult, start: int = 0, end: int | None
     Chunks alternate two tints; each boundary is a bar with the chunk number (in ``color``, the
     chunker's colour; red and taller when it breaks a block; tooltip with tokens). A broken block
     is outlined and hatched in red, tagged ``✂ <kind>`` where it starts. The entity and pronoun of
-    each split pair share a colour and a ``P<n>`` tag (n = the pair's number in ``problems.split``).
+    each split pair share a colour and a ``P<n>`` tag (``pair_tag``: n = the pair's number among the document's pairs).
     ``focus`` (start, end) is ringed in yellow and tagged "▶ here" at ``here`` (default: where it
     starts; a broken block's tag goes where it is cut); without ``focus`` (the problem is another
     chunking's), ``here`` still gets a hollow "▷ here" tag: the same place in every column. Both
@@ -173,16 +185,15 @@ def highlight_html(text: str, c: ChunkingResult, start: int = 0, end: int | None
                         f'<span class="cs-btag" title="{html.escape(title)}">✂ broken {html.escape(kind_word(kind))}</span>')
     if "split" in show:
         for n, p in enumerate(problems.split):
-            pc = PAIR_COLORS[n % len(PAIR_COLORS)]
+            pc, tag = pair_color(p, n), pair_tag(p, n)
             for key, cls in (("entity", "cs-ent"), ("pronoun", "cs-pro")):
                 a, b = max(p[key][0], start), min(p[key][1], end)
                 if a < b:
-                    classes_at.append((a, b, cls, f"P{n + 1} {key}: split at {p['boundary']}", f"--cs-pc:{pc}"))
+                    classes_at.append((a, b, cls, f"{tag} {key}: split at {p['boundary']}", f"--cs-pc:{pc}"))
                     if b == p[key][1]:
                         tags.setdefault(b, []).append(
                             f'<span class="cs-ptag" style="--cs-pc:{pc};--cs-pair-ink:{ink_on(pc)}" '
-                            f'title="pair P{n + 1} ({key})">'
-                            f'P{n + 1}</span>')
+                            f'title="pair {tag} ({key})">{tag}</span>')
     a, b = (max(focus[0], start), min(focus[1], end)) if focus is not None else (0, 0)
     if a < b:
         classes_at.append((a, b, "cs-focus", "the current problem", ""))

@@ -28,7 +28,7 @@ from functools import lru_cache
 from typing import Any, Sequence
 
 from chunkscope.geometry import Geometry, boxes_for, to_display
-from chunkscope.present.highlight import PAIR_COLORS, Problems
+from chunkscope.present.highlight import Problems, pair_color, pair_tag
 from chunkscope.report import ChunkingResult
 
 MAX_PDFS = 6
@@ -186,7 +186,7 @@ def page_layers(doc: Any, c: ChunkingResult, page: int, problems: Problems | Non
     for k, pair in enumerate(p.split):
         ends = [_page_boxes(geo, page, *pair["entity"]), _page_boxes(geo, page, *pair["pronoun"])]
         if any(ends):
-            lay.split.append({"color": PAIR_COLORS[k % len(PAIR_COLORS)], "ends": ends, "tag": f"P{k + 1}"})
+            lay.split.append({"color": pair_color(pair, k), "ends": ends, "tag": pair_tag(pair, k)})
     return lay
 
 
