@@ -267,3 +267,26 @@ def make_undecodable_pdf() -> bytes:
     page = doc.new_page()  # one stray glyph only: not worth a warning
     page.insert_htmlbox(pymupdf.Rect(50, 50, 550, 800), "<p>" + LOREM * 3 + "A stray \ufffd glyph.</p>")
     return _save(doc)
+
+
+def make_margin_notes_pdf(pages: int = 2) -> bytes:
+    """Pages of prose with LaTeX-style margin notes ("New feature" over a date) right of the text column, beside
+    the first line of two paragraphs, and a contents-like line whose page number sits far right (not a note)."""
+    doc = pymupdf.open()
+    prose = ("The class defines the text width and the height of the page and the commands that",
+             "every document needs, so that a writer can start with a small file and then add the",
+             "packages that the work asks for, one after the other, as the chapters grow longer.")
+    for k in range(1, pages + 1):
+        page = doc.new_page()
+        y = 80
+        for para in range(2):
+            for n, line in enumerate(prose):
+                page.insert_text((72, y), line, fontsize=10)
+                if n == 0:  # the note beside the paragraph's first two lines
+                    page.insert_text((470, y), "New feature", fontsize=8)
+                    page.insert_text((470, y + 12), f"199{k}/12/0{para + 1}", fontsize=8)
+                y += 12
+            y += 12
+        page.insert_text((72, y + 20), "Contents of the next part of this short guide", fontsize=10)
+        page.insert_text((500, y + 20), f"{k + 10}", fontsize=10)
+    return _save(doc)

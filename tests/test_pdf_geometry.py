@@ -446,3 +446,24 @@ def test_a_common_word_stays_on_its_line_when_the_content_stream_is_out_of_order
     before = dict(cm)
     _repair_lines(text, tokens, words, [_key(str(w[4])) for w in words], cm)
     assert cm == before
+
+
+def test_margin_notes_are_not_woven_into_the_text():
+    """LaTeX's own user guides (tour PDFs) print "New feature" over a date in the margin beside a paragraph; the
+    converter appended them to the text lines ("... needed in a LaTeX class New feature"), cutting sentences. They
+    are removed and the user is told; a number far right (a contents list's page) stays."""
+    from pdf_factory import make_margin_notes_pdf
+
+    from chunkscope.ingest.pdf import strip_margin_notes
+
+    doc = load_bytes(make_margin_notes_pdf(), "guide.pdf")
+    assert "New feature" not in doc.text and "1991/12/01" not in doc.text, doc.text[:600]
+    assert "the height of the page and the commands that\nevery document needs" in doc.text
+    assert "this short guide 11" in doc.text.replace("\n", " ")  # a page number is no note
+    assert any("8 margin notes" in w and "pages 1-2" in w for w in doc.warnings), doc.warnings
+    # where the converter put them: a line's end (right), its start (left), a line of its own; in order
+    md = "text that New feature\nnext 1994/12/01\n1994/12/02\n```\ncode New\n```\nNew more"
+    got, gone = strip_margin_notes(md, [("right", "New feature", []), ("right", "1994/12/01", []),
+                                        ("right", "1994/12/02", []), ("left", "Old", []), ("left", "New", [])])
+    assert (got, gone) == ("text that\nnext\n\n```\ncode New\n```\nmore", [0, 1, 2, 4])  # no "Old" in it
+    assert doc.meta["health"]["totals"].get("missing_letters", 0) == 0  # left out on purpose: no letter lost
