@@ -681,3 +681,24 @@ def test_code_is_neither_a_speaker_nor_a_pronoun_and_a_clause_word_starts_no_men
     # a clause's wh-word and what comes before it are not part of a mention: "When a variable ..." gives "a variable"
     when = "It happens only when a variable is unset: it is then empty."
     assert all(not ent.lower().startswith(("only", "when")) for ent, _ in resolved(when)), resolved(when)
+
+
+def test_quoted_pronouns_conditional_it_and_link_targets():
+    """GNU's maintainers' guide (an HTML page never used for tuning) gave "herself" ← "Woman" for a word quoted in a
+    list of pronouns, "it" ← "The appointment" for "it would be helpful if", and an entity running into a link's
+    target ("webmasters@gnu.org](mailto:webmasters@gnu.org")."""
+    from chunkscope.coref.learned import resolve as learned_resolve
+
+    quoted = ("The list of pronouns was coined by Marge Piercy in Woman on the Edge of Time. They are used just like "
+              "\u201cshe\u201d, \"her\", 'hers' and \u2018herself\u2019.")
+    for pairs in (resolve(quoted), learned_resolve(quoted)):
+        assert [quoted[p.pronoun.start:p.pronoun.end] for p in pairs] in ([], ["They"]), pairs
+    used = "The author wrote the book. It's the one she wrote."
+    assert ("The author", "she") in resolved(used), resolved(used)  # a pronoun used beside quotes still refers
+    conditional = "The appointment is permanent. As your final act as maintainer, it would be helpful if you told us."
+    assert all(p != "it" for _, p in resolved(conditional)), resolved(conditional)
+    assert ("The tool", "it") in resolved("The tool is new. Users say it would be faster if they cached more.")
+    link = ("Please send an entry to [webmasters@gnu.org](mailto:webmasters@gnu.org), and suggest it to others. "
+            "Write to [the team](https://example.org/team) if it helps.")
+    ents = [ent for ent, _ in resolved(link)]
+    assert ents and all("](" not in e and "mailto" not in e and "example.org" not in e for e in ents), ents

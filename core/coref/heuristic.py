@@ -88,7 +88,7 @@ from typing import Any
 from chunkscope.coref.base import CorefResult, Pair, cached_pairs
 from chunkscope.document import Document, Span
 
-VERSION = "heuristic-6.7"  # heuristic-6's rules; a markup fragment ("u>") is never a mention (6.1); a list item
+VERSION = "heuristic-6.8"  # heuristic-6's rules; a markup fragment ("u>") is never a mention (6.1); a list item
 # reaches its list's lead-in only within LEAD_CHARS, "the data itself" (6.2); "a number of" is no entity (6.3);
 # a mention holds whole inline code spans and does not start with a clause's "Where"/"When" (6.4); extraposed
 # "it" ("it is striking that", "it remains a point of contention that", "makes it more difficult to", "when it comes
@@ -98,6 +98,8 @@ VERSION = "heuristic-6.7"  # heuristic-6's rules; a markup fragment ("u>") is ne
 # it is coordinated with ("the parameter or its member") (6.6); a pronoun in inline code is none, a name in code
 # speaks no "we", a mention starts after a clause's wh-word and what precedes it ("even when") and after a
 # parenthesis that closes inside it ("optionally) shade"), binding reaches a co-argument pronoun's entity; forward off (6.7)
+# a pronoun in quotation marks of its own is a word mentioned ("she", "herself"), "it would be helpful if" is
+# extraposed, a mention is no Markdown link's target and ends with the link's text (6.8)
 BATCH_SIZE = 64
 EXCLUDE = ("ner", "lemmatizer", "attribute_ruler")  # spaCy components not needed (noun_chunks reads tags)
 MAX_BLOCK_CHARS = 20_000  # longer blocks (no blank lines) are cut at line ends
@@ -142,6 +144,10 @@ NOUN_TAGS = frozenset({"NN", "NNS", "NNP", "NNPS"})
 PRONOUN_TAGS = frozenset({"PRP", "PRP$", "WP", "WP$"})
 _COPULAS = frozenset("""be is are was were been being 's seem seems seemed appear appears appeared
     become becomes became remain remains remained""".split())
+_CONDITIONAL = frozenset("would 'd could might".split())  # "it would be nice if ..."
+# what "it would be ... if" wishes for ("it would be helpful if you told us"); "it would be faster if" may refer
+_WISHED = frozenset("""helpful nice good great useful better best wise preferable desirable advisable ideal fine
+    appropriate sensible convenient kind appreciated""".split())
 _MAKE_VERBS = frozenset("make makes made making find finds found consider considers considered deem deems deemed".split())
 SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass"})
 ARG_DEPS = frozenset({"nsubj", "nsubjpass", "dobj", "iobj", "attr", "dative"})
@@ -525,6 +531,11 @@ def _pleonastic(tok: Any) -> bool:
             if c.dep_ == "attr" and head.lower_ in _COPULAS and _extraposing(c) and any(
                     g.dep_ in {"relcl", "acl", "ccomp"} and (_that_clause(g) or _content_clause(g)) for g in c.children):
                 return True  # "it remains a point of contention that ..." (the parser hangs the clause on the noun)
+        if head.lower_ in _COPULAS and any(c.dep_ == "aux" and c.lower_ in _CONDITIONAL for c in head.children) and any(
+                c.dep_ == "acomp" and c.lower_ in _WISHED for c in head.children) and any(
+                c.dep_ == "advcl" and any(m.dep_ == "mark" and m.lower_ in ("if", "when") for m in c.children)
+                for c in head.children):
+            return True  # "it would be helpful if you told us": the "if" clause is what "it" stands for
         if head.lower_ in _EVALUATIVE and any(c.dep_ == "ccomp" and _that_clause(c) for c in head.children) \
                 and not any(c.dep_ in ("dobj", "dative") for c in head.children) \
                 and any(c.dep_ == "aux" and c.lower_ in _COPULAS for c in head.children):
@@ -677,6 +688,17 @@ class CodeSpans:
         return (self.starts[k], self.ends[k]) if k >= 0 and self.starts[k] < idx < self.ends[k] else None
 
 
+_OPEN_QUOTES, _CLOSE_QUOTES = "\"“‘'«", "\"”’'»"
+
+
+def quoted_word(text: str, start: int, end: int) -> bool:
+    """The word ``text[start:end]`` stands in quotation marks of its own: a word mentioned, not used ('pronouns used
+    just like "she", "her" and "herself"'); "it's" and "rock'n'roll" are no quotes."""
+    if start < 1 or end >= len(text) or text[start - 1] not in _OPEN_QUOTES or text[end] not in _CLOSE_QUOTES:
+        return False
+    return not (start >= 2 and text[start - 2].isalnum()) and not (end + 1 < len(text) and text[end + 1].isalnum())
+
+
 def _whole_code(text: str, start: int, end: int, code: CodeSpans, offset: int = 0) -> tuple[int, int]:
     """A mention's ``(start, end)`` in ``text`` (which starts at ``offset`` of the text ``code`` was found in)
     moved so that it holds whole inline code spans: one that starts inside `` `...` `` starts after it
@@ -690,6 +712,12 @@ def _whole_code(text: str, start: int, end: int, code: CodeSpans, offset: int = 
     if e is not None:
         end = e[1] - offset
     return start, end
+
+
+def _in_link_target(text: str, idx: int) -> bool:
+    """``idx`` lies in a Markdown link's target: after "](" with no ")" nor space between."""
+    j = text.rfind("](", 0, idx)
+    return j >= 0 and not any(ch in ")\n \t" for ch in text[j + 2:idx])
 
 
 def _candidates(sdoc: Any, offset: int, block: int, sent_base: int,
@@ -726,6 +754,11 @@ def _candidates(sdoc: Any, offset: int, block: int, sent_base: int,
         person = low in PERSON_NOUNS
         embedded = root.dep_ == "pobj" and root.head.dep_ == "prep" and root.head.head.tag_ in NOUN_TAGS
         start, end = _whole_code(text, _mention_start(nc, text), nc.end_char, code, offset)
+        if _in_link_target(text, root.idx):
+            continue  # "(mailto:webmasters@gnu.org)": where a Markdown link goes, not words of the text
+        cut = text.find("](", start, end)
+        if cut >= 0:
+            end = cut  # "[webmasters@gnu.org](mailto:...": the link's text
         if end <= start:
             continue
         cands.append(_Cand(
@@ -900,8 +933,8 @@ def resolve_parsed(text: str, segs: list[_Segment], docs: Any, rules: Rules = RU
                     continue  # "Annex I", "Title I": a number
             if info is None or tok.tag_ not in ("PRP", "PRP$"):
                 continue
-            if code.at(offset + tok.idx) is not None:
-                continue  # a word of code or of a string in it ("`\"It's\"`"), not a reference
+            if code.at(offset + tok.idx) is not None or quoted_word(text, offset + tok.idx, offset + tok.idx + len(tok)):
+                continue  # a word of code or of a string in it ("`\"It's\"`"), or a word quoted: not a reference
             if low == "it" and (_pleonastic(tok) or (tok.text == "IT" and any(ch.islower() for ch in tok.sent.text))):
                 continue  # pleonastic "it", or "IT" (information technology) in mixed-case text
             number, pkind = info

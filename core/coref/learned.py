@@ -52,6 +52,7 @@ from chunkscope.coref.heuristic import (
     _pleonastic,
     _plural,
     noun_chunks,
+    quoted_word,
 )
 from chunkscope.document import Document, Span
 
@@ -126,7 +127,7 @@ class Parsed:
     info: dict[str, Any] = field(default_factory=dict)
 
 
-READ_VERSION = "read-3"  # what is read of the text (2: fenced code blanked too; 3: no pronoun in inline code); part of the cache key
+READ_VERSION = "read-4"  # what is read of the text (2: fenced code blanked too; 3: no pronoun in inline code; 4: nor a quoted one); part of the cache key
 
 
 def _masked(text: str) -> str:
@@ -225,8 +226,9 @@ def parse(text: str, nlp: Any = None, back: int = WINDOW_BACK) -> Parsed:
         cands.extend(found)
         for tok in sdoc:
             low = tok.lower_
-            if low not in PRONOUNS or tok.tag_ not in ("PRP", "PRP$") or code.at(w0 + tok.idx) is not None:
-                continue
+            if low not in PRONOUNS or tok.tag_ not in ("PRP", "PRP$") or code.at(w0 + tok.idx) is not None \
+                    or quoted_word(masked, w0 + tok.idx, w0 + tok.idx + len(tok.text)):
+                continue  # a word of code, or a word quoted: no reference
             nxt = sdoc[tok.i + 1] if tok.i + 1 < len(sdoc) else None
             prons.append(Mention(
                 start=w0 + tok.idx, end=w0 + tok.idx + len(tok.text), sent=sent_of[tok.i], head=low, word=low,
