@@ -571,6 +571,21 @@ def test_html_permalinks_go_and_in_page_links_keep_their_text():
     assert [h.title for h in d.headings] == ["1. Introduction", "Scope"]
 
 
+def test_html_navigation_bars_are_left_out_and_said_so():
+    # a Texinfo manual (GNU's maintainers' guide, a tour page) opens every node with a bar of links, 70 in all
+    bar = ('<div class="{cls}"><p>Next: <a href="#b" rel="next">Getting Help</a>, Previous: <a href="#a">Version</a>, '
+           'Up: <a href="#top">Top</a> &nbsp; [<a href="#toc">Contents</a>][<a href="#ix">Index</a>]</p></div>')
+    page = (f"<body>{bar.format(cls='header')}<h1>Getting Help</h1><p>Write to the list when you are stuck.</p>"
+            f"{bar.format(cls='nav-panel')}<h2>Resources</h2><p>The list is read daily.</p>"
+            '<nav><a href="/">Home</a> <a href="/docs">Docs</a></nav>'
+            '<div class="header"><p>By the GNU Project, updated 2024, <a href="/x">x</a></p></div></body>')
+    d = load_bytes(page.encode(), "maintain.html")
+    assert "Next:" not in d.text and "Home" not in d.text and "Contents" not in d.text, d.text
+    assert "Write to the list when you are stuck." in d.text and "The list is read daily." in d.text
+    assert "By the GNU Project, updated 2024" in d.text  # a "header" that is mostly text, not links, stays
+    assert any(w.startswith("3 navigation bar(s)") for w in d.warnings), d.warnings
+
+
 def test_html_text_that_looks_like_markdown_stays_text():
     page = ("<body><p># not a heading</p><p>```</p><p>&lt;!-- PageBreak --&gt; in the text</p>"
             "<h2>Next section</h2><p>Its text.</p><pre><code>```\nshown fence\n```\n</code></pre><p>after</p></body>")

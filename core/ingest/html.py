@@ -63,6 +63,31 @@ def _content(soup):
     return body, "", 0
 
 
+_NAV_CLASS = re.compile(r"(?:^|[-_ ])(?:nav|navigation|navbar|nav-panel|breadcrumbs?|header)(?:$|[-_ ])", re.I)
+MAX_NAV_CHARS = 400  # a navigation bar is a line of links; a longer element is the page's text
+
+
+def _drop_navigation(root) -> int:
+    """Remove the page's navigation bars (each node of a Texinfo manual opens with "Next: …, Previous: …, Up: …
+    [Contents][Index]"; a site's menu and breadcrumbs): ``<nav>``, ``role="navigation"``, and an element whose class
+    says nav / navigation / navbar / nav-panel / breadcrumb / header, of at most ``MAX_NAV_CHARS`` characters, at
+    least half of them link text. Returns how many went."""
+    gone = 0
+    for el in list(root.find_all(True)):
+        if el.decomposed:
+            continue
+        classes = " ".join(el.get("class") or [])
+        marked = el.name == "nav" or el.get("role") == "navigation" or bool(classes and _NAV_CLASS.search(classes))
+        if not marked or el.name in ("main", "article", "body"):
+            continue
+        text = el.get_text(" ", strip=True)
+        links = sum(len(a.get_text(" ", strip=True)) for a in el.find_all("a"))
+        if len(text) <= MAX_NAV_CHARS and (not text or links * 2 >= len(text)):
+            el.decompose()
+            gone += 1
+    return gone
+
+
 def _flatten_wrappers(root) -> None:
     """A ``<div>``/``<span>``/``<section>``/``<font>`` holding nothing but one block element is dropped for that
     element (the Markdown is the same): generated pages nest such wrappers hundreds deep, past what the
@@ -223,6 +248,7 @@ def html_to_markdown(text: str, cells_as_text: bool = False) -> tuple[str, dict]
         if not h.get_text("", strip=True).translate(ZERO_WIDTH).strip() and h.find("img") is None:
             h.decompose()  # an empty heading would be an empty "#" line
     root, kind, left_out = _content(soup)
+    navigation = _drop_navigation(root)
     _flatten_wrappers(root)
     _drop_anchors(root)
     if cells_as_text:
@@ -236,7 +262,7 @@ def html_to_markdown(text: str, cells_as_text: bool = False) -> tuple[str, dict]
     md = _tidy(conv.convert_soup(root))
     if title and not has_h1:
         md = f"# {title}\n\n{md}"
-    return md + "\n", {"content": kind, "left_out": left_out}
+    return md + "\n", {"content": kind, "left_out": left_out, "navigation": navigation}
 
 
 def load_html_bytes(data: bytes, filename: str, name: str) -> Document:
@@ -254,4 +280,7 @@ def load_html_bytes(data: bytes, filename: str, name: str) -> Document:
     if facts["left_out"]:
         doc.warnings.append(f"read the page's {facts['content']} only: {facts['left_out']:,} characters of "
                             "navigation, header and footer around it are left out")
+    if facts["navigation"]:
+        doc.warnings.append(f"{facts['navigation']:,} navigation bar(s) (lines of links such as \"Next: …, Previous: "
+                            "…\" or a site's menu) left out of the text")
     return doc
