@@ -145,6 +145,16 @@ def test_a_bold_title_wrapped_over_two_lines_is_its_bookmark():
     assert "Two more categories." in out[0] and out[0].count("KEYWORDS") == 1
     three = "Text.\n\n**8** **CCS CONCEPTS AND**\n**USER-DEFINED**\n**KEYWORDS**\n\nMore."
     assert apply_outline([three], toc)[0] == [three]  # a bold paragraph of three lines is not a wrapped title
+    # a bookmark that stops at the title's first line (LaTeX2e for authors: "1.1 LaTeX2ε—The new LaTeX release",
+    # printed with "(well, for more than 10 years now)" under it): the heading is both lines
+    longer = ("Text.\n\n**1.1 LaTeX2ε —The new LaTeX release**\n**(well, for more than 10 years now)**\n\n"
+              "The previous version.")
+    out, stats = apply_outline([longer], [[2, "1.1 LaTeX2ε—The new LaTeX release", 1]])
+    assert "### **1.1 LaTeX2ε —The new LaTeX release** **(well, for more than 10 years now)**\n" in out[0], out
+    assert stats["promoted"] == 1
+    # ... but not a bold line that a bookmark matches followed by a bold line of text that is a paragraph's start
+    assert apply_outline(["**Scope** of it\n**all** of it\n\nText."], [[1, "Scope", 1]])[0] == [
+        "**Scope** of it\n**all** of it\n\nText."]
 
 
 def test_a_plain_title_line_is_its_bookmark_when_nothing_else_on_the_page_is():

@@ -202,8 +202,9 @@ def apply_outline(pages: list[str], toc: list[list[Any]]) -> tuple[list[str], di
 def _two_lines(lines: list[str], i: int, entries: list[tuple[int, str]], stats: dict[str, int]) -> str | None:
     """A bookmark's title written as two headings ("## **Part I**" over "# **Gnuplot**" for the bookmark
     "I Gnuplot"), or as a bold paragraph of two lines (a long title wrapped: "**8** **CCS CONCEPTS AND
-    USER-DEFINED**" over "**KEYWORDS**"): one heading at the bookmark's level; the second line is emptied
-    (its text moves up)."""
+    USER-DEFINED**" over "**KEYWORDS**"; or a bookmark that stops at the first line: "1.1 LaTeX2ε—The new LaTeX
+    release" over "(well, for more than 10 years now)"): one heading at the bookmark's level; the second line is
+    emptied (its text moves up)."""
     first = lines[i].strip()
     m = _HEADING.match(first)
     if m:
@@ -222,8 +223,9 @@ def _two_lines(lines: list[str], i: int, entries: list[tuple[int, str]], stats: 
         if len(body) > MAX_TITLE:
             return None
     key = alnum(body)
+    head = alnum(first) if not m else ""  # a bold paragraph's first line: the bookmark may stop there
     for n, (level, title) in enumerate(entries):
-        if len(title) >= MIN_KEY + 1 and _matches(key, title, body):
+        if len(title) >= MIN_KEY + 1 and (_matches(key, title, body) or (head and _matches(head, title, first))):
             del entries[n]
             lines[j] = ""
             stats["relevelled" if m else "promoted"] += 1
