@@ -122,7 +122,8 @@ def panel(doc, report, cid: str, page: int, height: int, single: bool = False) -
     texts = [f"chunk {i + 1} · {x.tokens} tokens · " + " ".join(doc.text[x.start:x.start + 80].split())[:60]
              for i, x in enumerate(c.chunks)]
     image = pdfpages.render_page(doc, page)
-    fig = pdfpages.page_figure(layers, image, focus=sel if sel in on_page else None, texts=texts, height_px=height)
+    fig = pdfpages.page_figure(layers, image, focus=sel if sel in on_page else None, texts=texts, height_px=height,
+                               view=pdfpages.content_box(doc, page))
     took = time.perf_counter() - t0
     key = f"cs_pv_fig_{cid}_{page}"
     where, side = st.columns([3, 2]) if single else (st.container(), st.container())
@@ -209,6 +210,9 @@ def main() -> None:
         st.html(pdfpages.page_svg(layers, image, width_px=760))
         return
     pw, ph_ = doc.geometry.page_size(int(page))
+    view = pdfpages.content_box(doc, int(page))  # the page's margins cropped: its text drawn larger
+    if view is not None:
+        pw, ph_ = view[2] - view[0], view[3] - view[1]
     width = {1: 540, 2: 430, 3: 280}[len(chosen)]  # about the column width (px) in the wide layout
     height = int(min(1400, max(300, width * ph_ / max(pw, 1.0))))
     cols = st.columns(len(chosen))

@@ -332,3 +332,38 @@ def test_a_chunk_from_an_earlier_page_is_marked_in_the_app_figure_as_in_the_repo
         labels = [a.text for a in pdfpages.page_figure(lay).layout.annotations]
         assert f"<b>{tag}</b>" in labels and f"<b>{s.index + 1}</b>" not in labels
         assert s.tag == tag  # the one helper both draw with
+
+
+def test_the_page_view_crops_a_page_s_empty_margins():
+    """A new user found a LaTeX manual's pages too small to read on the Page view: the text spans 60% of the page's
+    width. The figure shows what the page prints (plus a little white), and every chunk box stays inside it."""
+    import pymupdf
+
+    from chunkscope.ingest import load_bytes
+    from chunkscope.present import pdfpages
+
+    pdf = pymupdf.open()
+    page = pdf.new_page(width=612, height=792)
+    for k in range(20):  # a narrow column of text in the middle of the page
+        page.insert_text((160, 200 + 18 * k), f"Line {k + 1} of a narrow column of prose, set in the middle.", fontsize=9)
+    full = pdf.new_page(width=612, height=792)
+    full.draw_rect(pymupdf.Rect(5, 5, 607, 787), color=(0, 0, 0), width=2)  # a page framed to its edges
+    full.insert_text((40, 60), "A framed page.", fontsize=9)
+    data = pdf.tobytes()
+    doc = load_bytes(data, "narrow.pdf")
+    assert pdfpages.content_box(doc, 1) is None  # the PDF's bytes are not held: no image, no crop
+    pdfpages.remember(doc, data)
+    x0, y0, x1, y1 = pdfpages.content_box(doc, 1)
+    assert 140 < x0 < 160 and 170 < y0 < 195 and x1 < 500 and y1 < 570, (x0, y0, x1, y1)
+    assert pdfpages.content_box(doc, 2) is None  # it prints to its edges: nothing to crop
+    from chunkscope.chunkers.registry import run_chunker
+    from chunkscope.report import ChunkingResult, ChunkRow
+
+    r = run_chunker(doc, "recursive-1100")
+    res = ChunkingResult("recursive-1100", "r", {}, True, "ok", chunks=[ChunkRow(s.start, s.end, 1) for s in r.spans])
+    lay = pdfpages.page_layers(doc, res, 1)
+    boxes = [b for s in lay.chunks for b in s.boxes]
+    assert boxes and all(x0 <= b[0] and b[2] <= x1 and y0 <= b[1] and b[3] <= y1 for b in boxes)
+    fig = pdfpages.page_figure(lay, pdfpages.render_page(doc, 1), view=(x0, y0, x1, y1))
+    assert list(fig.layout.xaxis.range) == [x0, x1] and list(fig.layout.yaxis.range) == [y1, y0]
+    assert list(pdfpages.page_figure(lay).layout.xaxis.range) == [0, 612]  # without a view: the whole page

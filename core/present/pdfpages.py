@@ -107,6 +107,45 @@ def render_page(doc: Any, page: int, zoom: float = DEFAULT_ZOOM, fmt: str = "png
         return None
 
 
+VIEW_PAD = 14.0  # points of white kept around what a page prints, when the Page view crops its margins
+MIN_CROP = 0.9  # crop only when what the page prints spans less than this share of its width or height
+
+
+def content_box(doc: Any, page: int) -> tuple[float, float, float, float] | None:
+    """(x0, y0, x1, y1) in rendered-page points of what 1-based ``page`` prints (text, figures, rules: its
+    non-white pixels), padded by ``VIEW_PAD``; None when the PDF is not at hand, the page is blank, or it prints
+    across nearly all of it (no margin worth cropping). The Page view shows this box, so that a page with wide
+    margins (a LaTeX manual prints on 60% of the width) is drawn larger."""
+    image = render_page(doc, page)
+    if image is None:
+        return None
+    try:
+        return _content_box(doc.meta[PDF_KEY], int(page), image, doc.geometry.page_size(int(page)))
+    except Exception:
+        return None
+
+
+@lru_cache(maxsize=96)
+def _content_box(key: str, page: int, image: tuple[bytes, int, int], size: tuple[float, float]
+                 ) -> tuple[float, float, float, float] | None:
+    import numpy as np
+    import pymupdf
+
+    pix = pymupdf.Pixmap(image[0])
+    a = np.frombuffer(pix.samples, dtype=np.uint8).reshape(pix.height, pix.width, pix.n)[:, :, :3]
+    ink = (a < 235).any(axis=2)
+    rows, cols = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
+    if not len(rows):
+        return None
+    w, h = size
+    sx, sy = w / pix.width, h / pix.height
+    x0, x1 = max(0.0, cols[0] * sx - VIEW_PAD), min(w, (cols[-1] + 1) * sx + VIEW_PAD)
+    y0, y1 = max(0.0, rows[0] * sy - VIEW_PAD), min(h, (rows[-1] + 1) * sy + VIEW_PAD)
+    if x1 - x0 >= MIN_CROP * w and y1 - y0 >= MIN_CROP * h:
+        return None
+    return (float(x0), float(y0), float(x1), float(y1))
+
+
 THUMB_ZOOM = 0.75  # 54 dpi: a page is ~460 px wide, its JPEG ~20-60 KB
 
 
@@ -340,10 +379,12 @@ def page_svg(layers: Layers, image: tuple[bytes, int, int] | None = None, focus:
 
 
 def page_figure(layers: Layers, image: tuple[bytes, int, int] | None = None, focus: int | None = None,
-                texts: Sequence[str] | None = None, height_px: int = 900):
+                texts: Sequence[str] | None = None, height_px: int = 900,
+                view: tuple[float, float, float, float] | None = None):
     """A Plotly figure of the page with the layers; each chunk is one trace whose points (one per
     box, ``customdata`` = chunk index) can be clicked (``st.plotly_chart(on_select=...)``).
-    ``texts[i]``: hover text of chunk ``i`` (escaped here)."""
+    ``texts[i]``: hover text of chunk ``i`` (escaped here). ``view``: the part of the page shown
+    (:func:`content_box`), the whole page when None."""
     import plotly.graph_objects as go
 
     w, h = layers.width, layers.height
@@ -391,8 +432,9 @@ def page_figure(layers: Layers, image: tuple[bytes, int, int] | None = None, foc
                 ys += [y0 - 1, y0 - 1, y1 + 1, y1 + 1, y0 - 1, None]
         fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line=dict(color=pair["color"], width=2),
                                  hovertext=f"split pair {pair['tag']}", hoverinfo="text", showlegend=False))
-    fig.update_xaxes(range=[0, w], visible=False, constrain="domain")
-    fig.update_yaxes(range=[h, 0], visible=False, scaleanchor="x", scaleratio=1, constrain="domain",
+    x0, y0, x1, y1 = view if view is not None else (0.0, 0.0, w, h)
+    fig.update_xaxes(range=[x0, x1], visible=False, constrain="domain")
+    fig.update_yaxes(range=[y1, y0], visible=False, scaleanchor="x", scaleratio=1, constrain="domain",
                      constraintoward="top")
     fig.update_layout(height=height_px, margin=dict(l=0, r=0, t=0, b=0), plot_bgcolor="#fff",
                       paper_bgcolor="rgba(0,0,0,0)", dragmode=False, clickmode="event+select")
