@@ -467,3 +467,14 @@ def test_margin_notes_are_not_woven_into_the_text():
                                         ("right", "1994/12/02", []), ("left", "Old", []), ("left", "New", [])])
     assert (got, gone) == ("text that\nnext\n\n```\ncode New\n```\nmore", [0, 1, 2, 4])  # no "Old" in it
     assert doc.meta["health"]["totals"].get("missing_letters", 0) == 0  # left out on purpose: no letter lost
+
+
+def test_a_dagger_or_pilcrow_in_the_text_is_not_a_list_bullet():
+    """LaTeX's font guide lists its symbols in a table ("\\textdagger †"); pymupdf4llm takes any span starting with
+    one of its bullets for a list item and wrote "\\textdagger -". Daggers, pilcrows, a minus and ">" are the text's."""
+    from chunkscope.ingest.pdf import NOT_BULLETS, _converter
+
+    rag = _converter()
+    assert all(not rag.startswith_bullet(f"{ch} 132") and not rag.startswith_bullet(ch) for ch in NOT_BULLETS)
+    assert rag.startswith_bullet("• first item") and rag.startswith_bullet("- first item")  # real bullets stay
+    assert _converter().startswith_bullet is rag.startswith_bullet  # wrapped once

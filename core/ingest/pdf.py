@@ -18,7 +18,7 @@ import re
 import threading
 import unicodedata
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, wraps
 from typing import Any, Sequence
 
 from chunkscope.blocks import build_blocks, join_continued, rejoin_entries
@@ -670,7 +670,25 @@ def _converter():
             pymupdf4llm.use_layout(False)
         from pymupdf4llm.helpers import pymupdf_rag
 
+        if getattr(pymupdf_rag, "startswith_bullet", None) is not None and \
+                getattr(pymupdf_rag.startswith_bullet, "__wrapped__", None) is None:
+            pymupdf_rag.startswith_bullet = _bullet_of(pymupdf_rag.startswith_bullet)
         return pymupdf_rag
+
+
+# symbols pymupdf4llm counts among list bullets that are a text's own marks: a dagger or a pilcrow in a table
+# of symbols ("\textdagger †" came out "\textdagger -"), a footnote's dagger, a minus sign, a ">" prompt
+NOT_BULLETS = frozenset("†‡¶>−")
+
+
+def _bullet_of(startswith_bullet):
+    """pymupdf4llm's bullet test, which rewrites any span that starts with one of its bullets (and a space) as
+    "- …", wherever it is on the line, without the symbols of ``NOT_BULLETS``."""
+    @wraps(startswith_bullet)
+    def bullet(text: str) -> bool:
+        return bool(text) and text[0] not in NOT_BULLETS and startswith_bullet(text)
+
+    return bullet
 
 
 def _page_markdown(doc) -> tuple[list[str], list[str], list[int]]:
