@@ -322,7 +322,7 @@ def charts(report: Report) -> None:
         lo, hi = report.settings.get("min_tokens", 100), report.settings.get("max_tokens", 1100)
         st.caption(f"Every chunk is a dot; dashed lines: the size bounds {lo} and {hi} tokens (log scale).")
     with guard("The runtime chart"):
-        st.plotly_chart(figures.runtime_figure(report, [c.id for c in report.chunkings]), width="stretch",
+        st.plotly_chart(figures.runtime_figure(report, [c.id for c in report.leaderboard]), width="stretch",
                         key="cs_runtime")
         st.caption(timings_line(report.timings))
 
