@@ -294,6 +294,13 @@ def test_extraction_fixes():
     split_title = "**1.1** **LaTeX 2** **_ε_** **—The** **new**"  # its epsilon waits for the runs to be joined
     assert _latex_logos(split_title) == split_title
     assert _latex_logos(_join_split_runs(split_title)) == "**1.1 LaTeX2ε —The new**"
+    # TeX's logo too, in a document that prints LaTeX's (elsewhere "TEX" may be a word in capitals)
+    from chunkscope.ingest.pdf import prints_latex_logo
+
+    tex = "The TEXbook, the TEX Users Group, SliTEX and BibTEX; set `TEXI2ANY`."
+    assert _latex_logos(tex, tex=True) == "The TeXbook, the TeX Users Group, SliTeX and BibTeX; set `TEXI2ANY`."
+    assert _latex_logos(tex) == tex
+    assert prints_latex_logo(["x", "the L <sup>A</sup> TEX system"]) and not prints_latex_logo(["TEX WORKS"])
     run_together = ["### **TWO** **APPLYING TO BECOME A MEMBER** **2.1 Getting started**\n\nBody."]
     split, _ = apply_outline(run_together, [[1, "Applying to Become a Member", 1], [2, "Getting started", 1]])
     assert _join_split_runs(split[0]).split("\n\n")[:2] == ["## **TWO APPLYING TO BECOME A MEMBER**",

@@ -60,11 +60,23 @@ def _latex2e(m: re.Match[str]) -> str:
     return "LaTeX2ε"
 
 
-def _latex_logos(md: str) -> str:
-    """``md`` with the LaTeX logo written "LaTeX" (and "LaTeX2ε")."""
+# TeX's own logo (its "E" lowered) comes out as "TEX": "TEX Users Group", "SliTEX", "The TEXbook"
+_TEX_LOGO = re.compile(r"(?<![A-Z])TEX(?![A-Z])")
+
+
+def _latex_logos(md: str, tex: bool = False) -> str:
+    """``md`` with the LaTeX logo written "LaTeX" (and "LaTeX2ε"); with ``tex`` (a document that prints the LaTeX
+    logo, so typeset with TeX's logos) "TEX" is "TeX" too. Elsewhere "TEX" may be a word in capitals."""
     if "TEX" in md:
         md = _LATEX_LOGO.sub("LaTeX", md)
+        if tex:
+            md = _TEX_LOGO.sub("TeX", md)
     return _LATEX2E.sub(_latex2e, md) if "ε" in md else md
+
+
+def prints_latex_logo(pages: Sequence[str]) -> bool:
+    """Whether the converter's pages print the LaTeX logo (then "TEX" is TeX's logo: ``_latex_logos``)."""
+    return any("TEX" in md and _LATEX_LOGO.search(md) for md in pages)
 
 
 # a heading the converter wrote (bold, at the start of its line), not code that starts with "#"
@@ -338,10 +350,10 @@ def _join_split_runs(md: str) -> str:
     return "\n".join(out)
 
 
-def _tidy(md: str, titles: Sequence[str] = ()) -> str:
+def _tidy(md: str, titles: Sequence[str] = (), tex: bool = False) -> str:
     md = _COPYRIGHT.sub("©", md)
     md = _STYLE_TAG.sub("", md)  # underline and highlight are the page's look, not its words
-    md = _latex_logos(md)
+    md = _latex_logos(md, tex)
     md = md.replace("\r\n", "\n").replace("\r", "\n").replace("\f", "\n").replace("\x00", "")
     md = re.sub(r"[ \t]+\n", "\n", md)
     md = _unfence_headings(md, titles) if "#" in md else md
@@ -943,7 +955,8 @@ def load_pdf_bytes(data: bytes, filename: str, name: str, *, running: str = "mar
         except Exception:  # a damaged outline: the converter's headings as they are
             toc = []
         entries = outline_entries(toc, len(raw_pages))
-        tidy = [_tidy(raw, [key for _, key in entries.get(k, ())]) for k, raw in enumerate(raw_pages)]
+        tex = prints_latex_logo(raw_pages)
+        tidy = [_tidy(raw, [key for _, key in entries.get(k, ())], tex) for k, raw in enumerate(raw_pages)]
         numbered = []
         for k, md in enumerate(tidy):
             tidy[k], n = strip_line_numbers(md, words[k] if words is not None else None)
@@ -975,7 +988,7 @@ def load_pdf_bytes(data: bytes, filename: str, name: str, *, running: str = "mar
         for k, md in enumerate(marked):
             marked[k], n = rejoin_entries(md)
             meta["rejoined_entries"] += n
-            marked[k] = _latex_logos(_join_split_runs(marked[k]))  # last: the outline splits run-together titles at
+            marked[k] = _latex_logos(_join_split_runs(marked[k]), tex)  # last: the outline splits run-together titles at
             # run edges; "LaTeX 2** **_ε_**" is one run "LaTeX 2 _ε_" then
         for k, md in enumerate(marked, start=1):
             if not _has_text(md):
