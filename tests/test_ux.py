@@ -344,3 +344,32 @@ def test_chunkings_that_did_not_run_have_no_runtime_bar_and_no_problem_counts():
         assert cells[1:3] == ["–", "–"] and cells[0].startswith(r.get(cid).status), cells  # chunks, mean tokens
     ran = re.findall(r"<td[^>]*>(.*?)</td>", page.split("<td>x", 1)[1].split("</tr>", 1)[0])
     assert ran[1:3] == ["4", "50"] and ran[-4:-1] == ["0", "–", "0"], ran  # ran: counted (RC not computed: –)
+
+
+def test_a_tie_is_said_once_and_its_badge_points_nowhere():
+    """A tour saw "It ties on score and wins the tie-break" in the text, "Tie on score with the runner-up" again as a
+    caution below it, and a green "↑ +0.000" badge; and a chip read "ICC 0.590 vs 0.593 (-0.002)"."""
+    from streamlit.testing.v1 import AppTest
+
+    from chunkscope.analysis import rescore
+    from chunkscope.analysis.selection import apart, explain
+
+    r = narrow_report()
+    r.get("b").metrics["SC"] = 0.9
+    r.get("b").chunks = r.get("b").chunks + [ChunkRow(40, 50, 50)]  # one chunk more: a loses the tie-break
+    rescore(r, None, ("a", "b"))
+    ex = explain(r)
+    assert "tie" in ex.flags and "Tie on score with the runner-up: decided by fewer chunks (4 vs 5), then id." in ex.text
+    assert not any(w.startswith("Tie on score") for w in ex.cautions()), ex.cautions()
+
+    def card(report):
+        from ui.overview import winner_card
+
+        winner_card(report)
+
+    at = AppTest.from_function(card, args=(r,)).run()
+    assert not at.exception, at.exception
+    metric = at.metric[0]
+    assert metric.delta == "tie with b" and "+0.000" not in metric.delta
+    assert apart(0.5904, 0.5929) == ("0.590", "0.593", "-0.0025")  # the shown values are 0.003 apart
+    assert apart(0.9, 0.8) == ("0.900", "0.800", "+0.100") and apart(0.9962, 0.9956)[2] == "+0.0006"

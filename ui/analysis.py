@@ -468,6 +468,7 @@ def follow_analysis(job: AnalysisJob, s: Settings | None) -> Report | None:
             shown = snap
             if s is not None:
                 rescore(snap, s.weights, s.candidates)
+            view.empty()  # the last snapshot's card goes whole: none of its warnings stays beside the new one
             with view.container():
                 provisional_view(snap)
         if done:

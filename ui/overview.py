@@ -95,10 +95,14 @@ def winner_card(report: Report, key: str | None = "cs_winner_card") -> list[str]
         ci = best.score_interval
         known = ([m for m in METRICS if m not in report.pending_metrics and best.metrics.get(m) is not None]
                  if report.provisional else [])  # not RC that is not computed (a non-English document)
+        runner = report.get(ws["runner"]) if ws["runner"] else None
+        tie = runner is not None and ws["margin"] == 0  # no lead to point up at: "tie with …", in grey
         c2.metric(f"score on {', '.join(known)} so far" if known else "score",
                   f"{best.score:.3f}" + (f" ± {(ci[1] - ci[0]) / 2:.3f}" if ci else ""),
-                  delta=(f"{selection.margin_text(ws['margin'], signed=True, scores=(best.score, runner.score or 0.0))}"
-                         f" vs {ws['runner']}") if ws["runner"] and (runner := report.get(ws["runner"])) else None,
+                  delta=(f"tie with {ws['runner']}" if tie else
+                         f"{selection.margin_text(ws['margin'], signed=True, scores=(best.score, runner.score or 0.0))}"
+                         f" vs {ws['runner']}") if runner is not None else None,
+                  delta_color="off" if tie else "normal", delta_arrow="off" if tie else "auto",
                   help=f"95% interval {ci[0]:.3f}–{ci[1]:.3f} (bootstrap over the document's blocks)" if ci else None)
         c3.metric("chunks", len(best.chunks))
         st_ = best.token_stats()

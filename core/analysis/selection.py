@@ -159,9 +159,10 @@ def explain(report: Report) -> Explanation:
             parts.append(v["text"])
         if ex.margin == 0 and not tied:
             ex.flags.append("tie")
-            parts.append(f"It ties on score and wins the tie-break ({len(best.chunks)} vs "
-                         f"{len(runner.chunks)} chunks, then id).")
-            ex.warnings.append("Tie on score with the runner-up: decided by fewer chunks, then id.")
+            said = (f"Tie on score with the runner-up: decided by fewer chunks ({len(best.chunks)} vs "
+                    f"{len(runner.chunks)}), then id.")
+            parts.append(said)  # said once: in the text, so not again among the cautions below it
+            ex.warnings.append(said)
         elif 0 < ex.margin < NEAR and not tied:
             ex.flags.append("narrow-win")
             # with a resampling verdict it is consistently ahead: not a contradiction, so say both
@@ -312,11 +313,15 @@ def _ci(c: ChunkingResult) -> str:
 
 def apart(a: float, b: float) -> tuple[str, str, str]:
     """``a``, ``b`` and ``a - b`` with the fewest decimals (3 to 5) that show them apart: a lead of 0.0006 reads
-    "0.9962 vs 0.9956", not "0.996 vs 0.996"."""
+    "0.9962 vs 0.9956", not "0.996 vs 0.996". The difference takes one decimal more when the shown values differ
+    by another amount than it rounds to ("0.590 vs 0.593 (-0.0025)", not "(-0.002)"), as ``margin_text`` does."""
     d = 3
     while d < 5 and f"{a:.{d}f}" == f"{b:.{d}f}":
         d += 1
-    return f"{a:.{d}f}", f"{b:.{d}f}", f"{a - b:+.{d}f}"
+    diff = f"{a - b:+.{d}f}"
+    if abs(float(diff) - (round(a, d) - round(b, d))) > 0.5 * 10 ** -d:
+        diff = f"{a - b:+.{d + 1}f}"
+    return f"{a:.{d}f}", f"{b:.{d}f}", diff
 
 
 def _fmt(x: dict[str, Any]) -> str:
