@@ -230,11 +230,11 @@ def text_columns(words: Sequence[Sequence[Any] | None]) -> list[tuple[float, flo
     out: list[tuple[float, float] | None] = []
     for k, col in enumerate(own):
         same = [c for c in own[k % 2::2] if c is not None]
-        if col is None and not same:
-            out.append(None)
+        if not same:  # no page of its parity has a column (then neither has this one)
+            out.append(col)
             continue
         lefts, rights = sorted(c[0] for c in same), sorted(c[1] for c in same)
-        doc = (lefts[len(lefts) // 2], rights[len(rights) // 2]) if same else col
+        doc = (lefts[len(lefts) // 2], rights[len(rights) // 2])
         out.append((min(doc[0], col[0]), max(doc[1], col[1])) if col is not None else doc)
     return out
 

@@ -133,7 +133,7 @@ def _content_box(key: str, page: int, image: tuple[bytes, int, int], size: tuple
 
     pix = pymupdf.Pixmap(image[0])
     a = np.frombuffer(pix.samples, dtype=np.uint8).reshape(pix.height, pix.width, pix.n)[:, :, :3]
-    ink = (a < 235).any(axis=2)
+    ink = np.any(a < 235, axis=2)
     rows, cols = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
     if not len(rows):
         return None
