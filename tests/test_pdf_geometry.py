@@ -472,7 +472,8 @@ def test_margin_notes_are_not_woven_into_the_text():
     md = "text that New feature\nnext 1994/12/01\n1994/12/02\n```\ncode New\n```\nNew more"
     got, gone = strip_margin_notes(md, [("right", "New feature", []), ("right", "1994/12/01", []),
                                         ("right", "1994/12/02", []), ("left", "Old", []), ("left", "New", [])])
-    assert (got, gone) == ("text that\nnext\n\n```\ncode New\n```\nmore", [0, 1, 2, 4])  # no "Old" in it
+    # a note on a line of its own takes the line with it, not leaving a blank one (that split the paragraph)
+    assert (got, gone) == ("text that\nnext\n```\ncode New\n```\nmore", [0, 1, 2, 4])  # no "Old" in it
     assert doc.meta["health"]["totals"].get("missing_letters", 0) == 0  # left out on purpose: no letter lost
 
 
@@ -485,3 +486,24 @@ def test_a_dagger_or_pilcrow_in_the_text_is_not_a_list_bullet():
     assert all(not rag.startswith_bullet(f"{ch} 132") and not rag.startswith_bullet(ch) for ch in NOT_BULLETS)
     assert rag.startswith_bullet("• first item") and rag.startswith_bullet("- first item")  # real bullets stay
     assert _converter().startswith_bullet is rag.startswith_bullet  # wrapped once
+
+
+def test_short_lines_in_body_type_beside_the_text_are_text_not_notes():
+    """A review found a borderless table's last column ("High", "Low") and a CV's dates taken for margin notes and
+    removed. Notes are set smaller than the body; these are not."""
+    import pymupdf
+
+    pdf = pymupdf.open()
+    page = pdf.new_page()
+    for k in range(8):
+        page.insert_text((72, 80 + 14 * k), f"Row {k} of the regional results: sales grew in the north office", fontsize=10)
+        page.insert_text((480, 80 + 14 * k), ("High", "Low", "Medium", "12%")[k % 4], fontsize=10)
+    doc = load_bytes(pdf.tobytes(), "table.pdf")
+    assert doc.text.count("High") == 2 and "Medium" in doc.text and "12%" in doc.text, doc.text
+    assert not any("margin notes" in w for w in doc.warnings)
+    # LaTeX written in capitals (the rubber) is no logo, and TeX's logo is never changed inside code
+    from chunkscope.ingest.pdf import _latex_logos
+
+    assert _latex_logos("NATURAL RUBBER LATEX. LATEX ALLERGY", tex=True) == "NATURAL RUBBER LATEX. LATEX ALLERGY"
+    code = "```\nexport TEX=pdftex\n```\nrun `TEX` or MY_TEX_VAR with TEX2; the TEX book"
+    assert _latex_logos(code, tex=True) == "```\nexport TEX=pdftex\n```\nrun `TEX` or MY_TEX_VAR with TEX2; the TeX book"

@@ -47,7 +47,8 @@ _STYLE_TAG = re.compile(r"</?(?:u|mark)>")
 _COPYRIGHT = re.compile(r"[_*]*\u20dd[_*]*\s?c(?![a-z])|c\u20dd")
 # the LaTeX logo (its "A" raised, its "E" lowered) comes out as "L <sup>A</sup> TEX", "L A TEX" or, in bold,
 # "**L** <sup>**A**</sup> **TEX" (174 times in LaTeX's own user guide); LaTeX2e's epsilon as "LaTeX2 _ε_"
-_LATEX_LOGO = re.compile(r"(?<![A-Za-z0-9])L(?P<m>[*_]*)[ \t]*(?:<sup>(?P=m)A(?P=m)</sup>|A)[ \t]*(?P=m)TEX(?![A-Za-z])")
+_LATEX_LOGO = re.compile(r"(?<![A-Za-z0-9])L(?P<m>[*_]*)(?:[ \t]*<sup>(?P=m)A(?P=m)</sup>[ \t]*|[ \t]+A[ \t]+)(?P=m)TEX"
+                         r"(?![A-Za-z])")  # not "LATEX" written in capitals (the rubber: "NATURAL RUBBER LATEX")
 _LATEX2E = re.compile(r"\bLaTeX[ \t]*2(?P<g>[*_ \t]*)ε(?P<h>[*_]*)")
 
 
@@ -61,7 +62,7 @@ def _latex2e(m: re.Match[str]) -> str:
 
 
 # TeX's own logo (its "E" lowered) comes out as "TEX": "TEX Users Group", "SliTEX", "The TEXbook"
-_TEX_LOGO = re.compile(r"(?<![A-Z])TEX(?![A-Z])")
+_TEX_LOGO = re.compile(r"(?<![A-Z0-9_$])TEX(?![A-Z0-9_=])")  # not "TEXI2ANY", "MY_TEX_VAR", "TEX=pdftex"
 
 
 def _latex_logos(md: str, tex: bool = False) -> str:
@@ -69,8 +70,12 @@ def _latex_logos(md: str, tex: bool = False) -> str:
     logo, so typeset with TeX's logos) "TEX" is "TeX" too. Elsewhere "TEX" may be a word in capitals."""
     if "TEX" in md:
         md = _LATEX_LOGO.sub("LaTeX", md)
-        if tex:
-            md = _TEX_LOGO.sub("TeX", md)
+        if tex and "TEX" in md:
+            lines = md.split("\n")
+            for i in lines_outside_code(lines):  # outside fenced code, and outside inline code on the line
+                parts = lines[i].split("`")
+                lines[i] = "`".join(_TEX_LOGO.sub("TeX", x) if k % 2 == 0 else x for k, x in enumerate(parts))
+            md = "\n".join(lines)
     return _LATEX2E.sub(_latex2e, md) if "ε" in md else md
 
 
@@ -201,6 +206,7 @@ def strip_line_numbers(md: str, words: Sequence[Sequence[Any]] | None) -> tuple[
 
 
 _NUMBER_ONLY = re.compile(r"[\divxlcIVXLC.\s]+")  # "12", "3.1", "iv": a number, no note
+NOTE_SIZE = 0.95  # a margin note is set smaller than the body (LaTeX's notes: 0.9 of its height)
 MAX_NOTE_WORDS = 4  # words of one margin note's line ("New feature", "2001/06/01"); more is a column of text
 
 
@@ -245,13 +251,15 @@ Note = tuple[str, str, list[Sequence[Any]]]  # a margin note: its side ("right" 
 def margin_notes(words: Sequence[Sequence[Any]] | None, column: tuple[float, float] | None) -> list[Note]:
     """The page's margin notes (LaTeX's ``\\marginpar``: "New feature" / "1994/12/01" beside a paragraph), top to
     bottom, as ``(side, text, words)`` with side "right" or "left": lines of their own of at most ``MAX_NOTE_WORDS`` words
-    (not only numbers), starting ``MARGIN_GAP`` or more right of where the text ``column`` ends (or ending that
+    (not only numbers), in smaller type than the body (``NOTE_SIZE``), starting ``MARGIN_GAP`` or more right of where the text ``column`` ends (or ending that
     far left of where it starts; :func:`text_columns`), with no other word of their row that near, in one column
     (their first words within 2 points of one another), at least two on the page. A word of a figure or a long
     line beyond the column's edge is none of them."""
     if not words or column is None:
         return []
     left, right = column
+    heights = sorted(float(w[3]) - float(w[1]) for w in words)
+    body = heights[len(heights) // 2]  # the body's type size (its words' median height)
 
     def gutter(ws: list[Sequence[Any]], side: str) -> bool:  # no other word of its row within MARGIN_GAP
         top, bottom = float(ws[0][1]), float(ws[0][3])
@@ -265,6 +273,8 @@ def margin_notes(words: Sequence[Sequence[Any]] | None, column: tuple[float, flo
         text = " ".join(str(w[4]) for w in ws)
         if len(ws) > MAX_NOTE_WORDS or _NUMBER_ONLY.fullmatch(text):
             continue  # a contents list's page or section numbers, a page number: not notes
+        if max(float(w[3]) - float(w[1]) for w in ws) > NOTE_SIZE * body:
+            continue  # set as large as the body: a CV's dates, a table's last column, not a note
         if float(ws[0][0]) >= right + MARGIN_GAP and gutter(ws, "right"):
             found.append((float(ws[0][1]), "right", float(ws[0][0]), text, ws))
         elif float(ws[-1][2]) <= left - MARGIN_GAP and gutter(ws, "left"):
@@ -297,7 +307,7 @@ def strip_margin_notes(md: str, notes: Sequence[Note]) -> tuple[str, list[int]]:
             i = outside[j]
             line = lines[i].rstrip()
             if line.strip() == note:
-                lines[i] = ""
+                lines[i] = _GONE  # the line goes: a blank one would split its paragraph in two
             elif side == "right" and line.endswith(" " + note):
                 lines[i] = line[: -len(note) - 1].rstrip()
             elif side == "left" and line.lstrip().startswith(note + " "):
@@ -307,7 +317,10 @@ def strip_margin_notes(md: str, notes: Sequence[Note]) -> tuple[str, list[int]]:
             removed.append(n)
             k = j
             break
-    return "\n".join(lines), removed
+    return "\n".join(x for x in lines if x is not _GONE), removed
+
+
+_GONE = "\x00gone"  # a margin note's own line, left out when the page is joined again
 
 
 # the converter writes a styled phrase word by word ("**Blank** **lines**", "_An_ _Introduction_ _to_ _R_",
