@@ -584,6 +584,17 @@ def test_html_navigation_bars_are_left_out_and_said_so():
     assert "Write to the list when you are stuck." in d.text and "The list is read daily." in d.text
     assert "By the GNU Project, updated 2024" in d.text  # a "header" that is mostly text, not links, stays
     assert any(w.startswith("3 navigation bar(s)") for w in d.warnings), d.warnings
+    # ... but not an article's header, a table's header row, a term, nor a class that only contains "header"/"nav"
+    kept = ('<body><header class="entry-header"><h1><a href="/p">The title</a></h1>Posted on <a href="/d">May 2</a> '
+            'by <a href="/a">Ann</a></header><p>Body text of the post.</p>'
+            '<table><tr class="header"><th><a href="?s=n">Name</a></th><th><a href="?s=s">Size</a></th></tr>'
+            '<tr><td>a.txt</td><td>4 KB</td></tr></table>'
+            '<dl><dt class="header"><a href="#v">--verbose</a> <a href="#q">--quiet</a></dt><dd>Say more.</dd></dl>'
+            '<div class="navigation-guide"><a href="/1">Step one</a> <a href="/2">Step two</a></div></body>')
+    k = load_bytes(kept.encode(), "post.html")
+    for words in ("The title", "Posted on", "| [Name](?s=n) | [Size](?s=s) |", "--verbose", "Step one"):
+        assert words in k.text, (words, k.text)
+    assert not any("navigation bar" in w for w in k.warnings)
 
 
 def test_html_text_that_looks_like_markdown_stays_text():

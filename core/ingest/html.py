@@ -63,26 +63,32 @@ def _content(soup):
     return body, "", 0
 
 
-_NAV_CLASS = re.compile(r"(?:^|[-_ ])(?:nav|navigation|navbar|nav-panel|breadcrumbs?|header)(?:$|[-_ ])", re.I)
+# class names of navigation bars, whole (a Texinfo node's bar is class="header" or "nav-panel"; "entry-header",
+# "card-header", "subheader" and "navigation-guide" are not)
+_NAV_CLASSES = frozenset("nav navigation navbar nav-panel breadcrumb breadcrumbs header".split())
+_NEVER_NAV = frozenset("tr th thead tbody td dt dd li h1 h2 h3 h4 h5 h6 main article body table".split())
 MAX_NAV_CHARS = 400  # a navigation bar is a line of links; a longer element is the page's text
 
 
 def _drop_navigation(root) -> int:
     """Remove the page's navigation bars (each node of a Texinfo manual opens with "Next: …, Previous: …, Up: …
     [Contents][Index]"; a site's menu and breadcrumbs): ``<nav>``, ``role="navigation"``, and an element whose class
-    says nav / navigation / navbar / nav-panel / breadcrumb / header, of at most ``MAX_NAV_CHARS`` characters, at
-    least half of them link text. Returns how many went."""
+    is one of ``_NAV_CLASSES`` (whole names), of at most ``MAX_NAV_CHARS`` characters, with two links or more making
+    at least half of its text; never a table's row or cell, a list item, a definition term, a heading or an element
+    holding one (an article's title in its "header"). Returns how many went."""
     gone = 0
     for el in list(root.find_all(True)):
-        if el.decomposed:
+        if el.decomposed or el.name in _NEVER_NAV:
             continue
-        classes = " ".join(el.get("class") or [])
-        marked = el.name == "nav" or el.get("role") == "navigation" or bool(classes and _NAV_CLASS.search(classes))
-        if not marked or el.name in ("main", "article", "body"):
+        classes = {c.lower() for c in el.get("class") or []}
+        if not (el.name == "nav" or el.get("role") == "navigation" or classes & _NAV_CLASSES):
+            continue
+        if el.find(("h1", "h2", "h3", "h4", "h5", "h6")) is not None:
             continue
         text = el.get_text(" ", strip=True)
-        links = sum(len(a.get_text(" ", strip=True)) for a in el.find_all("a"))
-        if len(text) <= MAX_NAV_CHARS and (not text or links * 2 >= len(text)):
+        anchors = el.find_all("a")
+        links = sum(len(a.get_text(" ", strip=True)) for a in anchors)
+        if len(anchors) >= 2 and len(text) <= MAX_NAV_CHARS and links * 2 >= len(text):
             el.decompose()
             gone += 1
     return gone
