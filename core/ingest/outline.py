@@ -202,9 +202,9 @@ def apply_outline(pages: list[str], toc: list[list[Any]]) -> tuple[list[str], di
 def _two_lines(lines: list[str], i: int, entries: list[tuple[int, str]], stats: dict[str, int]) -> str | None:
     """A bookmark's title written as two headings ("## **Part I**" over "# **Gnuplot**" for the bookmark
     "I Gnuplot"), or as a bold paragraph of two lines (a long title wrapped: "**8** **CCS CONCEPTS AND
-    USER-DEFINED**" over "**KEYWORDS**"; or a bookmark that stops at the first line: "1.1 LaTeX2ε—The new LaTeX
-    release" over "(well, for more than 10 years now)"): one heading at the bookmark's level; the second line is
-    emptied (its text moves up)."""
+    USER-DEFINED**" over "**KEYWORDS**"): one heading at the bookmark's level; the second line is emptied (its text
+    moves up). A bookmark that is the first line alone ("1.1 LaTeX2ε—The new LaTeX release" over "(well, for more
+    than 10 years now)") makes that line the heading, and the second stays as a paragraph under it."""
     first = lines[i].strip()
     m = _HEADING.match(first)
     if m:
@@ -225,11 +225,15 @@ def _two_lines(lines: list[str], i: int, entries: list[tuple[int, str]], stats: 
     key = alnum(body)
     head = alnum(first) if not m else ""  # a bold paragraph's first line: the bookmark may stop there
     for n, (level, title) in enumerate(entries):
-        if len(title) >= MIN_KEY + 1 and (_matches(key, title, body) or (head and _matches(head, title, first))):
+        if len(title) >= MIN_KEY + 1 and _matches(key, title, body):
             del entries[n]
             lines[j] = ""
             stats["relevelled" if m else "promoted"] += 1
             return f"{_marks(level)} {body}"
+        if len(title) >= MIN_KEY + 1 and head and _matches(head, title, first):
+            del entries[n]  # the first line is the heading; the line under it stays, a paragraph of its own
+            stats["promoted"] += 1
+            return f"{_marks(level)} {first}\n"
     return None
 
 
