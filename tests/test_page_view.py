@@ -354,8 +354,15 @@ def test_the_page_view_crops_a_page_s_empty_margins():
     assert pdfpages.content_box(doc, 1) is None  # the PDF's bytes are not held: no image, no crop
     pdfpages.remember(doc, data)
     x0, y0, x1, y1 = pdfpages.content_box(doc, 1)
-    assert 140 < x0 < 160 and 170 < y0 < 195 and x1 < 500 and y1 < 570, (x0, y0, x1, y1)
+    # the column (x 160-390, y 190-560) padded, and widened to 60% of the page each way, about its middle
+    assert x0 < 146 and x1 > 390 and abs((x1 - x0) - 0.6 * 612) < 1 and y0 < 180 and y1 > 555, (x0, y0, x1, y1)
+    assert x1 < 500 and y1 < 792
     assert pdfpages.content_box(doc, 2) is None  # it prints to its edges: nothing to crop
+    lone = pymupdf.open()
+    lone.new_page(width=612, height=792).insert_text((300, 760), "7", fontsize=9)  # a page holding its number only
+    image = pdfpages._render("lone", 1, pdfpages.DEFAULT_ZOOM, lone.tobytes())  # too little text to load as a doc
+    box = pdfpages._content_box(image, (612.0, 792.0))
+    assert box is not None and box[2] - box[0] >= 0.6 * 612 - 1e-6 and box[3] - box[1] >= 0.6 * 792 - 1e-6, box
     from chunkscope.chunkers.registry import run_chunker
     from chunkscope.report import ChunkingResult, ChunkRow
 

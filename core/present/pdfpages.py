@@ -109,25 +109,47 @@ def render_page(doc: Any, page: int, zoom: float = DEFAULT_ZOOM, fmt: str = "png
 
 VIEW_PAD = 14.0  # points of white kept around what a page prints, when the Page view crops its margins
 MIN_CROP = 0.9  # crop only when what the page prints spans less than this share of its width or height
+MIN_VIEW = 0.6  # ... and never show less than this share of either (a page holding only its number stays a page)
+_BOXES: OrderedDict[tuple[str, int], tuple[float, float, float, float] | None] = OrderedDict()
+MAX_BOXES = 512  # pages whose box is remembered (four numbers each)
 
 
 def content_box(doc: Any, page: int) -> tuple[float, float, float, float] | None:
     """(x0, y0, x1, y1) in rendered-page points of what 1-based ``page`` prints (text, figures, rules: its
-    non-white pixels), padded by ``VIEW_PAD``; None when the PDF is not at hand, the page is blank, or it prints
-    across nearly all of it (no margin worth cropping). The Page view shows this box, so that a page with wide
-    margins (a LaTeX manual prints on 60% of the width) is drawn larger."""
+    non-white pixels), padded by ``VIEW_PAD`` and widened to at least ``MIN_VIEW`` of the page each way; None when
+    the PDF is not at hand, the page is blank, or it prints across nearly all of it (no margin worth cropping).
+    The Page view shows this box, so that a page with wide margins (a LaTeX manual prints on 60% of the width) is
+    drawn larger. Remembered per document and page."""
+    key = (str(doc.meta.get(PDF_KEY, "")), int(page))
+    with _lock:
+        if key[0] and key in _BOXES:
+            _BOXES.move_to_end(key)
+            return _BOXES[key]
     image = render_page(doc, page)
     if image is None:
         return None
     try:
-        return _content_box(doc.meta[PDF_KEY], int(page), image, doc.geometry.page_size(int(page)))
+        box = _content_box(image, doc.geometry.page_size(int(page)))
     except Exception:
         return None
+    with _lock:
+        _BOXES[key] = box
+        while len(_BOXES) > MAX_BOXES:
+            _BOXES.popitem(last=False)
+    return box
 
 
-@lru_cache(maxsize=96)
-def _content_box(key: str, page: int, image: tuple[bytes, int, int], size: tuple[float, float]
-                 ) -> tuple[float, float, float, float] | None:
+def _widen(lo: float, hi: float, size: float) -> tuple[float, float]:
+    """``[lo, hi]`` widened about its middle to at least ``MIN_VIEW`` of ``size``, kept within ``[0, size]``."""
+    need = MIN_VIEW * size
+    if hi - lo >= need:
+        return lo, hi
+    mid = (lo + hi) / 2
+    lo = min(max(0.0, mid - need / 2), size - need)
+    return lo, lo + need
+
+
+def _content_box(image: tuple[bytes, int, int], size: tuple[float, float]) -> tuple[float, float, float, float] | None:
     import numpy as np
     import pymupdf
 
@@ -143,6 +165,7 @@ def _content_box(key: str, page: int, image: tuple[bytes, int, int], size: tuple
     y0, y1 = max(0.0, rows[0] * sy - VIEW_PAD), min(h, (rows[-1] + 1) * sy + VIEW_PAD)
     if x1 - x0 >= MIN_CROP * w and y1 - y0 >= MIN_CROP * h:
         return None
+    (x0, x1), (y0, y1) = _widen(x0, x1, w), _widen(y0, y1, h)
     return (float(x0), float(y0), float(x1), float(y1))
 
 
