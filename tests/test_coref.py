@@ -702,3 +702,6 @@ def test_quoted_pronouns_conditional_it_and_link_targets():
             "Write to [the team](https://example.org/team) if it helps.")
     ents = [ent for ent, _ in resolved(link)]
     assert ents and all("](" not in e and "mailto" not in e and "example.org" not in e for e in ents), ents
+    # a linked noun phrase is still a mention, its link's text (the parser's head falls in the target)
+    assert resolved("Read [the manual](https://example.org/manual) first. It explains the rules.") == [
+        ("the manual", "It")]

@@ -754,11 +754,11 @@ def _candidates(sdoc: Any, offset: int, block: int, sent_base: int,
         person = low in PERSON_NOUNS
         embedded = root.dep_ == "pobj" and root.head.dep_ == "prep" and root.head.head.tag_ in NOUN_TAGS
         start, end = _whole_code(text, _mention_start(nc, text), nc.end_char, code, offset)
-        if _in_link_target(text, root.idx):
-            continue  # "(mailto:webmasters@gnu.org)": where a Markdown link goes, not words of the text
         cut = text.find("](", start, end)
         if cut >= 0:
-            end = cut  # "[webmasters@gnu.org](mailto:...": the link's text
+            end = cut  # "[webmasters@gnu.org](mailto:...": the link's text (the parser's head may be in the target)
+        elif _in_link_target(text, start):
+            continue  # "(mailto:webmasters@gnu.org)": where a Markdown link goes, not words of the text
         if end <= start:
             continue
         cands.append(_Cand(
