@@ -109,7 +109,8 @@ def details(doc, c, cid: str, idx: int, p: highlight.Problems) -> None:
             + html.escape(body[:6000]) + ("…" if len(body) > 6000 else "") + "</div>")
 
 
-def panel(doc, report, cid: str, page: int, height: int, single: bool = False) -> float:
+def panel(doc, report, cid: str, page: int, height: int, single: bool = False,
+          view: tuple[float, float, float, float] | None = None) -> float:
     c = report.get(cid)
     p = highlight.Problems.of(c)
     score = f" · score {c.score:.3f}" if c.score is not None else ""
@@ -123,7 +124,7 @@ def panel(doc, report, cid: str, page: int, height: int, single: bool = False) -
              for i, x in enumerate(c.chunks)]
     image = pdfpages.render_page(doc, page)
     fig = pdfpages.page_figure(layers, image, focus=sel if sel in on_page else None, texts=texts, height_px=height,
-                               view=pdfpages.content_box(doc, page))
+                               view=view)
     took = time.perf_counter() - t0
     key = f"cs_pv_fig_{cid}_{page}"
     where, side = st.columns([3, 2]) if single else (st.container(), st.container())
@@ -219,7 +220,7 @@ def main() -> None:
     took = 0.0
     for col, cid in zip(cols, chosen):
         with col, guard(f"The page of {cid}"):
-            took += panel(doc, report, cid, int(page), height, single=len(chosen) == 1)
+            took += panel(doc, report, cid, int(page), height, single=len(chosen) == 1, view=view)
     st.caption(f"Overlays built in {took * 1000:.0f} ms. Colours: one per chunk (its number at its first box; "
                "“…” when it started on an earlier page) · dashed orange-red: a broken block, the bar is the cut · "
                "coloured outlines: the two mentions of a split entity–pronoun pair · yellow: the selected chunk.")

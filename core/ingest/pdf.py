@@ -233,15 +233,18 @@ def text_columns(words: Sequence[Sequence[Any] | None]) -> list[tuple[float, flo
     between left and right pages), so that a narrow page (a table's, a figure's) does not take its table's last
     column for notes in a margin."""
     own = [text_column(w) for w in words]
+    docs: list[tuple[float, float] | None] = []
+    for parity in (0, 1):  # the median column of the even and of the odd pages, once each
+        same = [c for c in own[parity::2] if c is not None]
+        lefts, rights = sorted(c[0] for c in same), sorted(c[1] for c in same)
+        docs.append((lefts[len(lefts) // 2], rights[len(rights) // 2]) if same else None)
     out: list[tuple[float, float] | None] = []
     for k, col in enumerate(own):
-        same = [c for c in own[k % 2::2] if c is not None]
-        if not same:  # no page of its parity has a column (then neither has this one)
-            out.append(col)
-            continue
-        lefts, rights = sorted(c[0] for c in same), sorted(c[1] for c in same)
-        doc = (lefts[len(lefts) // 2], rights[len(rights) // 2])
-        out.append((min(doc[0], col[0]), max(doc[1], col[1])) if col is not None else doc)
+        doc = docs[k % 2]
+        if doc is None or col is None:  # no page of its parity has a column, or this one has none: the other
+            out.append(col or doc)
+        else:
+            out.append((min(doc[0], col[0]), max(doc[1], col[1])))
     return out
 
 
@@ -291,6 +294,9 @@ def margin_notes(words: Sequence[Sequence[Any]] | None, column: tuple[float, flo
     return [note for _, note in sorted(out, key=lambda x: x[0])]
 
 
+_GONE = "\x00gone"  # a margin note's own line, left out when the page is joined again
+
+
 def strip_margin_notes(md: str, notes: Sequence[Note]) -> tuple[str, list[int]]:
     """``md`` without the margin notes (:func:`margin_notes`) the converter wrote into the lines beside them: at the
     end of a line for a note on the right ("... needed in a LaTeX class New feature"), at its start for one on the
@@ -319,8 +325,6 @@ def strip_margin_notes(md: str, notes: Sequence[Note]) -> tuple[str, list[int]]:
             break
     return "\n".join(x for x in lines if x is not _GONE), removed
 
-
-_GONE = "\x00gone"  # a margin note's own line, left out when the page is joined again
 
 
 # the converter writes a styled phrase word by word ("**Blank** **lines**", "_An_ _Introduction_ _to_ _R_",
@@ -976,13 +980,13 @@ def load_pdf_bytes(data: bytes, filename: str, name: str, *, running: str = "mar
             if n:
                 numbered.append((k + 1, n))
         notes = []
-        columns = text_columns(words) if words is not None else [None] * len(tidy)
-        for k, md in enumerate(tidy):
-            found = margin_notes(words[k] if words is not None else None, columns[k])
-            tidy[k], gone = strip_margin_notes(md, found)
-            if gone and words is not None:  # left out of the text on purpose: no page box to find, no letter lost
+        page_words = words if words is not None else []  # margin notes are found in the page's words (none without)
+        for k, col in enumerate(text_columns(page_words)):
+            found = margin_notes(page_words[k], col)
+            tidy[k], gone = strip_margin_notes(tidy[k], found)
+            if gone:  # left out of the text on purpose: no page box to find, no letter lost
                 drop = {id(w) for n in gone for w in found[n][2]}
-                words[k] = [w for w in words[k] if id(w) not in drop]
+                page_words[k] = [w for w in page_words[k] if id(w) not in drop]
                 notes.append((k + 1, len(gone)))
         if notes:
             warnings.append(f"{_page_list([k for k, _ in notes])}: {sum(n for _, n in notes):,} margin notes (short "

@@ -92,16 +92,21 @@ def _safe(check, x: dict[str, Any]) -> bool:
 PAIR_COLORS = ["#CC79A7", "#9467BD", "#E377C2", "#8C564B", "#17BECF", "#BCBD22"]
 
 
-def pair_tag(x: dict[str, Any], n: int) -> str:
-    """A split pair's tag, the same in every chunking's view: "P" and its number among the document's pairs
-    (RC's ``pair``, from 1), or, in a report without it, its place ``n`` in this chunking's list."""
+def _pair_index(x: dict[str, Any], n: int) -> int:
+    """A split pair's index among the document's pairs (RC's ``pair``), or, in a report without it, its place ``n``
+    in this chunking's list."""
     j = x.get("pair")
-    return f"P{j + 1 if type(j) is int and j >= 0 else n + 1}"
+    return j if type(j) is int and j >= 0 else n
+
+
+def pair_tag(x: dict[str, Any], n: int) -> str:
+    """A split pair's tag, the same in every chunking's view: "P" and its number (from 1)."""
+    return f"P{_pair_index(x, n) + 1}"
 
 
 def pair_color(x: dict[str, Any], n: int) -> str:
     """The colour of a split pair's two ends (``PAIR_COLORS`` by its number, so the same pair in every view)."""
-    return PAIR_COLORS[(int(pair_tag(x, n)[1:]) - 1) % len(PAIR_COLORS)]
+    return PAIR_COLORS[_pair_index(x, n) % len(PAIR_COLORS)]
 
 HIGHLIGHT_CSS = """
 <style>
