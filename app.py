@@ -13,9 +13,9 @@ import html
 
 import streamlit as st
 
-from chunkscope.blocks import blocks_by_kind
 from chunkscope.document import Document
 from chunkscope.ingest import FORMATS_IN_BRIEF
+from chunkscope.text.blocks import blocks_by_kind
 from ui.analysis import keep_state, seed_from_query
 from ui.common import (
     document_picker,
@@ -78,7 +78,7 @@ def section_analyze(doc: Document) -> None:
         st.error(f"Settings: {md_escape(problem)}")
     report = current_report(doc, settings)
     if take_language_change(doc):  # the user set the language: re-run what depends on it (RC)
-        from chunkscope.language import language_name
+        from chunkscope.text.language import language_name
 
         if report is None and settings is not None and running_job(doc) is None and latest_report(doc) is not None:
             start_analysis(doc, settings)

@@ -44,7 +44,7 @@ def main() -> int:
     from chunkscope import metrics as M
     from chunkscope.analysis import Resources, Settings, analyze
     from chunkscope.coref import get_pairs
-    from chunkscope.embeddings import SpanEmbedder
+    from chunkscope.embeddings.spans import SpanEmbedder
     from chunkscope.ingest.reference import load_reference
 
     res = Resources(None, "composed")

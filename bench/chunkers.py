@@ -25,7 +25,7 @@ IDS = ["page", "page+pp", "recursive-1100", "recursive-1100+pp", "recursive-600"
 
 
 def _cold() -> None:
-    from chunkscope import sentences, tokens
+    from chunkscope.text import sentences, tokens
 
     tokens.clear_cache()
     sentences.clear_cache()
@@ -56,8 +56,8 @@ def main(argv: list[str] | None = None) -> int:
     from chunkscope.chunkers import registry
     from chunkscope.chunkers.recursive import PAPER_SEPARATORS, RecursiveSplitter
     from chunkscope.ingest.reference import load_reference
-    from chunkscope.sentences import sentence_spans
-    from chunkscope.tokens import count_tokens, encoding
+    from chunkscope.text.sentences import sentence_spans
+    from chunkscope.text.tokens import count_tokens, encoding
 
     doc = load_reference(path)
     enc = encoding()

@@ -25,7 +25,7 @@ setting's.
 
 Non-English documents are listed with the default backend's reason (RC not available).
 ``--speed``: seconds per 100k tokens (o200k counter) of the old rules, the default backend and the
-default backend with thinc's ``blis`` products (the loader's choice before; see ``chunkscope.nlp``) on
+default backend with thinc's ``blis`` products (the loader's choice before; see ``chunkscope.text.nlp``) on
 GDPR, warm (pipeline loaded), no disk cache, best of ``--repeat`` interleaved runs, in the same process.
 
     .venv/bin/python bench/coref_agreement.py [--speed] [--no-analysis] [--ceiling] [--max-analysis-chars N]
@@ -130,7 +130,7 @@ def parsed(doc: Document, cache: Path, rules: H.Rules) -> tuple[list[Any], list[
     parse of as many segments, at shifted offsets)."""
     from spacy.tokens import DocBin
 
-    from chunkscope.nlp import english
+    from chunkscope.text.nlp import english
 
     nlp = english(H.EXCLUDE)
     segs = H.parse_windows(doc.text, rules)
@@ -215,9 +215,9 @@ def winner_with(report: Any, pairs: list[Pair]) -> tuple[str | None, float | Non
 
 def speed(doc: Document, repeat: int) -> dict[str, float]:
     """Seconds per 100k tokens of the old rules, the default backend and the default backend with thinc's
-    ``blis`` products (what :func:`chunkscope.nlp.english` used before), warm, no disk cache."""
-    from chunkscope.nlp import english, set_matmul
-    from chunkscope.tokens import count_tokens
+    ``blis`` products (what :func:`chunkscope.text.nlp.english` used before), warm, no disk cache."""
+    from chunkscope.text.nlp import english, set_matmul
+    from chunkscope.text.tokens import count_tokens
 
     old_nlp = english(("ner", "lemmatizer"))  # the first version's pipeline (attribute ruler included)
     new_nlp = english(H.EXCLUDE)

@@ -80,8 +80,8 @@ def _rss_worker(tasks: list, store_dir: str, s_dict: dict, conn) -> None:
     """A worker as the engines start one (init_worker), then process_document on every task."""
     import resource
 
-    from chunkscope.corpus import init_worker, process_document
-    from chunkscope.corpus_store import ResultStore
+    from chunkscope.corpus.run import init_worker, process_document
+    from chunkscope.corpus.store import ResultStore
 
     init_worker(s_dict.get("embedder"), s_dict.get("embedding_mode", "composed"), 1)
     store = ResultStore(store_dir)
@@ -95,7 +95,7 @@ def _rss_worker(tasks: list, store_dir: str, s_dict: dict, conn) -> None:
 
 
 def run_config(name: str, files: list[Path], out: Path, settings, cache: Path) -> dict:
-    from chunkscope.corpus import RunOptions, run_corpus
+    from chunkscope.corpus.run import RunOptions, run_corpus
 
     os.environ["CHUNKSCOPE_CACHE_DIR"] = str(cache)  # cold caches for each run
     kind, jobs = name.rstrip("0123456789"), int(name[len(name.rstrip("0123456789")):] or 1)
@@ -192,8 +192,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"resume (fresh process, every document done): {resume:.1f}s vs {by['local1']['wall']:.1f}s for the run "
               f"= {100 * resume / by['local1']['wall']:.1f}%  [{line}]")
     if args.rss:
-        from chunkscope.corpus import plan_corpus
-        from chunkscope.corpus_store import ResultStore
+        from chunkscope.corpus.run import plan_corpus
+        from chunkscope.corpus.store import ResultStore
 
         store = ResultStore(base / "rss")
         _, tasks, _ = plan_corpus(files, store, settings.to_dict())

@@ -45,7 +45,7 @@ WARM_UP = (b"# Warm up\n\nThe model loads once. It is then warm, and the analysi
 
 def one_pass(doc, embedder) -> tuple[float, int]:
     """Seconds to embed the document's units once (cold text cache) and their model tokens."""
-    from chunkscope.embeddings import document_units
+    from chunkscope.embeddings.spans import document_units
 
     units = document_units(doc.text, doc.split_points, embedder)
     texts = [doc.text[u.start:u.end] for u in units if doc.text[u.start:u.end].strip()]
@@ -58,10 +58,10 @@ def one_pass(doc, embedder) -> tuple[float, int]:
 
 
 def run(doc, config: str, coref: str = "heuristic") -> dict:
-    from chunkscope import sentences
     from chunkscope.analysis import Resources, Settings, analyze
-    from chunkscope.embeddings import SpanEmbedder
+    from chunkscope.embeddings.spans import SpanEmbedder
     from chunkscope.ingest import load_bytes
+    from chunkscope.text import sentences
 
     backend, fragments = CONFIGS[config]
     res = Resources(None, "composed", backend=backend)

@@ -93,13 +93,14 @@ def main() -> int:
     from chunkscope import metrics as M
     from chunkscope.chunkers import registry
     from chunkscope.document import Span
-    from chunkscope.embeddings import Embedder, SpanEmbedder
+    from chunkscope.embeddings.embedder import Embedder
+    from chunkscope.embeddings.spans import SpanEmbedder
     from chunkscope.ingest.reference import load_reference
-    from chunkscope.tokens import count_many
+    from chunkscope.text.tokens import count_many
 
     emb = Embedder.load(cache_dir=None)
     # one-off loads (sentence segmenter, tokenizers) stay out of the timings
-    from chunkscope.embeddings import document_units
+    from chunkscope.embeddings.spans import document_units
 
     document_units("Warm up. The segmenter loads once.\n\nSecond block.", [33], emb)
     emb.encode(["warm up the model"])

@@ -39,7 +39,7 @@ path, name = sys.argv[1], sys.argv[2]
 t0 = time.perf_counter()
 try:
     from chunkscope.ingest import load_bytes
-    from chunkscope.tokens import count_tokens
+    from chunkscope.text.tokens import count_tokens
     doc = load_bytes(open(path, "rb").read(), name)
     n = count_tokens(doc.text)
     out = {"outcome": "loaded", "detail": f"{len(doc.text):,} chars, {n:,} tokens, {len(doc.pages)} pages"}

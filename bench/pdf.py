@@ -169,7 +169,7 @@ def main() -> int:
     from chunkscope.chunkers import registry
     from chunkscope.present import pdfpages
     from chunkscope.report import ChunkingResult, ChunkRow
-    from chunkscope.tokens import count_many
+    from chunkscope.text.tokens import count_many
 
     d, blob = docs.get(big.name) or (load_bytes(data, big.name), data)
     pdfpages.remember(d, blob)

@@ -41,7 +41,7 @@ PLAIN_PASS = """
 import json, sys, time
 t0 = time.perf_counter()
 from sentence_transformers import SentenceTransformer
-from chunkscope.embeddings import bundled_model_path
+from chunkscope.embeddings.embedder import bundled_model_path
 m = SentenceTransformer(str(bundled_model_path()), device="cpu")
 texts = json.load(open(sys.argv[1]))
 m.encode(texts, batch_size=32, normalize_embeddings=True, convert_to_numpy=True)
@@ -115,7 +115,7 @@ def _run_json(code: str, args: list[str], pythonpath: str | None = None) -> dict
 
 
 def checkout(rev: str, into: Path) -> str:
-    """The package of commit ``rev`` (its core/ as ``chunkscope``) under ``into``: a PYTHONPATH entry
+    """The package ``chunkscope`` of commit ``rev`` under ``into``: a PYTHONPATH entry
     that takes precedence over the editable install."""
     src = into / "src"
     src.mkdir(parents=True)
@@ -123,8 +123,11 @@ def checkout(rev: str, into: Path) -> str:
     subprocess.run(["tar", "-x", "-C", str(src)], input=arch, check=True)
     pkg = into / "path"
     pkg.mkdir()
-    (pkg / "chunkscope").symlink_to(src / "core")
-    (pkg / "core").symlink_to(src / "core")  # code from before the package was renamed imports core.*
+    if (src / "core" / "chunkscope").is_dir():  # the source layout: core/chunkscope/
+        (pkg / "chunkscope").symlink_to(src / "core" / "chunkscope")
+    else:  # before it: core/ installed as chunkscope (older code still imports core.*)
+        (pkg / "chunkscope").symlink_to(src / "core")
+        (pkg / "core").symlink_to(src / "core")
     return str(pkg)
 
 
@@ -154,7 +157,8 @@ def cold_progress(path: Path) -> dict:
 
 
 def cold_ratio(path: Path) -> dict:
-    from chunkscope.embeddings import Embedder, document_units
+    from chunkscope.embeddings.embedder import Embedder
+    from chunkscope.embeddings.spans import document_units
     from chunkscope.ingest import load_document
 
     doc = load_document(path)
@@ -175,7 +179,7 @@ def cold_ratio(path: Path) -> dict:
 
 def big(full: bool) -> dict:
     from chunkscope.ingest import load_document
-    from chunkscope.tokens import count_tokens
+    from chunkscope.text.tokens import count_tokens
 
     parts = [load_document(p).text for p in sorted(CORPUS.glob("*.json"))]
     text, n = "", 0

@@ -151,7 +151,7 @@ def composed_dense(docs, offs, resources):
 
 
 def exact_dense(combined: str, resources):
-    from chunkscope.embeddings import SpanEmbedder
+    from chunkscope.embeddings.spans import SpanEmbedder
     from chunkscope.retrieval.retrievers import Dense
 
     se = SpanEmbedder(combined, resources.embedder(), mode="exact")

@@ -51,7 +51,7 @@ def main() -> int:
     coref = args.coref or ("precomputed" if mentions.is_file() else "heuristic")
     settings = Settings(coref=coref, mentions=str(mentions) if coref == "precomputed" else None)
     values = tune.parse_range(args.range)
-    from chunkscope.tokens import count_tokens
+    from chunkscope.text.tokens import count_tokens
 
     print(f"{doc.name}: {len(doc.text):,} chars, {count_tokens(doc.text):,} tokens, {len(doc.blocks)} blocks; "
           f"coref {coref}; sweep {args.chunker} chunk_size over {len(values)} values")

@@ -12,9 +12,9 @@ import html
 import pandas as pd
 import streamlit as st
 
-from chunkscope.blocks import KIND_NOTES, kind_word
 from chunkscope.ingest.health import blame
 from chunkscope.present import figures, highlight, paging
+from chunkscope.text.blocks import KIND_NOTES, kind_word
 from ui import limits
 from ui.analysis import keep_state, widget_default
 from ui.common import MISSING, counted, counted_pairs, guard, md_escape, scroll_to_here

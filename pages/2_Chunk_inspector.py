@@ -13,9 +13,9 @@ import html
 import pandas as pd
 import streamlit as st
 
-from chunkscope.blocks import kind_word
 from chunkscope.ingest.health import blame
 from chunkscope.present import figures, highlight
+from chunkscope.text.blocks import kind_word
 from ui import limits
 from ui.analysis import keep_state, widget_default
 from ui.common import MISSING, counted, guard, md_escape

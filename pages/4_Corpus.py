@@ -114,7 +114,7 @@ if not results_dir:
     st.info("Choose a folder or upload files, then press Run corpus.")
     st.stop()
 
-from chunkscope import corpus_report as CR  # noqa: E402
+from chunkscope.corpus import report as CR  # noqa: E402
 from chunkscope.present import figures, html_report  # noqa: E402
 
 try:

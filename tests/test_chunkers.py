@@ -17,7 +17,7 @@ from chunkscope.chunkers.langchain import map_chunks
 from chunkscope.chunkers.postprocess import merge_tiny, postprocess
 from chunkscope.chunkers.recursive import RecursiveSplitter, split_keep_start
 from chunkscope.document import Document, Heading, Span
-from chunkscope.tokens import count_tokens
+from chunkscope.text.tokens import count_tokens
 
 BUILTIN = ["page", "recursive-1100", "recursive-600", "langchain-default", "langchain-1100",
            "sentence-5", "fixed-512", "structure", "whole"]
@@ -174,9 +174,9 @@ def test_other_scripts_marks_cut_their_clause_and_english_is_cut_as_by_the_paper
     assert all(hi[:c.end].endswith(("।", ",")) for c in RecursiveSplitter(chunk_size=30).split(hi)[:-1])
     ar = " ".join(f"هل هذه الجملة رقم {i}، التي تستمر طويلا؟" for i in range(30))
     assert all(ar[:c.end].endswith(("؟", "،")) for c in RecursiveSplitter(chunk_size=30).split(ar)[:-1])
-    # the sentence level cuts where chunkscope.sentences ends a sentence: after up to two closing quotes
+    # the sentence level cuts where chunkscope.text.sentences ends a sentence: after up to two closing quotes
     from chunkscope.chunkers.recursive import OTHER_SENTENCE_END
-    from chunkscope.sentences import sentence_spans
+    from chunkscope.text.sentences import sentence_spans
 
     level = re.compile(next(s for s in PAPER_SEPARATORS if s.startswith("[.!?]")))
     for quoted, want in [
@@ -284,7 +284,7 @@ def test_whole_and_blank():
 def test_fixed_windows_token_counts():
     text = " ".join(f"token{i}" for i in range(3000))
     spans = fixed_windows(text, 512, 64)
-    from chunkscope.tokens import token_char_offsets
+    from chunkscope.text.tokens import token_char_offsets
 
     _ids, offs = token_char_offsets(text)
     starts = [offs.index(s.start) if s.start else 0 for s in spans]

@@ -15,7 +15,7 @@ from conftest import corpus_files
 from chunkscope.chunkers import registry
 from chunkscope.chunkers.audit import audit
 from chunkscope.ingest.reference import load_reference
-from chunkscope.tokens import count_many
+from chunkscope.text.tokens import count_many
 
 pytestmark = pytest.mark.corpus
 

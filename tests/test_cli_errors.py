@@ -102,7 +102,7 @@ def test_embedding_backend_for_another_model_is_a_usage_error(md, capsys, no_ana
 
 def test_corpus_checks_the_embedder_without_loading_it(tmp_path, monkeypatch):
     from chunkscope.cli.analyze import SettingsError, settings_from_args
-    from chunkscope.embeddings import Embedder
+    from chunkscope.embeddings.embedder import Embedder
 
     def no_load(*a, **k):
         raise AssertionError("the corpus parent process must not load the model")

@@ -333,7 +333,7 @@ WINDOW_TEXT = "\n\n".join([
 
 def test_noun_chunks_from_tags_equal_spacys_noun_chunks():
     from chunkscope.coref.heuristic import noun_chunks
-    from chunkscope.nlp import english
+    from chunkscope.text.nlp import english
 
     text = WINDOW_TEXT + " The data subject's consent and the controller, who processes it, matter. " \
         "Both the processor and its sub-processors keep records of their activities."
@@ -344,7 +344,7 @@ def test_noun_chunks_from_tags_equal_spacys_noun_chunks():
 
 def test_pipelines_multiply_through_numpy_and_give_blis_s_pairs():
     from chunkscope.coref.heuristic import EXCLUDE
-    from chunkscope.nlp import english, set_matmul
+    from chunkscope.text.nlp import english, set_matmul
 
     nlp = english(EXCLUDE)
     nodes = [n for _, pipe in nlp.pipeline for n in pipe.model.walk()]

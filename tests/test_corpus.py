@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from chunkscope.analysis import Settings
-from chunkscope.corpus import discover, domain_of, find_mentions, run_corpus
+from chunkscope.corpus.run import discover, domain_of, find_mentions, run_corpus
 from chunkscope.report import METRICS
 
 CHUNKERS = ("page+pp", "recursive-1100+pp", "recursive-600+pp", "sentence-5")
@@ -177,7 +177,7 @@ def test_end_to_end_outputs(results, corpus):
 
 
 def test_tables_match_reports(results, monkeypatch):
-    from chunkscope import corpus_report as CR
+    from chunkscope.corpus import report as CR
     from chunkscope.present import html_report
 
     out, summary = results
@@ -231,7 +231,7 @@ def test_tables_match_reports(results, monkeypatch):
 
 def _check_table3(res, reports: dict[str, dict]) -> None:
     """Table 3 of ``res`` recomputed from the per-document reports (key -> report)."""
-    from chunkscope import corpus_report as CR
+    from chunkscope.corpus import report as CR
 
     t3 = {r["chunker"]: r for r in CR.table3(res)}
     for cid in res.order:
@@ -253,9 +253,9 @@ def test_documents_sharing_a_file_name_keep_their_own_rows(tmp_path):
     (keyed by the path below the input folder), and Table 3 is computed over the three documents."""
     import pandas as pd
 
-    from chunkscope import corpus_report as CR
-    from chunkscope.corpus import plan_corpus
-    from chunkscope.corpus_store import ResultStore
+    from chunkscope.corpus import report as CR
+    from chunkscope.corpus.run import plan_corpus
+    from chunkscope.corpus.store import ResultStore
 
     root = tmp_path / "dup"
     files = {"legal/readme.md": EN_POLICY, "technical/readme.md": EN_TECH,
@@ -509,7 +509,7 @@ def test_cli_corpus_on_a_folder_without_documents_is_a_usage_error(tmp_path, cap
 
 
 def test_resume_key_changes_with_the_llm_api_key(monkeypatch):
-    from chunkscope.corpus import _llm_identity, resume_key
+    from chunkscope.corpus.run import _llm_identity, resume_key
 
     monkeypatch.setenv("OPENAI_BASE_URL", "http://h/v1")
     monkeypatch.setenv("OPENAI_API_KEY", "wrong-key")
@@ -520,7 +520,7 @@ def test_resume_key_changes_with_the_llm_api_key(monkeypatch):
 
 
 def test_ignored_files_are_listed_once_and_a_flood_is_counted(tmp_path, monkeypatch):
-    import chunkscope.corpus as C
+    import chunkscope.corpus.run as C
 
     (tmp_path / "a.md").write_text("# A\n\nText.\n", encoding="utf-8")
     for k in range(5):

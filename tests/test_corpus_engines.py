@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from chunkscope.analysis import Settings
-from chunkscope.corpus import RunOptions, format_stats, run_corpus
-from chunkscope.corpus_store import ResultStore
+from chunkscope.corpus.run import RunOptions, format_stats, run_corpus
+from chunkscope.corpus.store import ResultStore
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "corpus"
 FAST = Settings(chunkers=("recursive-1100+pp", "recursive-600+pp"), candidates=("recursive-1100+pp", "recursive-600+pp"),
@@ -38,8 +38,8 @@ def test_store_writes_atomically(tmp_path, uri):
 
 def test_run_into_a_file_uri_and_resume_without_models(tmp_path, monkeypatch):
     """Results under a file:// URI read back by corpus-report; a rerun loads no model and analyses nothing."""
-    import chunkscope.corpus as C
-    from chunkscope.corpus_report import CorpusResults, text_report
+    import chunkscope.corpus.run as C
+    from chunkscope.corpus.report import CorpusResults, text_report
 
     uri = (tmp_path / "res").as_uri()
     events: list[dict] = []
@@ -63,8 +63,8 @@ def test_run_into_a_file_uri_and_resume_without_models(tmp_path, monkeypatch):
     bad = next(e for e in s2["documents"] if e["status"] == "failed")
     assert bad["resumed"] and "broken.pdf" in bad["reason"]
     # ...unless asked to
-    from chunkscope.corpus import plan_corpus
-    from chunkscope.corpus_store import ResultStore
+    from chunkscope.corpus.run import plan_corpus
+    from chunkscope.corpus.store import ResultStore
 
     s_dict = FAST.with_(embedder=str(tmp_path / "no-model")).to_dict()
     assert [t["rel"] for t in plan_corpus(FIXTURES, ResultStore(uri), s_dict, retry_failed=True)[1]] == ["broken.pdf"]
@@ -75,7 +75,7 @@ def test_run_into_a_file_uri_and_resume_without_models(tmp_path, monkeypatch):
 
 def test_resume_key_includes_provenance(monkeypatch):
     import chunkscope.provenance as P
-    from chunkscope.corpus import resume_key
+    from chunkscope.corpus.run import resume_key
 
     k1 = resume_key("sha", "", {"coref": "none"})
     monkeypatch.setattr(P, "__version__", "999.0")
@@ -166,13 +166,13 @@ def _synthetic_results(tmp_path: Path) -> Path:
     out = tmp_path / "syn"
     out.mkdir()
     pd.DataFrame(rows).to_parquet(out / "metrics.parquet", index=False)
-    (out / "summary.json").write_text(json.dumps({"schema": "chunkscope.corpus/1", "documents": docs,
+    (out / "summary.json").write_text(json.dumps({"schema": "chunkscope.corpus.run/1", "documents": docs,
                                                   "settings": {"candidates": ["A", "B"]}, "counts": {}}))
     return out
 
 
 def test_wilcoxon_against_hand_computed_values(tmp_path):
-    from chunkscope.corpus_report import CorpusResults, format_wilcoxon, wilcoxon_tests
+    from chunkscope.corpus.report import CorpusResults, format_wilcoxon, wilcoxon_tests
     from chunkscope.present.html_report import corpus_html_report
 
     res = CorpusResults.load(_synthetic_results(tmp_path))

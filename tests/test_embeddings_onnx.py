@@ -10,7 +10,8 @@ import pytest
 
 from chunkscope import metrics as M
 from chunkscope.document import Span
-from chunkscope.embeddings import Embedder, EmbedderUnavailable, SpanEmbedder, backend_facts, resolve_backend
+from chunkscope.embeddings.embedder import Embedder, EmbedderUnavailable, backend_facts, resolve_backend
+from chunkscope.embeddings.spans import SpanEmbedder
 
 TEXTS = [
     "The controller shall notify the supervisory authority of a personal data breach without undue delay.",
@@ -37,7 +38,7 @@ def reference():
 
 @pytest.fixture(scope="module", params=["onnx", "onnx-int8"])
 def onnx(request, tmp_path_factory):
-    from chunkscope import embeddings_onnx as eo
+    from chunkscope.embeddings import onnx as eo
 
     if eo.export_status():  # no export yet (fresh checkout without make setup): export to a temp dir
         import os
@@ -130,7 +131,7 @@ def test_shared_run_lets_ctrl_c_through_the_thread_that_got_it():
 
     import numpy as np
 
-    from chunkscope.embeddings_onnx import _SharedRun
+    from chunkscope.embeddings.onnx import _SharedRun
 
     enc = [SimpleNamespace(ids=[1, 2, 3]), SimpleNamespace(ids=[1])]
 
@@ -159,7 +160,7 @@ def test_a_helper_runs_a_bounded_share_and_the_pass_says_how_far_it_is():
 
     import numpy as np
 
-    from chunkscope.embeddings_onnx import OnnxSentenceModel, _SharedRun
+    from chunkscope.embeddings.onnx import OnnxSentenceModel, _SharedRun
 
     enc = [SimpleNamespace(ids=[1] * (k + 1)) for k in range(10)]
     run = _SharedRun(enc, np.zeros((10, 2)), True)

@@ -10,7 +10,7 @@ from pdf_factory import make_pdf, make_undecodable_pdf, make_underscore_rules_pd
 
 from chunkscope.document import Document
 from chunkscope.ingest import IngestError, load_bytes, load_document
-from chunkscope.language import strip_markup
+from chunkscope.text.language import strip_markup
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""The layout the issue asks for: `chunkscope` installs from core/, nothing named core/ui lands in
+"""The layout: the source root core/ holds the package chunkscope (core/chunkscope/), nothing named core/ui lands in
 site-packages, the engine never imports Streamlit (nor plotly outside chunkscope.present), no
 import cycles."""
 
@@ -7,27 +7,33 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
-import tomllib
 import zipfile
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-CORE = ROOT / "core"
+CORE = ROOT / "core" / "chunkscope"  # the source root is core/; a module's path is its import name
 
 
-def _packages_on_disk() -> set[str]:
-    out = set()
-    for init in CORE.rglob("__init__.py"):
-        rel = init.parent.relative_to(CORE)
-        out.add(".".join(["chunkscope", *rel.parts]))
+def _module_names() -> dict[str, Path]:
+    out = {}
+    for path in CORE.rglob("*.py"):
+        parts = ["chunkscope", *path.relative_to(CORE).with_suffix("").parts]
+        out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
     return out
 
 
-def test_every_engine_package_is_listed_in_pyproject():
-    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
-    assert listed == _packages_on_disk()
+def test_a_modules_path_is_its_import_name():
+    """Every file under core/chunkscope/ is the module its path names (no mapping to remember), and
+    every folder holding modules is a package, so setuptools' find picks it up."""
+    import importlib.util
+
+    for name, path in _module_names().items():
+        spec = importlib.util.find_spec(name)
+        assert spec is not None and Path(spec.origin).resolve() == path.resolve(), (name, spec and spec.origin)
+    for folder in {p.parent for p in CORE.rglob("*.py")}:
+        assert (folder / "__init__.py").exists(), f"{folder} holds modules but is no package"
 
 
 def _imports(path: Path) -> list[str]:

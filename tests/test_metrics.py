@@ -306,7 +306,7 @@ def _reference_pairs(parsed):
 @pytest.mark.parametrize("parsed", corpus_files(), ids=lambda p: p.stem[:30])
 def test_sc_bi_rc_equal_reference_on_dev_documents(parsed, corpus_dir, expected_values):
     from chunkscope.ingest.reference import load_reference
-    from chunkscope.tokens import count_many
+    from chunkscope.text.tokens import count_many
 
     doc = load_reference(parsed)
     pairs = _reference_pairs(parsed)

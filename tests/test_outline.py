@@ -275,8 +275,8 @@ def test_numbered_bold_or_italic_paragraphs_are_headings_when_a_pdf_has_no_outli
     by their numbering (Roman numerals first, then each style one under the title before it where it first
     appears); a title wrapped over two lines, or over two paragraphs after a ",", is one heading; a numbered
     sentence is not a title."""
-    from chunkscope.ingest.markup import alnum
     from chunkscope.ingest.outline import numbered_titles
+    from chunkscope.text.markup import alnum
 
     out, made = numbered_titles([JOURNAL])
     heads = [x for x in out[0].split("\n") if x.startswith("#")]
@@ -467,8 +467,8 @@ def test_numbered_bold_titles_under_the_converters_numbered_headings_are_sub_hea
     but left the sub-sections "**4.11.2** **Combining** **individual** **CRCs**" bold paragraphs, so every chunk of
     pages 7-22 had that one heading path. A numbered bold title whose number extends the number of the converter's
     heading whose section it is in becomes a heading, one level under it for each number after its own."""
-    from chunkscope.ingest.markup import alnum
     from chunkscope.ingest.outline import numbered_titles
+    from chunkscope.text.markup import alnum
 
     out, made = numbered_titles([REPORT])
     heads = [x for x in out[0].split("\n") if x.startswith("#")]

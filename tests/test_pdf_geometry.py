@@ -256,9 +256,9 @@ def test_real_pdfs_on_this_machine(path):
 
 def test_extraction_fixes():
     """© from a LaTeX PDF, CommonMark-only underscores in titles, language not flipped by tables."""
-    from chunkscope.blocks import build_blocks
     from chunkscope.ingest.pdf import _tidy
-    from chunkscope.language import detect_language
+    from chunkscope.text.blocks import build_blocks
+    from chunkscope.text.language import detect_language
 
     assert _tidy("Copyright _⃝_ c 2001–2022, c⃝ 2003; cab") == "Copyright © 2001–2022, © 2003; cab"
     # pymupdf4llm closed a code block after the heading that follows it (R-data.pdf, "7.3 Input from connections")

@@ -73,7 +73,7 @@ def test_budget_takes_rank_order_and_cuts_the_crossing_chunk():
 def test_budget_truncation_on_real_tokens():
     from chunkscope.chunkers.fixed import fixed_windows
     from chunkscope.retrieval.questions import Question, QuestionSet
-    from chunkscope.tokens import count_tokens, encode
+    from chunkscope.text.tokens import count_tokens, encode
 
     text = TINY.read_text(encoding="utf-8")
     spans = [(s.start, s.end) for s in fixed_windows(text, 40, 0)]

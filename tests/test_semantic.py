@@ -15,7 +15,7 @@ from chunkscope.document import Document
 
 @pytest.fixture(scope="module")
 def embedder():
-    from chunkscope.embeddings import Embedder
+    from chunkscope.embeddings.embedder import Embedder
 
     return Embedder.load()
 

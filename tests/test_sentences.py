@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chunkscope.sentences import sentence_spans
+from chunkscope.text.sentences import sentence_spans
 
 
 def _check_tiling(text, spans, start=0, end=None):

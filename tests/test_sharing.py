@@ -157,7 +157,7 @@ def test_corpus_uploads_keep_files_that_share_a_name(tmp_path, monkeypatch):
     overwrote one notes.md without a word. Now the zip keeps its folders and a name uploaded twice gets a
     distinct one; nothing lands outside the upload folder."""
     pytest.importorskip("streamlit")
-    from chunkscope.corpus import discover
+    from chunkscope.corpus.run import discover
     from ui.corpus import save_uploads
 
     monkeypatch.setenv("CHUNKSCOPE_CACHE_DIR", str(tmp_path / "cache"))
@@ -249,7 +249,7 @@ def test_unlisted_embedding_model_is_refused(tmp_path):
 
 
 def test_loaded_models_are_bounded():
-    from chunkscope import embeddings
+    from chunkscope.embeddings import embedder as embeddings
 
     assert embeddings._models.maxsize == embeddings._MODELS_MAX
 
@@ -297,7 +297,7 @@ def test_limit_messages_name_the_file_and_not_the_operator_settings(monkeypatch)
 
 
 def test_corpus_documents_get_the_same_limits_as_an_upload(tmp_path):
-    from chunkscope.corpus import analyze_file
+    from chunkscope.corpus.run import analyze_file
 
     big = tmp_path / "big.md"
     big.write_text("# A\n\n" + "word " * 400, encoding="utf-8")
@@ -363,7 +363,7 @@ def test_disk_caches_are_bounded_on_a_shared_server(tmp_path, monkeypatch):
     import numpy as np
 
     from chunkscope.caching import disk_cache_bytes
-    from chunkscope.embeddings import _DiskCache
+    from chunkscope.embeddings.embedder import _DiskCache
 
     cache = tmp_path / "cache"
     monkeypatch.setenv("CHUNKSCOPE_CACHE_DIR", str(cache))
@@ -510,7 +510,7 @@ def test_corpus_page_in_shared_mode_shows_one_banner_and_no_server_path(tmp_path
     pytest.importorskip("streamlit")
     from streamlit.testing.v1 import AppTest
 
-    from chunkscope.corpus import SCHEMA, TIDY_COLUMNS
+    from chunkscope.corpus.run import SCHEMA, TIDY_COLUMNS
     from ui.corpus import RESULTS_KEY
 
     monkeypatch.setenv("CHUNKSCOPE_SHARED", "1")
@@ -546,7 +546,7 @@ def test_corpus_workers_are_capped_on_a_shared_server(tmp_path):
 
 def test_a_corpus_run_on_a_shared_server_reads_nothing_through_links_out(tmp_path, monkeypatch):
     """The page's run is confined: to corpus_root for a folder under it, else to the uploads' folder."""
-    import chunkscope.corpus as corpus_mod
+    import chunkscope.corpus.run as corpus_mod
     from chunkscope.analysis import Settings
     from ui.corpus import run_with_progress
 

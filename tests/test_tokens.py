@@ -1,7 +1,7 @@
 import hashlib
 import os
 
-from chunkscope import tokens
+from chunkscope.text import tokens
 
 
 def test_o200k_seeded_offline_and_verified():

@@ -228,8 +228,8 @@ def test_make_setup_says_what_each_step_does():
 def test_chunks_are_checked_against_the_users_embedding_model():
     import pytest
 
-    from chunkscope import limits
-    from chunkscope.embeddings import bundled_model_path
+    from chunkscope.embeddings import model_limits as limits
+    from chunkscope.embeddings.embedder import bundled_model_path
     from chunkscope.report import ChunkRow
 
     text = "Short one. " + "Interoperability considerations notwithstanding, " * 60 + "End."
@@ -241,7 +241,7 @@ def test_chunks_are_checked_against_the_users_embedding_model():
     assert r.exact and r.tokenizer == "word pieces" and r.over == [1]
     assert r.counts[0] == 2 + 3  # [CLS] short one . [SEP]
     # the same text in o200k tokens is far shorter than in word pieces: o200k alone would miss it
-    from chunkscope.tokens import count_tokens
+    from chunkscope.text.tokens import count_tokens
 
     assert count_tokens(text[cut:]) < r.counts[1]
     assert "1 of 2 chunks are over the 256-token limit of all-MiniLM-L6-v2" in r.summary()
@@ -262,7 +262,7 @@ def test_chunks_are_checked_against_the_users_embedding_model():
 def test_a_tokenizer_path_must_be_a_tokenizer_file_of_sane_size(tmp_path, monkeypatch):
     """/dev/zero as the tokenizer grew the process until memory ran out: only a regular file of at
     most MAX_TOKENIZER_BYTES is read; anything else counts in o200k, with the reason."""
-    from chunkscope import limits
+    from chunkscope.embeddings import model_limits as limits
     from chunkscope.report import ChunkRow
 
     spans = [ChunkRow(0, 5, 0)]

@@ -1,6 +1,6 @@
 """Fail when the engine has an import cycle, counting imports inside functions too.
 
-usage: python tools/import_cycles.py FOLDER PACKAGE   (e.g. ``core chunkscope``)
+usage: python tools/import_cycles.py FOLDER PACKAGE   (e.g. ``core/chunkscope chunkscope``)
 
 Every ``import X`` / ``from X import Y`` anywhere in a module (top level, functions, TYPE_CHECKING
 blocks excepted) is an edge; ``from pkg import name`` points at ``pkg.name`` when that is a module,
@@ -115,4 +115,4 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:] or ["core", "chunkscope"]))
+    sys.exit(main(sys.argv[1:] or ["core/chunkscope", "chunkscope"]))

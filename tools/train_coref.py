@@ -1,6 +1,6 @@
-"""Retrain the learned coreference pair scorer (``core/coref/pair_model.json``) from Maverick's pairs.
+"""Retrain the learned coreference pair scorer (``core/chunkscope/coref/pair_model.json``) from Maverick's pairs.
 
-    .venv/bin/python tools/train_coref.py [FOLDER ...] [--out core/coref/pair_model.json] [--check]
+    .venv/bin/python tools/train_coref.py [FOLDER ...] [--out core/chunkscope/coref/pair_model.json] [--check]
 
 FOLDERs default to ``../shared/corpus/clair-dev`` and ``../shared/corpus/clair-train`` (each
 with ``parsed/*.json`` and ``mentions/*.parquet``). Every English document with Maverick pairs
@@ -40,7 +40,7 @@ def model_text(folders: list[str], cache: str | None = None, log=print) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("folders", nargs="*", default=[str(SHARED / "clair-dev"), str(SHARED / "clair-train")])
-    ap.add_argument("--out", default=str(ROOT / "core" / "coref" / "pair_model.json"))
+    ap.add_argument("--out", default=str(ROOT / "core" / "chunkscope" / "coref" / "pair_model.json"))
     ap.add_argument("--cache", help="keep the parses here (pickles) to retrain faster")
     ap.add_argument("--check", action="store_true", help="compare with --out instead of writing it")
     args = ap.parse_args(argv)

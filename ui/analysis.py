@@ -21,8 +21,8 @@ import streamlit as st
 from chunkscope.analysis import DEFAULT_CANDIDATES, STAGES, Resources, Settings, analyze, rescore
 from chunkscope.coref.base import BACKENDS as COREF_BACKENDS
 from chunkscope.document import Document
-from chunkscope.embeddings import BACKENDS as EMBEDDING_BACKENDS
-from chunkscope.embeddings import MODES as EMBEDDING_MODES
+from chunkscope.embeddings.embedder import BACKENDS as EMBEDDING_BACKENDS
+from chunkscope.embeddings.embedder import MODES as EMBEDDING_MODES
 from chunkscope.report import METRICS, Report
 
 REPORTS_KEY = "cs_reports"

@@ -218,7 +218,7 @@ def take_language_change(doc: Document | None) -> bool:
 
 
 def language_effect(code: str) -> str:
-    from chunkscope.language import language_name, rc_available
+    from chunkscope.text.language import language_name, rc_available
 
     if rc_available(code):
         return (f"{language_name(code)}: References Completeness (RC) is computed, with the coreference backend "
@@ -229,7 +229,7 @@ def language_effect(code: str) -> str:
 
 def language_control(doc: Document) -> None:
     """The detected language and how sure detection is, with a way to set it by hand."""
-    from chunkscope.language import LANGUAGE_NAMES, language_name
+    from chunkscope.text.language import LANGUAGE_NAMES, language_name
 
     detected = doc.meta.get("language_detected", doc.language)
     p = doc.meta.get("language_probability")

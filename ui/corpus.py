@@ -1,6 +1,6 @@
 """Streamlit side of corpus mode: inputs, running with progress, tables, downloads, open a document.
 
-The engine is ``chunkscope.corpus`` (running) and ``chunkscope.corpus_report`` (tables and figures); this
+The engine is ``chunkscope.corpus.run`` (running) and ``chunkscope.corpus.report`` (tables and figures); this
 module only turns them into widgets. Nothing here computes a metric.
 """
 
@@ -94,7 +94,7 @@ def _zip_member(filename: str) -> PurePosixPath | None:
     """The path a zip member is unpacked to, relative to the upload folder, or None when it is left out:
     folders, hidden files (``.x``, ``__MACOSX``), a ``..`` (nothing outside the folder), and files that are
     no document or mentions file."""
-    from chunkscope.corpus import DOC_EXTENSIONS
+    from chunkscope.corpus.run import DOC_EXTENSIONS
 
     parts = [p for p in filename.replace("\\", "/").split("/") if p not in ("", ".")]
     if not parts or filename.endswith(("/", "\\")):
@@ -188,7 +188,7 @@ def max_jobs() -> int:
 
 
 def run_options(engine: str, jobs: int):
-    from chunkscope.corpus import RunOptions
+    from chunkscope.corpus.run import RunOptions
 
     jobs = max(1, min(int(jobs), max_jobs()))  # enforced here too, not only by the widget's bounds
     if engine == "ray":
@@ -198,8 +198,8 @@ def run_options(engine: str, jobs: int):
 
 def run_with_progress(inputs: str, out_dir: str, settings: Settings, options=None) -> dict[str, Any] | None:
     """run_corpus with st.progress (done/failed, docs/min, ETA) and one status line per document;
-    None (with st.error) on failure. ``options``: a chunkscope.corpus.RunOptions (default: local, 1 worker)."""
-    from chunkscope.corpus import format_stats, run_corpus
+    None (with st.error) on failure. ``options``: a chunkscope.corpus.run.RunOptions (default: local, 1 worker)."""
+    from chunkscope.corpus.run import format_stats, run_corpus
     from chunkscope.sharing import ShareError, check_embedder, policy
     from ui.share import analysis_slot
 
@@ -262,7 +262,7 @@ def frames(res) -> dict[str, Any]:
     """The corpus tables as pandas DataFrames (same numbers as `chunkscope corpus-report`)."""
     import pandas as pd
 
-    from chunkscope import corpus_report as CR
+    from chunkscope.corpus import report as CR
 
     t2 = pd.DataFrame([{"chunker": ("* " if r["candidate"] and r["chunker"] != CR.ADAPTIVE else "") + r["chunker"],
                         "mean": _r(r["mean"], 0), "max": r["max"], "min": r["min"], "std. dev.": _r(r["std"], 0),
@@ -309,7 +309,7 @@ def load_view(results_dir: str | Path) -> tuple[Any, dict[str, Any]]:
     session. Building them (the tables, the Wilcoxon tests) is work proportional to the corpus, so it
     holds one of the server's analysis slots, like an analysis: a shared server bounds it the same way.
     Raises ``OSError``/``ValueError`` for an unreadable folder."""
-    from chunkscope import corpus_report as CR
+    from chunkscope.corpus import report as CR
 
     key = results_key(results_dir)
     cached = st.session_state.get(VIEW_KEY)

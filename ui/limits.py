@@ -1,6 +1,6 @@
 """The user's embedding model (sidebar) and which chunks are longer than its input limit.
 
-The engine is ``chunkscope.limits``; this module keeps the choice in session state and caches
+The engine is ``chunkscope.embeddings.model_limits``; this module keeps the choice in session state and caches
 the per-chunking counts, for the leaderboard, Compare and the Chunk inspector.
 """
 
@@ -10,8 +10,8 @@ import hashlib
 
 import streamlit as st
 
-from chunkscope import limits
 from chunkscope.document import Document
+from chunkscope.embeddings import model_limits as limits
 from chunkscope.report import ChunkingResult
 from ui.share import shared
 

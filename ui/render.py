@@ -9,10 +9,10 @@ import bisect
 import html
 import re
 
-from chunkscope.blocks import kind_word
 from chunkscope.document import Block, Document
 from chunkscope.present.highlight import ink_on
 from chunkscope.present.paging import View, document_views
+from chunkscope.text.blocks import kind_word
 
 KIND_COLORS = {
     "heading": "#1f77b4",
@@ -88,7 +88,7 @@ def block_html(doc: Document, index: int, block: Block, tokens: int | None = Non
 
 def blocks_html(doc: Document, view: View, with_tokens: bool = True) -> str:
     """HTML for the blocks of one view, each outlined and labelled with its kind."""
-    from chunkscope.tokens import count_many
+    from chunkscope.text.tokens import count_many
 
     blocks = doc.blocks[view.first:view.last + 1]
     counts = count_many([doc.text[b.start:b.end] for b in blocks]) if with_tokens else [None] * len(blocks)

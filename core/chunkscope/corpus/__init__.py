@@ -1,0 +1,1 @@
+"""Corpus mode: run a folder of documents (locally or on Ray), store and report the results."""

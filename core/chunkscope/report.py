@@ -1,0 +1,348 @@
+"""The analysis report: one document, every chunking, its metrics, the adaptive winner.
+
+``Report.to_dict()`` is the stable JSON schema ``chunkscope.report/1`` (DESIGN section 10),
+read by other tools (corpus mode, the app, pipelines). Fields are only ever added, never
+renamed. Extra keys beyond DESIGN's list: ``explanation``, ``warnings``, ``coref``,
+``embedder``, and per chunking ``audit``, ``info``, ``diagnostics`` and ``mean_tokens``...
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+SCHEMA = "chunkscope.report/1"
+
+_SCALAR = r"(?:-?\d[\d.eE+-]*|true|false|null)"
+_FLAT_ARRAY = re.compile(r"\[\n\s*(" + _SCALAR + r"(?:,\n\s*" + _SCALAR + r")*)\n\s*\]")
+
+
+def dumps(obj: Any) -> str:
+    """JSON as ChunkScope writes reports and tables: indented, but an array of numbers stays on one line (a
+    chunk's span, a page box): one number per line made a 2,415-page PDF's report 162 MB instead of 93."""
+    text = json.dumps(obj, ensure_ascii=False, indent=1)
+    return _FLAT_ARRAY.sub(lambda m: "[" + re.sub(r",\n\s*", ", ", m.group(1)) + "]", text)
+
+
+METRICS = ("RC", "ICC", "DCC", "BI", "SC")
+# What each metric means, for readers of the app and the reports: (full name, one plain sentence).
+METRIC_GUIDE: dict[str, tuple[str, str]] = {
+    "RC": ("References Completeness",
+           "A pronoun stays in the same chunk as the name it refers to (“it” with “the Northwind Gateway”), "
+           "so a retrieved chunk still says who or what it is about."),
+    "ICC": ("Intrachunk Cohesion",
+            "Each chunk sticks to one subject: its parts say related things, so the chunk answers the questions "
+            "it is retrieved for."),
+    "DCC": ("Document Contextual Coherence",
+            "Neighbouring chunks follow on from each other like the document does, instead of jumping between "
+            "unrelated topics."),
+    "BI": ("Block Integrity",
+           "Paragraphs, tables, lists and code blocks are kept whole rather than cut in the middle "
+           "(short paragraphs in a row count as one block)."),
+    "SC": ("Size Compliance",
+           "Chunks are neither too short nor too long: the share of chunks between the minimum and maximum "
+           "size in tokens."),
+}
+
+
+@dataclass
+class ChunkRow:
+    start: int
+    end: int
+    tokens: int
+    boxes: list | None = None  # PDF sources: [[page, x0, y0, x1, y1], ...] (chunkscope.geometry)
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"start": self.start, "end": self.end, "tokens": self.tokens}
+        if self.boxes is not None:
+            d["boxes"] = self.boxes
+        return d
+
+
+@dataclass
+class ChunkingResult:
+    id: str
+    label: str
+    params: dict[str, Any]
+    candidate: bool
+    status: str  # ok | failed | skipped
+    reason: str = ""
+    chunks: list[ChunkRow] = field(default_factory=list)
+    metrics: dict[str, float | None] = field(default_factory=lambda: {m: None for m in METRICS})
+    metric_reasons: dict[str, str] = field(default_factory=dict)
+    diagnostics: dict[str, Any] = field(default_factory=dict)
+    score: float | None = None
+    seconds: float = 0.0
+    audit: dict[str, Any] = field(default_factory=dict)
+    info: dict[str, Any] = field(default_factory=dict)
+    # 95% bootstrap intervals (chunkscope.analysis.uncertainty); empty/None when not computed
+    score_interval: list[float] | None = None
+    metric_intervals: dict[str, list[float]] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def token_stats(self) -> dict[str, float]:
+        toks = [c.tokens for c in self.chunks]
+        if not toks:
+            return {"chunks": 0, "mean": 0.0, "min": 0, "max": 0, "total": 0}
+        return {
+            "chunks": len(toks),
+            "mean": sum(toks) / len(toks),
+            "min": min(toks),
+            "max": max(toks),
+            "total": sum(toks),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "label": self.label,
+            "params": self.params,
+            "candidate": self.candidate,
+            "status": self.status,
+            "reason": self.reason,
+            "chunks": [c.to_dict() for c in self.chunks],
+            "metrics": {m: self.metrics.get(m) for m in METRICS},
+            "metric_reasons": self.metric_reasons,
+            "score": self.score,
+            "seconds": round(self.seconds, 4),
+            "stats": self.token_stats(),
+            "audit": self.audit,
+            "info": _jsonable(self.info),
+            "diagnostics": _jsonable(self.diagnostics),
+            **({"score_interval": self.score_interval} if self.score_interval is not None else {}),
+            **({"metric_intervals": self.metric_intervals} if self.metric_intervals else {}),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "ChunkingResult":
+        return cls(
+            id=d["id"],
+            label=d.get("label", d["id"]),
+            params=d.get("params", {}),
+            candidate=bool(d.get("candidate")),
+            status=d.get("status", "ok"),
+            reason=d.get("reason", ""),
+            chunks=[ChunkRow(c["start"], c["end"], c["tokens"], c.get("boxes")) for c in d.get("chunks", [])],
+            metrics={m: d.get("metrics", {}).get(m) for m in METRICS},
+            metric_reasons=d.get("metric_reasons", {}),
+            diagnostics=d.get("diagnostics", {}),
+            score=d.get("score"),
+            seconds=d.get("seconds", 0.0),
+            audit=d.get("audit", {}),
+            info=d.get("info", {}),
+            score_interval=d.get("score_interval"),
+            metric_intervals=d.get("metric_intervals") or {},
+        )
+
+
+@dataclass
+class Report:
+    document: dict[str, Any]
+    settings: dict[str, Any]
+    chunkings: list[ChunkingResult]
+    winner: str | None
+    explanation: str
+    timings: dict[str, float]
+    warnings: list[str] = field(default_factory=list)
+    coref: dict[str, Any] = field(default_factory=dict)
+    embedder: dict[str, Any] = field(default_factory=dict)
+    flags: list[str] = field(default_factory=list)
+    provenance: dict[str, Any] = field(default_factory=dict)  # what produced the numbers (chunkscope.provenance)
+    # the verdict on the winner (clear or tie, the tie-break) and what the bootstrap resampled
+    # (chunkscope.analysis.uncertainty); optional: empty when not computed
+    verdict: dict[str, Any] | None = None
+    uncertainty: dict[str, Any] = field(default_factory=dict)
+    _resamples: Any = field(default=None, repr=False, compare=False)  # in-memory cache, never serialised
+    # a snapshot of a progressive analysis (``analyze(on_partial=...)``): the metrics and
+    # chunkings still to come; absent from the JSON of a complete report
+    provisional: bool = False
+    pending: list[str] = field(default_factory=list)
+    retrieval: dict[str, Any] | None = None  # optional: the retrieval check (chunkscope.retrieval/1 block)
+
+    def get(self, chunking_id: str) -> ChunkingResult | None:
+        for c in self.chunkings:
+            if c.id == chunking_id:
+                return c
+        return None
+
+    def ok_chunkings(self, ids: Sequence[str]) -> list[ChunkingResult]:
+        """The chunkings of ``ids`` that ran (``ok``), in the order of ``ids``; unknown ids are left out."""
+        found = (self.get(cid) for cid in ids)
+        return [c for c in found if c is not None and c.ok]
+
+    @property
+    def ranked(self) -> list[ChunkingResult]:
+        """OK chunkings by score (best first), ties by fewer chunks, then candidates first (a chunking that cannot
+        win is never listed above the winner it ties with: recursive-1100 and recursive-1100+pp), then id."""
+        ok = [c for c in self.chunkings if c.ok and c.score is not None]
+        return sorted(ok, key=lambda c: (-(c.score or 0.0), len(c.chunks), not c.candidate, c.id))
+
+    @property
+    def leaderboard(self) -> list[ChunkingResult]:
+        """Every chunking in leaderboard order: the ranked ones (``ranked``), then the others (failed, skipped,
+        scoreless) as listed."""
+        ranked = self.ranked
+        return ranked + [c for c in self.chunkings if c not in ranked]
+
+    def same_chunks(self) -> dict[str, str]:
+        """``{chunking id: the id of the chunking above it in the leaderboard with exactly the same chunks}``
+        (a "+pp" post-processing that changed nothing: recursive-1100 and recursive-1100+pp)."""
+        first: dict[tuple[tuple[int, int], ...], str] = {}
+        out: dict[str, str] = {}
+        for c in self.leaderboard:
+            if not c.ok or not c.chunks:
+                continue
+            key = tuple((ch.start, ch.end) for ch in c.chunks)
+            if key in first:
+                out[c.id] = first[key]
+            else:
+                first[key] = c.id
+        return out
+
+    @property
+    def pending_metrics(self) -> list[str]:
+        return [m for m in self.pending if m in METRICS]
+
+    @property
+    def pending_chunkings(self) -> list[str]:
+        return [p for p in self.pending if p not in METRICS]
+
+    def to_dict(self) -> dict[str, Any]:
+        d = self._to_dict()
+        if self.provisional:
+            d["provisional"] = True
+            d["pending"] = list(self.pending)
+        return d
+
+    def _to_dict(self) -> dict[str, Any]:
+        out = {
+            "schema": SCHEMA,
+            "document": self.document,
+            "settings": _jsonable(self.settings),
+            "chunkings": [c.to_dict() for c in self.chunkings],
+            "winner": self.winner,
+            "explanation": self.explanation,
+            "flags": self.flags,
+            "timings": {k: round(v, 4) for k, v in self.timings.items()},
+            "warnings": self.warnings,
+            "coref": _jsonable(self.coref),
+            "embedder": _jsonable(self.embedder),
+            "provenance": _jsonable(self.provenance),
+            **({"verdict": _jsonable(self.verdict)} if self.verdict else {}),
+            **({"uncertainty": _jsonable(self.uncertainty)} if self.uncertainty else {}),
+        }
+        if self.retrieval is not None:  # optional (added field: the schema stays chunkscope.report/1)
+            out["retrieval"] = _jsonable(self.retrieval)
+        return out
+
+    def to_json(self) -> str:
+        return dumps(self.to_dict())
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Report":
+        if d.get("schema") != SCHEMA:
+            raise ValueError(f"not a ChunkScope report (schema {d.get('schema')!r}, expected {SCHEMA!r})")
+        return cls(
+            document=d["document"],
+            settings=d.get("settings", {}),
+            chunkings=[ChunkingResult.from_dict(c) for c in d.get("chunkings", [])],
+            winner=d.get("winner"),
+            explanation=d.get("explanation", ""),
+            timings=d.get("timings", {}),
+            warnings=d.get("warnings", []),
+            coref=d.get("coref", {}),
+            embedder=d.get("embedder", {}),
+            flags=d.get("flags", []),
+            provenance=d.get("provenance", {}),
+            verdict=d.get("verdict"),
+            uncertainty=d.get("uncertainty") or {},
+            provisional=bool(d.get("provisional", False)),
+            pending=list(d.get("pending", [])),
+            retrieval=d.get("retrieval"),
+        )
+
+    @classmethod
+    def load(cls, path: str | Path) -> "Report":
+        return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(self.to_json(), encoding="utf-8")
+
+
+def attach_boxes(report: Report, doc: Any) -> None:
+    """Give every chunk of ``report`` its page boxes when ``doc`` is a PDF with geometry."""
+    from chunkscope.geometry import chunk_boxes
+
+    if getattr(doc, "geometry", None) is None:
+        return
+    for c in report.chunkings:
+        for row in c.chunks:
+            row.boxes = chunk_boxes(doc, row.start, row.end)
+
+
+def chunk_records(report: Report, text: str, chunking_id: str | None = None,
+                  heading_path=None, page_of=None, boxes=None) -> Iterable[dict[str, Any]]:
+    """The chunks of one chunking (default: the winner) as export records (JSONL rows).
+
+    ``heading_path(start, end)`` (a chunk's section: ``Document.chunk_heading_path``), ``page_of(pos)`` and ``boxes(start, end)`` (PDF sources:
+    ``[[page, x0, y0, x1, y1], ...]``) come from the Document when available; without
+    ``boxes``, boxes already in the report are used.
+    """
+    cid = chunking_id or report.winner
+    ch = report.get(cid) if cid else None
+    if ch is None:
+        return []
+    out = []
+    for i, c in enumerate(ch.chunks):
+        body = text[c.start:c.end]
+        rec: dict[str, Any] = {
+            "id": f"{report.document.get('sha256', '')[:12]}-{cid}-{i:05d}",
+            "text": body,
+            "start": c.start,
+            "end": c.end,
+            "tokens": c.tokens,
+            "chunker": cid,
+            "document": report.document.get("name"),
+            "document_sha256": report.document.get("sha256"),
+            "checksum": hashlib.sha256(body.encode("utf-8")).hexdigest(),
+        }
+        if page_of is not None:
+            first, last = page_of(c.start), page_of(max(c.start, c.end - 1))
+            rec["pages"] = [] if first is None else list(range(first, (last or first) + 1))
+        if heading_path is not None:
+            rec["heading_path"] = [h.title for h in heading_path(c.start, c.end)]
+        bx = boxes(c.start, c.end) if boxes is not None else c.boxes
+        if bx is not None:
+            rec["boxes"] = bx
+        out.append(rec)
+    return out
+
+
+def _jsonable(x: Any) -> Any:
+    """Best-effort conversion of diagnostics (numpy, tuples, dataclasses) to JSON types."""
+    if x is None or isinstance(x, (str, bool, int)):
+        return x
+    if isinstance(x, float):
+        return x if x == x and x not in (float("inf"), float("-inf")) else None
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple, set)):
+        return [_jsonable(v) for v in x]
+    if hasattr(x, "tolist"):
+        return _jsonable(x.tolist())
+    if hasattr(x, "item"):
+        return _jsonable(x.item())
+    if hasattr(x, "to_dict"):
+        return _jsonable(x.to_dict())
+    if hasattr(x, "__dataclass_fields__"):
+        from dataclasses import asdict
+
+        return _jsonable(asdict(x))
+    return str(x)

@@ -1,0 +1,260 @@
+"""Score chunkings by retrieval: every question ranked against every chunking's chunks.
+
+``evaluate(text, chunkings, questions, config)`` is the one place the retrieval check runs
+(CLI ``chunkscope retrieval``, ``analyze --questions``, the app, the Chroma benchmark). Its
+``to_dict()`` is the stable JSON ``chunkscope.retrieval/1`` (documented in docs/retrieval.md).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from chunkscope.retrieval import metrics as RM
+from chunkscope.retrieval.metrics import Range
+from chunkscope.retrieval.questions import QuestionSet
+from chunkscope.retrieval.retrievers import RETRIEVERS, Dense, QueryTokens, rank
+
+SCHEMA = "chunkscope.retrieval/1"
+KS = (1, 3, 5, 10)
+CURVE = (250, 500, 1000, 2000, 4000)
+KEYS = ("recall", "recall_std", "precision", "iou", "precision_omega", "full_recall_share")
+
+
+@dataclass
+class Config:
+    retriever: str = "bm25"
+    k: int = 5
+    budget: int = 1000
+    ks: tuple[int, ...] = KS
+    curve: tuple[int, ...] = CURVE
+    per_question: bool = True
+
+    def validate(self) -> None:
+        if self.retriever not in RETRIEVERS:
+            raise ValueError(f"retriever must be one of {', '.join(RETRIEVERS)} (got {self.retriever!r})")
+        if self.k < 1:
+            raise ValueError(f"k must be >= 1 (got {self.k})")
+        if self.budget < 1:
+            raise ValueError(f"the token budget must be >= 1 (got {self.budget})")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"retriever": self.retriever, "k": self.k, "budget": self.budget, "ks": list(self.ks),
+                "curve": list(self.curve)}
+
+
+@dataclass
+class Chunking:
+    id: str
+    spans: list[Range]
+    tokens: list[int]
+    label: str = ""
+
+
+@dataclass
+class ChunkingScores:
+    id: str
+    label: str
+    chunks: int
+    mean_tokens: float
+    at_k: dict[str, Any]
+    at_budget: dict[str, Any]
+    at_ks: dict[str, dict[str, Any]]
+    curve: list[dict[str, Any]]
+    precision_omega_ideal: float | None
+    per_question: list[dict[str, Any]] = field(default_factory=list)
+    seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "label": self.label, "chunks": self.chunks, "mean_tokens": round(self.mean_tokens, 1),
+                "at_k": self.at_k, "at_budget": self.at_budget, "at_ks": self.at_ks, "curve": self.curve,
+                "precision_omega_ideal": self.precision_omega_ideal, "notes": self.notes,
+                "seconds": round(self.seconds, 4), "per_question": self.per_question}
+
+
+@dataclass
+class RetrievalResult:
+    config: Config
+    questions: QuestionSet
+    chunkings: list[ChunkingScores]
+    warnings: list[str] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+    dense_model: str = ""
+
+    def get(self, cid: str) -> ChunkingScores | None:
+        return next((c for c in self.chunkings if c.id == cid), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "retriever": self.config.retriever,
+            "k": self.config.k,
+            "budget": self.config.budget,
+            "ks": list(self.config.ks),
+            "curve_budgets": list(self.config.curve),
+            "dense_model": self.dense_model or None,
+            "question_source": self.questions.to_dict(),
+            "questions": [q.to_dict() for q in self.questions.questions],
+            "chunkings": [c.to_dict() for c in self.chunkings],
+            "warnings": list(self.warnings),
+            "timings": {k: round(v, 4) for k, v in self.timings.items()},
+        }
+
+
+def aggregate(rows: Sequence[tuple[float, float, float]], omega: Sequence[float] | None) -> dict[str, Any]:
+    """Mean ± std over questions of (recall, precision, IoU) triples; share fully recalled."""
+    rec, rstd = RM.mean_std([r[0] for r in rows])
+    prec, _ = RM.mean_std([r[1] for r in rows])
+    iou, _ = RM.mean_std([r[2] for r in rows])
+    om = RM.mean_std(list(omega))[0] if omega is not None else None
+    full = sum(1 for r in rows if r[0] >= 1 - 1e-12) / len(rows) if rows else None
+    return {"recall": rec, "recall_std": rstd, "precision": prec, "iou": iou, "precision_omega": om,
+            "full_recall_share": full}
+
+
+class _Lead:
+    """Characters of a chunk's first m o200k tokens (each chunk tokenized once, when needed; a
+    token that ends inside a multi-byte character does not count that character)."""
+
+    def __init__(self, text: str, spans: Sequence[Range]):
+        self.text, self.spans = text, spans
+        self._ids: dict[int, list[int]] = {}
+        self._part: dict[int, bool] = {}  # ids cover only a prefix of the chunk
+
+    def __call__(self, i: int, m: int) -> int:
+        from chunkscope.text.tokens import encoding
+
+        enc = encoding()
+        s, e = self.spans[i]
+        ids = self._ids.get(i)
+        if ids is None or (len(ids) <= m + 8 and self._part.get(i)):
+            # a prefix long enough for m tokens is enough (tokens never span 16+ characters... almost:
+            # when the prefix yields no more than m tokens, the whole chunk is encoded)
+            width = 16 * (m + 1)
+            part = width < e - s
+            ids = enc.encode_ordinary(self.text[s:s + width] if part else self.text[s:e])
+            if part and len(ids) <= m + 8:
+                ids, part = enc.encode_ordinary(self.text[s:e]), False
+            self._ids[i], self._part[i] = ids, part
+        if m >= len(ids):
+            return e - s
+        return len(enc.decode_bytes(ids[:m]).decode("utf-8", errors="ignore"))
+
+
+def evaluate(text: str, chunkings: Sequence[Chunking], questions: QuestionSet, config: Config | None = None,
+             dense: Dense | None = None, language: str | None = None) -> RetrievalResult:
+    """Rank every chunking's chunks for every question and score them (see ``metrics``)."""
+    config = config or Config()
+    config.validate()
+    t0 = time.perf_counter()
+    qs = questions.questions
+    qtexts = [q.text for q in qs]
+    qtok = QueryTokens(qtexts, language)
+    qvecs = None
+    if config.retriever in ("dense", "hybrid"):
+        if dense is None:
+            raise ValueError(f"the {config.retriever} retriever needs an embedding model")
+        qvecs = np.asarray(dense.encode(qtexts), dtype=np.float32)  # once per question set
+    timings = {"queries": time.perf_counter() - t0, "rank": 0.0, "score": 0.0}
+    result = RetrievalResult(config, questions, [], dense_model=dense.name if dense and qvecs is not None else "")
+    for ch in chunkings:
+        t1 = time.perf_counter()
+        spans = [(int(s), int(e)) for s, e in ch.spans]
+        texts = [text[s:e] for s, e in spans]
+        rankings = rank(config.retriever, spans, texts, qtok, qvecs, dense)
+        t2 = time.perf_counter()
+        timings["rank"] += t2 - t1
+        lead = _Lead(text, spans)
+        n = len(spans)
+        notes = []
+        if n < config.k:
+            notes.append(f"only {n} chunk(s), fewer than k = {config.k}: top-k retrieves every chunk")
+        ks = sorted({config.k, *config.ks})
+        budgets = sorted({config.budget, *config.curve})
+        at: dict[int, list[tuple[float, float, float]]] = {k: [] for k in ks}
+        at_b: dict[int, list[tuple[float, float, float]]] = {b: [] for b in budgets}
+        omega_k, omega_ideal = [], []
+        per_q = []
+        bounds = RM.span_bounds(spans)
+        for q, (order, scores) in zip(qs, rankings):
+            order_l = order.tolist()
+            holders = RM.evidence_chunks(spans, q.evidence, bounds)
+            h = max(1, len(holders))
+            rk, rb = RM.walk(order_l, spans, ch.tokens, q.evidence, [*ks, h], budgets, lead)
+            for k in ks:
+                at[k].append(rk[k])
+            for b in budgets:
+                at_b[b].append(rb[b])
+            omega_k.append(rk[h][1])
+            omega_ideal.append(RM.precision_omega_ideal(spans, q.evidence, holders))
+            if config.per_question:
+                sk = RM.score([spans[i] for i in order_l[:config.k]], q.evidence)
+                taken = RM.take_budget(order_l, spans, ch.tokens, config.budget, lead)
+                sb = RM.score([(s, e) for _, s, e in taken], q.evidence)
+                pos = {int(i): r for r, i in enumerate(order_l)}
+                per_q.append({
+                    "retrieved": [[spans[i][0], spans[i][1], round(float(scores[r]), 4)]
+                                  for r, i in enumerate(order_l[:config.k])],
+                    "chunk_ids": [int(i) for i in order_l[:config.k]],
+                    "recall": sk.recall, "precision": sk.precision, "iou": sk.iou,
+                    "missed": [list(m) for m in sk.missed],
+                    "evidence_chunks": [[int(i), pos.get(i, -1) + 1] for i in holders],  # (chunk, its rank)
+                    "budget": {"retrieved": [[s, e, round(float(scores[pos[i]]), 4)] for i, s, e in taken],
+                               "chunk_ids": [int(i) for i, _, _ in taken],
+                               "recall": sb.recall, "precision": sb.precision, "iou": sb.iou,
+                               "missed": [list(m) for m in sb.missed]},
+                })
+        timings["score"] += time.perf_counter() - t2
+        at_k = aggregate(at[config.k], omega_k)
+        at_budget = aggregate(at_b[config.budget], None)
+        at_ks = {str(k): aggregate(at[k], None) for k in config.ks}
+        curve_rows = []
+        for b in config.curve:
+            m, sd = RM.mean_std([x[0] for x in at_b[b]])
+            curve_rows.append({"budget": b, "recall": m, "recall_std": sd})
+        toks = list(ch.tokens)
+        result.chunkings.append(ChunkingScores(
+            ch.id, ch.label or ch.id, n, (sum(toks) / n) if n else 0.0, at_k, at_budget, at_ks, curve_rows,
+            RM.mean_std(omega_ideal)[0], per_q, time.perf_counter() - t1, notes))
+    result.timings = {**timings, "total": time.perf_counter() - t0}
+    return result
+
+
+def chunkings_from_report(report: Any) -> list[Chunking]:
+    """The OK chunkings of a ``Report`` (or of its ``ChunkingResult`` list)."""
+    rows = report.chunkings if hasattr(report, "chunkings") else report
+    return [Chunking(c.id, [(r.start, r.end) for r in c.chunks], [r.tokens for r in c.chunks], c.label)
+            for c in rows if c.ok and c.chunks]
+
+
+def leaderboard(result: RetrievalResult | dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per chunking, best budgeted recall first (what the CLI and the app show)."""
+    d = result.to_dict() if isinstance(result, RetrievalResult) else result
+    rows = []
+    for c in d["chunkings"]:
+        a, b = c["at_k"], c["at_budget"]
+        rows.append({"chunking": c["id"], "chunks": c["chunks"], "mean tokens": c["mean_tokens"],
+                     "recall@budget": b["recall"], "± std": b["recall_std"], "full@budget": b["full_recall_share"],
+                     "precision@budget": b["precision"], "IoU@budget": b["iou"],
+                     f"recall@{d['k']}": a["recall"], f"precision@{d['k']}": a["precision"],
+                     f"IoU@{d['k']}": a["iou"], f"precision Ω@{d['k']}": a["precision_omega"]})
+    rows.sort(key=lambda r: (-(r["recall@budget"] or 0.0), r["chunking"]))
+    return rows
+
+
+def note_lines(result: RetrievalResult | dict[str, Any]) -> list[str]:
+    """One line per chunking note ("<id>: only 2 chunk(s), fewer than k = 5..."), as the CLI and the app show them."""
+    d = result.to_dict() if isinstance(result, RetrievalResult) else result
+    return [f"{c['id']}: {n}" for c in d["chunkings"] for n in c.get("notes") or []]
+
+
+def recall_by_chunking(block: dict[str, Any] | None) -> dict[str, float]:
+    """Budgeted recall per chunking id from a report's ``retrieval`` block (what may join the score)."""
+    if not block:
+        return {}
+    return {c["id"]: c["at_budget"]["recall"] for c in block.get("chunkings", [])
+            if c.get("at_budget", {}).get("recall") is not None}
