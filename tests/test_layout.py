@@ -74,3 +74,51 @@ def test_wheel_installs_chunkscope_and_nothing_named_core_or_ui(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     assert "chunkscope/prompts/llm_regex_v1.txt" in names
     assert {"chunkscope/analysis/run.py", "chunkscope/present/figures.py", "chunkscope/cli/__main__.py"} <= set(names)
+
+
+def _requirement_name(req: str) -> str:
+    import re
+
+    return re.split(r"[<>=!~\[ ;]", req, maxsplit=1)[0].lower()
+
+
+def test_the_extras_table_and_pyproject_agree():
+    """chunkscope.extras names, for each optional import, the extra and distribution pyproject.toml declares."""
+    import tomllib
+
+    from chunkscope.extras import EXTRAS
+
+    optional = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    declared = {(extra, _requirement_name(r)) for extra, reqs in optional.items() if extra not in ("all", "test")
+                for r in reqs}
+    assert set(EXTRAS.values()) == declared
+    assert set(optional["all"][0].split("[")[1].rstrip("]").split(",")) == set(optional) - {"all", "test", "maverick"}
+
+
+def test_a_missing_extra_is_one_line_naming_it(monkeypatch):
+    """Without mammoth (the office extra) a Word file is refused with the pip command, not a traceback."""
+    from docx_factory import make_docx
+
+    from chunkscope.ingest import IngestError, load_bytes
+
+    monkeypatch.setitem(sys.modules, "mammoth", None)  # import mammoth -> ModuleNotFoundError, as when missing
+    with pytest.raises(IngestError, match=r"needs mammoth: pip install 'chunkscope\[office\]'"):
+        load_bytes(make_docx([("Normal", "A paragraph.")]), "letter.docx")
+
+
+def test_every_required_dependency_is_used():
+    """A mandatory dependency is imported by the engine or the app, or loaded by its name (a model package)."""
+    import importlib.metadata as md
+    import tomllib
+
+    by_dist: dict[str, set[str]] = {}
+    for module, dists in md.packages_distributions().items():
+        for d in dists:
+            by_dist.setdefault(d.lower().replace("_", "-"), set()).add(module)
+    sources = [*CORE.rglob("*.py"), *(ROOT / "ui").rglob("*.py"), *(ROOT / "pages").glob("*.py"), ROOT / "app.py"]
+    imported = {m.split(".")[0] for p in sources for m in _imports(p)}
+    engine_text = "\n".join(p.read_text(encoding="utf-8") for p in CORE.rglob("*.py"))
+    for req in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]:
+        name = _requirement_name(req)
+        modules = by_dist.get(name) or {name.replace("-", "_")}
+        assert modules & imported or any(f'"{m}"' in engine_text for m in modules), f"{name} is declared, not used"

@@ -196,7 +196,9 @@ class LLMClient:
     def __init__(self, settings: LLMSettings) -> None:
         if not settings.configured:
             raise LLMError(NOT_CONFIGURED, "not_configured")
-        from openai import OpenAI  # imported lazily: the rest of core does not need it
+        from chunkscope.extras import require  # openai lazily: the rest of the engine does not need it
+
+        OpenAI = require("openai", "an LLM endpoint", lambda msg: LLMError(msg, "not_configured")).OpenAI
 
         if not 0 <= settings.max_retries <= MAX_RETRIES_CAP:
             settings = replace(settings, max_retries=min(MAX_RETRIES_CAP, max(0, settings.max_retries)))

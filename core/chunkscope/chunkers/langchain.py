@@ -74,7 +74,10 @@ def map_chunks(text: str, chunks: Sequence[str], max_overlap_chars: int = 0) -> 
 
 
 def _splitter(kind: str, chunk_size: int, chunk_overlap: int):
-    from langchain_text_splitters import RecursiveCharacterTextSplitter
+    from chunkscope.extras import require
+
+    RecursiveCharacterTextSplitter = require("langchain_text_splitters", "the langchain chunkers"
+                                             ).RecursiveCharacterTextSplitter
 
     if chunk_overlap >= chunk_size:
         raise ParamError(f"chunk_overlap ({chunk_overlap}) must be smaller than chunk_size ({chunk_size})")

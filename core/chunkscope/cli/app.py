@@ -101,8 +101,11 @@ def launch_plan(args: argparse.Namespace, env: dict[str, str]) -> tuple[list[str
 
 
 def cmd_app(args: argparse.Namespace) -> int:
+    from chunkscope.cli.common import CLIError
+    from chunkscope.extras import require
     from chunkscope.sharing import load_policy
 
+    require("streamlit", "chunkscope app", CLIError)  # one line naming the extra, before anything starts
     cmd, env = launch_plan(args, dict(os.environ))
     pol = load_policy(env)
     if args.print_command:

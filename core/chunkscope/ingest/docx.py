@@ -32,7 +32,7 @@ import re
 import zipfile
 
 from chunkscope.document import Document
-from chunkscope.ingest.errors import read_as
+from chunkscope.ingest.errors import IngestError, read_as
 from chunkscope.ingest.office import free_mark, office_document, open_package, page_breaks
 
 _MAIN_PART = "word/document.xml"
@@ -132,9 +132,10 @@ def _heading_styles(package: zipfile.ZipFile) -> dict[str, int]:
 def docx_to_markdown(data: bytes, filename: str, limit: int) -> tuple[str, dict]:
     """(Markdown, facts) of a Word file's bytes. Facts: ``page_breaks`` (marks found), ``messages`` (mammoth's
     warnings other than unmapped styles)."""
-    import mammoth
-
+    from chunkscope.extras import require
     from chunkscope.ingest.html import html_to_markdown
+
+    mammoth = require("mammoth", "reading a Word file", IngestError)
 
     package = open_package(data, filename, _MAIN_PART, _WORD, limit)
     # a damaged part or a broken zip entry (bad CRC, encrypted, unknown compression): one line, no traceback

@@ -21,7 +21,7 @@ import html
 from typing import Any
 
 from chunkscope.document import Document, Span
-from chunkscope.ingest.errors import read_as
+from chunkscope.ingest.errors import IngestError, read_as
 from chunkscope.ingest.office import free_mark, office_document, open_package, page_breaks
 from chunkscope.text.markup import ZERO_WIDTH
 
@@ -207,9 +207,10 @@ def pptx_to_markdown(data: bytes, filename: str, limit: int) -> tuple[str, dict]
     (shapes that could not be read)."""
     import io
 
-    from pptx import Presentation
-
+    from chunkscope.extras import require
     from chunkscope.ingest.html import html_to_markdown
+
+    Presentation = require("pptx", "reading a PowerPoint deck", IngestError).Presentation
 
     open_package(data, filename, _MAIN_PART, _POWERPOINT, limit)
     skipped: list[int] = []

@@ -21,12 +21,16 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from langchain_core.documents import Document as LCDocument
-from langchain_text_splitters import TextSplitter
+from chunkscope.extras import require
 
-from chunkscope.api import Chunk, chunk
-from chunkscope.chunkers import registry
-from chunkscope.document import Document
+require("langchain_text_splitters", "chunkscope.integrations.langchain", ImportError)  # one line if missing
+
+from langchain_core.documents import Document as LCDocument  # noqa: E402 (after the check above)
+from langchain_text_splitters import TextSplitter  # noqa: E402
+
+from chunkscope.api import Chunk, chunk  # noqa: E402
+from chunkscope.chunkers import registry  # noqa: E402
+from chunkscope.document import Document  # noqa: E402
 
 
 class ChunkScopeSplitter(TextSplitter):

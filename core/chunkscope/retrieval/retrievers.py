@@ -87,7 +87,10 @@ class QueryTokens:
 
 
 def bm25_rank(chunk_texts: Sequence[str], queries: QueryTokens) -> list[Ranking]:
-    import bm25s
+    """BM25 rankings of ``chunk_texts`` for each tokenised query (bm25s, the ``retrieval`` extra)."""
+    from chunkscope.extras import require
+
+    bm25s = require("bm25s", "the retrieval check's BM25 retriever")
 
     n = len(chunk_texts)
     if n == 0:
