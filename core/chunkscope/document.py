@@ -13,6 +13,7 @@ from typing import Any, Iterable
 
 @dataclass(frozen=True, order=True)
 class Span:
+    """Half-open character offsets ``[start, end)`` into a document's text."""
     start: int
     end: int
 
@@ -24,6 +25,7 @@ class Span:
         return self.end - self.start
 
     def text(self, doc_text: str) -> str:
+        """The spanned part of ``doc_text``."""
         return doc_text[self.start:self.end]
 
 
@@ -46,6 +48,7 @@ class Block:
 
     @property
     def span(self) -> Span:
+        """The block's extent as a ``Span``."""
         return Span(self.start, self.end)
 
 
@@ -60,11 +63,13 @@ class Heading:
 
 
 def sha256_text(text: str) -> str:
+    """Hex SHA-256 of the text's UTF-8 bytes."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 @dataclass
 class Document:
+    """A document: Markdown text plus spans (pages, blocks, headings), its format, language and source facts."""
     name: str
     text: str
     source_format: str  # pdf | markdown | text | reference
@@ -81,6 +86,7 @@ class Document:
 
     @property
     def sha256(self) -> str:
+        """SHA-256 of the text (computed once)."""
         if self._sha is None:
             self._sha = sha256_text(self.text)
         return self._sha
@@ -161,6 +167,7 @@ class Document:
 
     # --- stable JSON shape (documented in the README) ---
     def to_dict(self) -> dict[str, Any]:
+        """The document as JSON (text, pages, blocks, headings, facts)."""
         return {
             "name": self.name,
             "format": self.source_format,
@@ -179,6 +186,7 @@ class Document:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Document":
+        """A document from :meth:`to_dict`'s JSON."""
         doc = cls(
             name=d["name"],
             text=d["text"],
@@ -199,6 +207,7 @@ class Document:
 
 
 def check_tiling(spans: Iterable[tuple[int, int]], length: int, what: str = "spans") -> None:
+    """Raise ``ValueError`` unless ``spans`` tile ``[0, length)``: consecutive, non-empty, no gap, no overlap."""
     pos = 0
     for i, (s, e) in enumerate(spans):
         if s != pos:

@@ -29,6 +29,7 @@ Box = list  # [page, x0, y0, x1, y1]
 
 @dataclass
 class Geometry:
+    """Where the text is on the PDF's pages: page sizes and text runs (span, page, box), with their coverage."""
     pages: list[tuple[float, ...]] = field(default_factory=list)
     runs: list[tuple[int, int, int, float, float, float, float]] = field(default_factory=list)
     mapped: int = 0
@@ -47,6 +48,7 @@ class Geometry:
         return (h, w) if int(rot) % 180 else (w, h)
 
     def to_dict(self) -> dict[str, Any]:
+        """The geometry as JSON (versioned)."""
         return {
             "version": VERSION,
             "pages": [[round(v, 3) for v in p] for p in self.pages],
@@ -57,6 +59,7 @@ class Geometry:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Geometry":
+        """Geometry from :meth:`to_dict`'s JSON; ``ValueError`` for another version."""
         if int(d.get("version", VERSION)) != VERSION:
             raise ValueError(f"geometry version {d.get('version')!r} is not {VERSION}")
         runs = [(int(r[0]), int(r[1]), int(r[2]), float(r[3]), float(r[4]), float(r[5]), float(r[6]))

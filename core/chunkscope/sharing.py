@@ -78,6 +78,7 @@ class Policy:
 
     @property
     def max_upload_bytes(self) -> int:
+        """The upload limit in bytes."""
         return self.max_upload_mb * 1024 * 1024
 
     def public_dict(self) -> dict[str, Any]:
@@ -121,6 +122,7 @@ def served_shared(env: Mapping[str, str] | None = None) -> bool:
 
 
 def config_path(env: Mapping[str, str] | None = None) -> Path:
+    """The operator settings file: ``CHUNKSCOPE_SHARE_CONFIG``, else ``share.toml`` in the user config dir."""
     e = os.environ if env is None else env
     if e.get(CONFIG_ENV, "").strip():
         return Path(e[CONFIG_ENV]).expanduser()
@@ -289,21 +291,25 @@ class Workspace:
         self.touch()
 
     def touch(self) -> None:
+        """Mark the workspace as used now (the sweep deletes idle ones)."""
         try:
             os.utime(self.path)
         except OSError:
             pass
 
     def sub(self, name: str) -> Path:
+        """A sub-folder of the workspace, created if needed."""
         p = self.path / name
         p.mkdir(parents=True, exist_ok=True)
         return p
 
     def close(self) -> None:
+        """Delete the workspace now."""
         self._finalizer()
 
     @property
     def alive(self) -> bool:
+        """True while the workspace folder exists."""
         return self.path.is_dir()
 
 
@@ -341,6 +347,7 @@ def _norm(url: str | None) -> str:
 
 
 def operator_endpoints(pol: Policy, env: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """LLM endpoints the operator allows: the settings file's, plus ``OPENAI_BASE_URL`` (or OpenAI's when a key is set)."""
     e = os.environ if env is None else env
     eps = [*pol.llm_endpoints]
     if (e.get("OPENAI_BASE_URL") or "").strip():
@@ -425,10 +432,12 @@ class Slots:
 
     @property
     def running(self) -> int:
+        """Analyses running now."""
         return self._running
 
     @property
     def waiting(self) -> int:
+        """Analyses waiting for a slot."""
         return len(self._queue)
 
     @contextmanager

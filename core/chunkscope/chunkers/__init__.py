@@ -1,0 +1,1 @@
+"""Chunkers: the registry, one module per family (each exposes ``specs()``), post-processing and the coverage audit."""

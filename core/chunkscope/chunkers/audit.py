@@ -24,6 +24,7 @@ _visible: BoundedCache[str, int] = BoundedCache(8)
 
 @dataclass
 class Audit:
+    """Does a chunking cover every non-whitespace character, in order, within the text? With what gaps and overlap."""
     chunks: int
     covered: float  # fraction of non-whitespace characters inside some chunk (1.0 for blank text)
     ordered: bool  # starts and ends never go backwards
@@ -38,10 +39,12 @@ class Audit:
 
     @property
     def ok(self) -> bool:
+        """True when nothing is uncovered, nothing goes backwards, no chunk is empty or out of the text."""
         return not self.gaps and self.ordered and not self.empty and not self.out_of_bounds
 
     @property
     def summary(self) -> str:
+        """One line for people: "all text covered, in order" or what is wrong."""
         if self.chunks == 0:
             return "no chunks" + ("" if self.covered >= 1.0 else ", text not covered")
         parts = []
@@ -64,6 +67,7 @@ class Audit:
         return ", ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
+        """The audit as JSON (the report's ``audit`` entry)."""
         return {
             "chunks": self.chunks,
             "covered": round(self.covered, 6),

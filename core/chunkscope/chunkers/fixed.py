@@ -37,10 +37,12 @@ def fixed_windows(text: str, size: int, overlap: int) -> list[Span]:
 
 
 def chunk_fixed(doc: Document, params: dict[str, Any], ctx: Any = None) -> ChunkResult:
+    """Fixed windows of ``size`` o200k tokens, ``overlap`` shared, cut at token boundaries."""
     return ChunkResult(spans=fixed_windows(doc.text, int(params["size"]), int(params["overlap"])))
 
 
 def specs() -> list[ChunkerSpec]:
+    """The fixed-window family's specs (``fixed-512``)."""
     return [ChunkerSpec(
         "fixed-512", "Fixed tokens (512, overlap 64)",
         "fixed windows of N tokens with overlap, cut at token boundaries",

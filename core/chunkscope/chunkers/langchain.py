@@ -23,6 +23,7 @@ from chunkscope.text.tokens import count_tokens
 
 
 class MappingError(RuntimeError):
+    """A LangChain chunk could not be found back in the document's text (spans are required)."""
     pass
 
 
@@ -117,14 +118,17 @@ def _run(kind: str, doc: Document, params: dict[str, Any]) -> ChunkResult:
 
 
 def chunk_langchain_default(doc: Document, params: dict[str, Any], ctx: Any = None) -> ChunkResult:
+    """LangChain's RecursiveCharacterTextSplitter as shipped (characters), mapped to spans."""
     return _run("default", doc, params)
 
 
 def chunk_langchain_1100(doc: Document, params: dict[str, Any], ctx: Any = None) -> ChunkResult:
+    """LangChain's recursive splitter with the paper's separators and o200k sizes, mapped to spans."""
     return _run("paper", doc, params)
 
 
 def specs() -> list[ChunkerSpec]:
+    """The LangChain family's specs (``langchain-default``, ``langchain-1100``)."""
     return [
         ChunkerSpec(
             "langchain-default", "LangChain recursive (default)",

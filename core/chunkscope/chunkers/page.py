@@ -18,6 +18,7 @@ _PAGES_FROM = {
 
 
 def chunk_page(doc: Document, params: dict[str, Any], ctx: Any = None) -> ChunkResult:
+    """One chunk per page of the source (skipped, with the reason, when the document has no pages)."""
     if not doc.pages:
         why = _PAGES_FROM.get(doc.source_format, "PDFs and reference JSON have them")
         return ChunkResult.skipped(f"the document has no pages ({why})")
@@ -29,6 +30,7 @@ def chunk_page(doc: Document, params: dict[str, Any], ctx: Any = None) -> ChunkR
 
 
 def specs() -> list[ChunkerSpec]:
+    """The page family's spec (``page``)."""
     return [ChunkerSpec("page", "Page", "one chunk per page of the source (skipped when the document has no pages)",
                         (ParamSpec("keep_empty_pages", bool, False,
                                    "also emit zero-length chunks for empty pages (the paper's code does)"),),

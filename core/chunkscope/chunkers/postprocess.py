@@ -42,18 +42,21 @@ def validate_pp(params: dict) -> list[str]:
 
 @dataclass
 class PostprocessStats:
+    """What post-processing did to one chunking: re-splits, the pieces they made, merges, chunks left small."""
     resplit: int = 0  # oversized chunks re-split
     pieces: int = 0  # chunks they became
     merged: int = 0  # merges performed
     still_small: list[int] = field(default_factory=list)  # indices of chunks left under min_tokens
 
     def to_dict(self) -> dict:
+        """The stats as JSON."""
         return {"resplit": self.resplit, "pieces": self.pieces, "merged": self.merged,
                 "still_small": list(self.still_small)}
 
 
 def resplit_oversized(text: str, spans: Sequence[Span], max_tokens: int = 1100,
                       stats: PostprocessStats | None = None) -> list[Span]:
+    """Re-split each chunk above ``max_tokens`` with the paper's recursive splitter; other chunks are untouched."""
     splitter = RecursiveSplitter(chunk_size=max_tokens, separators=PAPER_SEPARATORS)
     sizes = count_many([text[s.start:s.end] for s in spans])
     out: list[Span] = []
@@ -81,6 +84,7 @@ def resplit_oversized(text: str, spans: Sequence[Span], max_tokens: int = 1100,
 
 def merge_tiny(text: str, spans: Sequence[Span], min_tokens: int = 100, merge_max: int = 1150,
                stats: PostprocessStats | None = None) -> list[Span]:
+    """Merge each chunk under ``min_tokens`` with the next (else the previous) when the two fit in ``merge_max``."""
     chunks = list(spans)
     if len(chunks) < 2:
         return chunks

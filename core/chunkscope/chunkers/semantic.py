@@ -89,6 +89,7 @@ def _embed_windows(doc: Document, sents: list[Span], windows: list[tuple[int, in
 
 
 def chunk_semantic(doc: Document, params: dict[str, Any], ctx: RunContext | None = None) -> ChunkResult:
+    """Cut between sentences where the embedding distance to the next sentence jumps past the threshold."""
     from chunkscope.text.sentences import sentence_spans
 
     text = doc.text
@@ -153,6 +154,7 @@ PARAMS = (
 
 
 def validate_semantic(params: dict[str, Any]) -> list[str]:
+    """Problems with the threshold parameters (a percentile outside [0, 100]); empty when they are fine."""
     ttype = params.get("threshold_type", "gradient")
     amount = float(params.get("threshold_amount") or 0.0)
     if ttype in ("gradient", "percentile") and not 0 <= amount <= 100:
@@ -174,4 +176,5 @@ SPEC = ChunkerSpec(
 
 
 def specs() -> list[ChunkerSpec]:
+    """The semantic family's spec (``semantic``)."""
     return [SPEC]

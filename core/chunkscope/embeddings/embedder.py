@@ -16,7 +16,7 @@ import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Protocol, Sequence, runtime_checkable
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -35,6 +35,7 @@ _BACKEND_FACTS = {"reference": ("sentence-transformers", "fp32"), "onnx": ("onnx
 
 
 def is_bundled(name_or_path: str | None) -> bool:
+    """True for the bundled model's names (None included: the default)."""
     return name_or_path is None or name_or_path in (BUNDLED_NAME, f"sentence-transformers/{BUNDLED_NAME}")
 
 
@@ -53,16 +54,10 @@ def backend_facts(name_or_path: str | None, backend: str = "auto") -> dict[str, 
     return {"backend": run, "precision": precision}
 
 
-@runtime_checkable
-class EmbedderProtocol(Protocol):
-    name: str
-    max_tokens: int
-
-    def encode(self, texts: Sequence[str]) -> np.ndarray: ...
-
-
 @dataclass
 class EmbedStats:
+    """What an embedder did: model calls, texts encoded, cache hits, seconds in the model."""
+
     model_calls: int = 0  # batches sent to the model
     texts_embedded: int = 0  # texts actually encoded by the model
     memory_hits: int = 0
@@ -70,6 +65,7 @@ class EmbedStats:
     seconds: float = 0.0  # time spent in the model
 
     def to_dict(self) -> dict[str, Any]:
+        """The stats as JSON."""
         return asdict(self)
 
 
@@ -93,10 +89,7 @@ _load_lock = threading.Lock()
 def _resolve(name_or_path: str | None) -> tuple[str, str]:
     """(display name, local path or hub id to load)."""
     if name_or_path is None or is_bundled(name_or_path):
-        path = bundled_model_path()
-        os.environ["HF_HUB_OFFLINE"] = "1"
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        return BUNDLED_NAME, str(path)
+        return BUNDLED_NAME, str(bundled_model_path())  # a local folder: loaded without the hub
     p = Path(name_or_path).expanduser()
     if p.exists():
         if not p.is_dir():
@@ -109,7 +102,7 @@ def _resolve(name_or_path: str | None) -> tuple[str, str]:
         from huggingface_hub import snapshot_download
 
         return name_or_path, snapshot_download(name_or_path, local_files_only=True)
-    except Exception:
+    except (OSError, ValueError):  # not cached (LocalEntryNotFoundError), or not a valid hub id
         if os.environ.get("HF_HUB_OFFLINE") == "1":
             raise EmbedderUnavailable(
                 f"embedding model '{name_or_path}' is not in the local Hugging Face cache and HF_HUB_OFFLINE=1: "
@@ -136,7 +129,8 @@ def _probe_hub(name: str, timeout: float) -> None:
         return
     try:
         HfApi().model_info(name, timeout=timeout)
-    except Exception as exc:  # noqa: BLE001 - any failure means the load would fail or hang
+    except Exception as exc:  # noqa: BLE001 - a probe: whatever the hub client raises (requests' or httpx's
+        # errors, by its version) means the load would fail or hang; the user gets one line
         if type(exc).__name__ in ("RepositoryNotFoundError", "HFValidationError"):
             raise EmbedderUnavailable(f"no model {name!r} on the Hugging Face hub (and none in the local cache)") from None
         raise EmbedderUnavailable(
@@ -169,9 +163,9 @@ def _load_model(target: str, device: str | None):
                 from sentence_transformers import SentenceTransformer
             except ImportError:
                 raise EmbedderUnavailable("sentence-transformers is not installed") from None
-            try:
-                m = SentenceTransformer(target, device=device)
-            except Exception as exc:
+            try:  # a local folder (the bundled model included) never asks the hub
+                m = SentenceTransformer(target, device=device, local_files_only=Path(target).is_dir())
+            except (OSError, ValueError, RuntimeError, KeyError) as exc:  # missing files, bad config, bad weights
                 first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
                 raise EmbedderUnavailable(f"cannot load embedding model '{target}': {first}") from None
             _models.put(key, m)
@@ -192,11 +186,11 @@ def _load_onnx(precision: str, device: str | None):
             if problem:
                 try:
                     eo.export(log=lambda msg: None)
-                except Exception as exc:
+                except (OSError, RuntimeError, ValueError, ImportError) as exc:  # torch/onnx export and quantization
                     raise EmbedderUnavailable(f"{problem}; exporting it failed: {type(exc).__name__}: {exc}") from None
             try:
                 m = eo.OnnxSentenceModel(precision, device)
-            except Exception as exc:
+            except (OSError, RuntimeError, ValueError) as exc:  # onnxruntime's errors are RuntimeErrors
                 raise EmbedderUnavailable(f"cannot load the ONNX model ({precision}): {exc}") from None
             _models.put(key, m)
         return m
@@ -288,6 +282,7 @@ class Embedder:
         self._disk = None
 
     def clear_memory_cache(self) -> None:
+        """Forget the vectors held in memory for this model (the disk cache stays)."""
         self._memory.clear()
 
     def model_tokens(self, texts: Sequence[str]) -> list[int]:

@@ -37,9 +37,6 @@ class TargetModel:
     tokenizer: str = O200K
     note: str = ""
 
-    def describe(self) -> str:
-        return f"{self.name} ({self.max_tokens:,} tokens)"
-
 
 # Well-known models and the input limit they truncate at. Only the bundled MiniLM tokenizer ships
 # with ChunkScope; the others are counted in o200k unless a local tokenizer is given (custom).
@@ -73,6 +70,7 @@ def target_model(name: str, max_tokens: int | None = None, tokenizer: str | None
 
 @dataclass
 class LimitCheck:
+    """Chunk lengths against a model's input limit: the counts, which chunks are over, and how they were counted."""
     model: TargetModel
     counts: list[int]  # per chunk, in the tokens of ``tokenizer``
     over: list[int]  # indexes of the chunks longer than the limit
@@ -135,7 +133,7 @@ def counter(model: TargetModel) -> tuple[Callable[[Sequence[str]], list[int]], s
                 return [len(e.ids) for e in tok.encode_batch(list(texts))] if texts else []
 
             return count, what, True, ""
-        except Exception as exc:  # no tokenizers package, no file, a bad file: say so, count in o200k
+        except Exception as exc:  # tokenizers raises a bare Exception on a bad file; none costs the count: o200k
             why = f"its tokenizer is not available ({type(exc).__name__}: {' '.join(str(exc).split())[:120]})"
     note = why or f"{model.name}'s own tokenizer is not bundled"
     return count_many, "o200k tokens", False, note + ", so lengths are in o200k tokens (an estimate)"

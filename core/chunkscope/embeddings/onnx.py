@@ -181,6 +181,7 @@ class OnnxSentenceModel:
         self._jobs_lock = threading.Lock()
 
     def get_sentence_embedding_dimension(self) -> int:
+        """The vector dimension (sentence-transformers' name for it)."""
         return self._dim
 
     # int8 runs one text per call, so a text's vector never depends on which thread runs it: an
@@ -324,6 +325,7 @@ class _SharedRun:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m chunkscope.embeddings.onnx``: export the bundled model (``make setup`` runs it)."""
     p = argparse.ArgumentParser(prog="python -m chunkscope.embeddings.onnx",
                                 description="Export the bundled embedding model to ONNX (fp32 and int8), offline.")
     p.add_argument("--out", type=Path, default=None, help=f"directory (default {models_dir()})")

@@ -179,6 +179,7 @@ class SpanEmbedder:
     # ---------------------------------------------------------------- info
     @property
     def stats(self) -> dict[str, Any]:
+        """What the span embedder did (mode, spans, units, fragments, model calls, cache hits) for the report."""
         d = {"mode": self.mode, "spans": self.spans_embedded, **self.embedder.stats.to_dict()}
         if self.mode == "composed":
             d.update(units=len(self._units or []), fragments=self.fragments, fragment_mode=self.fragment_mode,
@@ -190,6 +191,7 @@ class SpanEmbedder:
 
     @property
     def warnings(self) -> list[str]:
+        """Caveats about these vectors (a model that misses the text's vocabulary, truncated texts in exact mode)."""
         if self._caveat is None:
             try:
                 self._caveat = vocabulary_caveat(self.embedder, self.text, self.language)
@@ -203,6 +205,7 @@ class SpanEmbedder:
 
     @property
     def units(self) -> list[Span]:
+        """The document's units (composed mode), prepared on first use."""
         self.prepare()
         return list(self._units or [])
 
@@ -319,6 +322,7 @@ class SpanEmbedder:
 
     # ---------------------------------------------------------------- embed
     def embed(self, spans: Sequence[Any]) -> np.ndarray:
+        """One normalised vector per span, in the span embedder's mode."""
         pairs = span_pairs(spans)
         self.spans_embedded += len(pairs)
         if not pairs:

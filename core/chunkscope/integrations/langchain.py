@@ -34,6 +34,7 @@ from chunkscope.document import Document  # noqa: E402
 
 
 class ChunkScopeSplitter(TextSplitter):
+    """A LangChain ``TextSplitter`` that cuts with a ChunkScope chunker: exact spans, ``start_index`` in metadata."""
     def __init__(self, chunker: str = "recursive-1100+pp", resources: Any = None, **params: Any):
         super().__init__(chunk_size=1, chunk_overlap=0, add_start_index=True, strip_whitespace=False)
         self.chunker = chunker
@@ -58,9 +59,11 @@ class ChunkScopeSplitter(TextSplitter):
 
     # --- LangChain's interface ----------------------------------------------------------------
     def split_text(self, text: str) -> list[str]:
+        """The chunk texts of ``text``."""
         return [c.text for c in self._chunks(self._document(text))]
 
     def create_documents(self, texts: list[str], metadatas: list[dict[Any, Any]] | None = None) -> list[LCDocument]:
+        """LangChain documents of the chunks of each text, with its metadata and the chunk's span, pages and headings."""
         metas = metadatas or [{}] * len(texts)
         out: list[LCDocument] = []
         for text, meta in zip(texts, metas, strict=True):
@@ -99,6 +102,7 @@ class ChunkScopeSplitter(TextSplitter):
         return out
 
     def split_documents(self, documents: Iterable[LCDocument]) -> list[LCDocument]:
+        """Re-split LangChain documents, keeping each one's metadata."""
         texts, metas = [], []
         for d in documents:
             texts.append(d.page_content)

@@ -55,6 +55,7 @@ class View:
 
     @property
     def has_blocks(self) -> bool:
+        """True when the view holds at least one block."""
         return self.last >= self.first
 
 
