@@ -122,9 +122,7 @@ def all_chunker_ids() -> list[str]:
 MENTIONS_KEY = "cs_mentions_held"  # {"name", "path", "doc"}: kept across pages (the uploader forgets)
 
 
-def _mentions_path(upload) -> str | None:
-    if upload is None:
-        return None
+def _mentions_path(upload: Any) -> str:
     from ui.share import session_workspace
 
     data = upload.getvalue()

@@ -143,7 +143,7 @@ def document_picker() -> Document | None:
                     st.caption(f"That file was not loaded: still showing **{md_escape(held.name)}**. "
                                "Remove the file above or pick a sample.")
         keep = upload is None and held is not None and source in ("upload", "external")
-        if keep:
+        if keep and held is not None:  # (keep implies a held document)
             doc = held
             how = "uploaded" if source == "upload" else "opened from another page"
             st.caption(f"Current document: **{md_escape(held.name)}** ({how}; it stays until you pick a sample).")
@@ -295,7 +295,7 @@ _MD_SPECIAL = set("\\`*_{}[]()<>#+-.!|~$:")
 
 # a table's missing value reads "–", as in the CLI and the reports (Streamlit shows "None" otherwise; its
 # ``placeholder`` argument is recent, so only passed where the installed Streamlit has it)
-MISSING = {"placeholder": "–"} if "placeholder" in inspect.signature(st.dataframe).parameters else {}
+MISSING: dict[str, Any] = {"placeholder": "–"} if "placeholder" in inspect.signature(st.dataframe).parameters else {}
 
 
 def md_escape(text: str) -> str:

@@ -73,15 +73,15 @@ def verdict_badge(v: dict | None, score_interval: list[float] | None, narrow: bo
         body = (f"none is ahead of the others in ≥ {v['clear_share']:.0%} of {n} resamples (first: {firsts}); "
                 f"<b>{html.escape(v['winner'])}</b> picked by {rule}{ci}")
     return (f'<div class="cs-verdict" style="border-left:4px solid {color};padding:.25rem .6rem;margin:.1rem 0 .4rem 0;'
-            f'background:{figures._rgba(color, 0.10)}"><b style="color:{color}">{head}</b> — {body}</div>')
+            f'background:{figures.rgba(color, 0.10)}"><b style="color:{color}">{head}</b> — {body}</div>')
 
 
 def winner_card(report: Report, key: str | None = "cs_winner_card") -> list[str]:
     """The winner card; returns the cautions it showed (``analysis_notes`` does not repeat them)."""
-    if report.winner is None:
+    best = report.get(report.winner) if report.winner is not None else None
+    if best is None:
         st.warning(md_escape(report.explanation))
         return []
-    best = report.get(report.winner)
     ws = selection.winner_summary(report)
     with st.container(border=True, key=key):
         if report.provisional:
@@ -100,7 +100,7 @@ def winner_card(report: Report, key: str | None = "cs_winner_card") -> list[str]
         c2.metric(f"score on {', '.join(known)} so far" if known else "score",
                   f"{best.score:.3f}" + (f" ± {(ci[1] - ci[0]) / 2:.3f}" if ci else ""),
                   delta=(f"tie with {ws['runner']}" if tie else
-                         f"{selection.margin_text(ws['margin'], signed=True, scores=(best.score, runner.score or 0.0))}"
+                         f"{selection.margin_text(ws['margin'], signed=True, scores=(best.score or 0.0, runner.score or 0.0))}"
                          f" vs {ws['runner']}") if runner is not None else None,
                   delta_color="off" if tie else "normal", delta_arrow="off" if tie else "auto",
                   help=f"95% interval {ci[0]:.3f}–{ci[1]:.3f} (bootstrap over the document's blocks)" if ci else None)
@@ -369,8 +369,9 @@ def exports(report: Report, doc: Document) -> None:
                            mime="application/json", key="cs_dl_json", on_click="ignore",
                            help="schema chunkscope.report/1: every chunking, its spans, metrics and diagnostics")
     with c2, guard("The JSONL export"):
-        if report.winner:
-            n = len(report.get(report.winner).chunks)
+        won = report.get(report.winner) if report.winner else None
+        if won is not None:
+            n = len(won.chunks)
             c2.download_button(f"Winning chunks (JSONL, {n})", data=lambda: _jsonl_text(report, doc),
                                file_name=f"{stem}.{report.winner}.jsonl",
                                mime="application/jsonl", key="cs_dl_jsonl", on_click="ignore",

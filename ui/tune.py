@@ -38,6 +38,8 @@ CANCEL = "cs_tune_cancel_flag"
 FRONTIER_NOW = "cs_tune_frontier_now"
 MSG = "cs_tune_msg"
 CHUNKER = "cs_tune_chunker"
+PROMOTE_PICK = "cs_tune_promote_pick"  # the frontier point to promote (its index)
+PROMOTE_NAME = "cs_tune_promote_name"
 
 
 # ------------------------------------------------------------------ widgets from ParamSpecs
@@ -220,12 +222,12 @@ def promote(doc: Document, report_settings_: Settings, report: Report | None = N
     only be a copy of it, tied with it on every metric).
     """
     points = st.session_state.get(FRONTIER_NOW) or []
-    i = st.session_state.get("cs_tune_promote_pick")
+    i = st.session_state.get(PROMOTE_PICK)
     if i is None or not 0 <= i < len(points):
         st.session_state[MSG] = ("error", "Pick a point to promote.")
         return
     p = points[i]
-    name = (st.session_state.get("cs_tune_promote_name") or "").strip() or p["name"]
+    name = (st.session_state.get(PROMOTE_NAME) or "").strip() or p["name"]
     from chunkscope.chunkers.registry import is_registered
 
     if is_registered(name):
@@ -246,7 +248,7 @@ def promote(doc: Document, report_settings_: Settings, report: Report | None = N
     if name not in cands:
         cands.append(name)
     st.session_state["cs_candidates"] = cands
-    st.session_state["cs_tune_promote_name"] = ""
+    st.session_state[PROMOTE_NAME] = ""
     injected = False
     if before is not None:
         rep = current_report(doc, before)
@@ -302,7 +304,7 @@ def apply_config() -> None:
         s, meta = parse_config(up.getvalue().decode("utf-8"), fmt)
         cid = meta.get("chunker") or next(iter(s.params), None)
         spec = registry.get(cid) if cid else None
-        resolved = spec.resolve_params(s.params.get(cid, {})) if spec else {}
+        resolved = spec.resolve_params(s.params.get(cid, {})) if spec and cid else {}
         for c, ps in s.params.items():
             registry.get(c).resolve_params(ps)
     except (ValueError, UnicodeDecodeError, KeyError) as exc:
