@@ -20,6 +20,7 @@ from chunkscope.chunkers.base import ChunkerSpec
 from chunkscope.document import Document
 from chunkscope.present import figures, highlight, paging
 from chunkscope.report import METRICS, ChunkingResult, Report
+from ui import keys
 from ui import tune as T
 from ui.analysis import VARIANTS_KEY, keep_state, session_resources
 from ui.common import MISSING, file_stem, md_escape
@@ -34,25 +35,25 @@ def pick_chunker(report: Report) -> tuple[str, str | None]:
     """The chunker to tune and the pinned baseline's id (None when no chunking ran), as the two selectboxes say."""
     ok_ids = [c.id for c in report.ranked]
     chunker_ids = registry.ids()
-    kept = st.session_state.setdefault(T.SAVED, {})
-    for k in (T.CHUNKER, BASELINE):  # widgets forget their value while other pages run
+    kept = st.session_state.setdefault(keys.TUNE_SAVED, {})
+    for k in (keys.TUNE_CHUNKER, BASELINE):  # widgets forget their value while other pages run
         if k not in st.session_state and k in kept:
             st.session_state[k] = kept[k]
-    if T.CHUNKER not in st.session_state or st.session_state[T.CHUNKER] not in chunker_ids:
+    if keys.TUNE_CHUNKER not in st.session_state or st.session_state[keys.TUNE_CHUNKER] not in chunker_ids:
         w = report.get(report.winner) if report.winner else None
         base = (w.info.get("variant_of", w.id) if w else None) or "recursive-1100"
-        st.session_state[T.CHUNKER] = base if base in chunker_ids else chunker_ids[0]
-    pref = st.session_state.pop("cs_tune_baseline_pref", None)
+        st.session_state[keys.TUNE_CHUNKER] = base if base in chunker_ids else chunker_ids[0]
+    pref = st.session_state.pop(keys.TUNE_BASELINE_PREF, None)
     if pref in ok_ids:
         st.session_state[BASELINE] = pref
     if st.session_state.get(BASELINE) not in ok_ids and ok_ids:
         st.session_state[BASELINE] = report.winner if report.winner in ok_ids else ok_ids[0]
     c1, c2 = st.columns([1.3, 1])
-    cid = c1.selectbox("Chunker", chunker_ids, key=T.CHUNKER,
+    cid = c1.selectbox("Chunker", chunker_ids, key=keys.TUNE_CHUNKER,
                        format_func=lambda i: f"{i} — {registry.get(i).label}")
     baseline_id = c2.selectbox("Pinned baseline", ok_ids, key=BASELINE,
                                help="default: the adaptive winner of the current analysis") if ok_ids else None
-    kept[T.CHUNKER], kept[BASELINE] = cid, baseline_id
+    kept[keys.TUNE_CHUNKER], kept[BASELINE] = cid, baseline_id
     return cid, baseline_id
 
 
@@ -177,22 +178,22 @@ def run_sweep(doc: Document, cid: str, pname: str, vals: list[Any], values: dict
     """Sweep ``pname`` over ``vals`` (the other parameters fixed) into the session's sweep, with a progress bar."""
     fixed = {k: v for k, v in values.items() if k != pname}
     rows: list[dict] = []
-    st.session_state[T.SWEEP] = {"doc": doc.sha256, "chunker": cid, "param": pname, "rows": rows,
+    st.session_state[keys.TUNE_SWEEP] = {"doc": doc.sha256, "chunker": cid, "param": pname, "rows": rows,
                                  "n": len(vals), "done": False, "fixed": fixed}
     bar = st.progress(0.0, text=f"sweeping {pname} over {len(vals)} values")
     for i, (row, c) in enumerate(tune.iter_sweep(doc, cid, pname, vals, settings, res, fixed)):
         rows.append(row)
         T.record(doc, settings, c, cid, "sweep")
         bar.progress((i + 1) / len(vals), text=f"{pname}={row['value']} ({i + 1}/{len(vals)})")
-        if st.session_state.get(T.CANCEL):
+        if st.session_state.get(keys.TUNE_CANCEL):
             break
-    st.session_state[T.SWEEP]["done"] = len(rows) == len(vals)
+    st.session_state[keys.TUNE_SWEEP]["done"] = len(rows) == len(vals)
     bar.empty()
 
 
 def sweep_results(doc: Document) -> None:
     """The last sweep of this document: the quality–cost chart, its summary and its table."""
-    sw = st.session_state.get(T.SWEEP)
+    sw = st.session_state.get(keys.TUNE_SWEEP)
     if not (sw and sw["doc"] == doc.sha256 and sw["rows"]):
         return
     rows = sw["rows"]
@@ -231,11 +232,11 @@ def sweep(doc: Document, spec: ChunkerSpec, values: dict[str, Any], problems: li
                            key=f"cs_tune_sw_step_{cid}_{pname}")
     b1, b2, _ = st.columns([1, 1, 3])
     run = b1.button("Run sweep", type="primary", key="cs_tune_sweep_run", disabled=bool(problems))
-    b2.button("Cancel", key="cs_tune_sweep_cancel", on_click=lambda: st.session_state.__setitem__(T.CANCEL, True))
+    b2.button("Cancel", key="cs_tune_sweep_cancel", on_click=lambda: st.session_state.__setitem__(keys.TUNE_CANCEL, True))
     if problems:
         st.caption("Fix the parameters above first: the other parameters stay fixed during the sweep.")
     if run:
-        st.session_state[T.CANCEL] = False
+        st.session_state[keys.TUNE_CANCEL] = False
         try:
             vals = tune.parse_range(f"{start}:{stop}:{step}")
         except ValueError as exc:
@@ -251,7 +252,7 @@ def frontier(doc: Document, settings: Settings, report: Report, cur_name: str | 
     st.subheader("Quality–cost frontier")
     points = T.frontier_points(doc, settings, report)
     front = tune.pareto_front(points)
-    st.session_state[T.FRONTIER_NOW] = points
+    st.session_state[keys.TUNE_FRONTIER_NOW] = points
     st.plotly_chart(figures.frontier_figure(points, front, highlight=cur_name), width="stretch",
                     key="cs_tune_frontier")
     st.caption("Every configuration of this session for this document (analysis ● · tuned ◆ · sweep ■ · "
@@ -264,15 +265,15 @@ def frontier(doc: Document, settings: Settings, report: Report, cur_name: str | 
     if st.session_state.get("cs_tune_promote_for") != cur_name:  # another configuration: the box follows it
         st.session_state["cs_tune_promote_for"] = cur_name
         if now is not None:
-            st.session_state[T.PROMOTE_PICK] = now
-    if st.session_state.get(T.PROMOTE_PICK) not in order:
-        st.session_state[T.PROMOTE_PICK] = order[0] if now is None else now
+            st.session_state[keys.TUNE_PROMOTE_PICK] = now
+    if st.session_state.get(keys.TUNE_PROMOTE_PICK) not in order:
+        st.session_state[keys.TUNE_PROMOTE_PICK] = order[0] if now is None else now
     p1, p2, p3 = st.columns([2.2, 1.6, 1])
-    p1.selectbox("Point", order, key=T.PROMOTE_PICK,
+    p1.selectbox("Point", order, key=keys.TUNE_PROMOTE_PICK,
                  format_func=lambda i: f"{'◎ ' if i in front else ''}{points[i]['name']} · score "
                                        f"{points[i]['score']:.3f} · {points[i]['tokens']:,} tokens")
-    p2.text_input("Name (blank: the configuration's name)", key=T.PROMOTE_NAME,
-                  placeholder=points[st.session_state[T.PROMOTE_PICK]]["name"])
+    p2.text_input("Name (blank: the configuration's name)", key=keys.TUNE_PROMOTE_NAME,
+                  placeholder=points[st.session_state[keys.TUNE_PROMOTE_PICK]]["name"])
     p3.button("Promote to candidate", key="cs_tune_promote", on_click=T.promote, args=(doc, settings, report),
               type="primary")
 
@@ -313,7 +314,7 @@ def save_and_load(doc: Document, settings: Settings, cid: str, values: dict[str,
             lang = f" --language {doc.language}" if "language_detected" in doc.meta else ""  # set by hand
             st.caption(f"Reproduce: `chunkscope analyze {source} --config {stem}.toml{lang}` gives the same "
                        "chunks and numbers (the tuned chunker under its id, promoted candidates under their names).")
-    st.file_uploader("Load configuration (TOML or JSON)", type=["toml", "json"], key="cs_tune_load",
+    st.file_uploader("Load configuration (TOML or JSON)", type=["toml", "json"], key=keys.TUNE_LOAD,
                      on_change=T.apply_config)
 
 
