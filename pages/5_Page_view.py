@@ -12,13 +12,16 @@ import time
 
 import streamlit as st
 
+from chunkscope.document import Document
 from chunkscope.ingest.health import blame
 from chunkscope.present import highlight, pdfpages
-from ui.analysis import current_report, keep_state, latest_report, settings_sidebar
+from chunkscope.report import Report
+from ui.analysis import current_report, keep_state, latest_report
 from ui.common import counted, counted_pairs, guard, md_escape
+from ui.keys import PV_ASKED, PV_FOCUS, PV_PAGE
 from ui.overview import swatch
-from ui.page import require_document
-from ui.pdfview import PV_ASKED, PV_FOCUS, PV_PAGE, render_health
+from ui.page import panel_settings, require_document
+from ui.pdfview import render_health
 
 st.set_page_config(page_title="Page view · ChunkScope", page_icon="📄", layout="wide")
 keep_state()
@@ -29,11 +32,8 @@ PV_SEL = "cs_pv_sel"  # {chunking id: selected chunk index}
 PV_OPENED = "cs_pv_opened"  # the documents the view has opened for (each opens once at its winner's first problem)
 
 
-def _report(doc):
-    try:
-        settings, problem = settings_sidebar()
-    except Exception:
-        settings, problem = None, ""
+def _report(doc: Document) -> Report | None:
+    settings, problem = panel_settings()
     if problem:
         st.sidebar.error(md_escape(problem))
     return current_report(doc, settings) or latest_report(doc)
@@ -152,25 +152,18 @@ def _side(doc, c, cid: str, page: int, p, layers, sel, on_page, texts) -> None:
         details(doc, c, cid, here, p)
 
 
-def main() -> None:
-    doc = require_document()
-    why = pdfpages.unavailable_reason(doc)
-    if why:
-        st.info(why)
-        return
-    n = len(doc.pages)
-    render_health(doc)
-    report = _report(doc)
-    ids = [c.id for c in report.ranked] if report is not None else []
-    if report is None:
-        st.info("Not analyzed yet: the page is shown without chunks. Press Analyze on the Overview page to draw them.")
+def open_where_asked(doc: Document, report: Report | None, ids: list[str]) -> str:
+    """Set the page and the chunkings the view opens on: once per document at the winner's first problem (unless
+    a page or a chunk was asked for), a chunk asked for by another page first. Returns the note saying where it
+    opened ("" when it did not move)."""
     focus = st.session_state.pop(PV_FOCUS, None)
     asked = st.session_state.pop(PV_ASKED, False)
     opened_note = ""
     opened = set(st.session_state.get(PV_OPENED) or ())
     if report is not None and report.winner in ids and doc.sha256 not in opened:
         st.session_state[PV_OPENED] = opened | {doc.sha256}  # once per document; afterwards the user's page stays
-        first = None if focus or asked else pdfpages.first_problem_page(doc, report.get(report.winner))
+        won = report.get(report.winner) if report.winner else None
+        first = None if focus or asked or won is None else pdfpages.first_problem_page(doc, won)
         if first is not None:  # the winner alone, on the page of its first problem
             st.session_state[PV_PAGE] = first[0]
             st.session_state[PV_CHUNKINGS] = [report.winner]
@@ -181,8 +174,12 @@ def main() -> None:
         st.session_state[PV_CHUNKINGS] = ([focus[0]] + [i for i in cur if i != focus[0]])[:3]
     if st.session_state.get(PV_CHUNKINGS) is None or not all(i in ids for i in st.session_state[PV_CHUNKINGS]):
         st.session_state[PV_CHUNKINGS] = [report.winner] if report is not None and report.winner in ids else ids[:1]
-    st.session_state[PV_PAGE] = max(1, min(n, int(st.session_state.get(PV_PAGE, 1))))
+    return opened_note
 
+
+def controls(doc: Document, report: Report | None, ids: list[str], n: int) -> tuple[list[str], int]:
+    """The chunkings to draw (1–3), the page stepper and the jump to a chunk; returns the chunkings and the page."""
+    st.session_state[PV_PAGE] = max(1, min(n, int(st.session_state.get(PV_PAGE, 1))))
     c1, c2, c3 = st.columns([2.2, 1.6, 1.6])
     chosen = c1.multiselect("Chunkings (1–3, side by side)", ids, key=PV_CHUNKINGS, max_selections=3,
                             format_func=lambda i: i + (" 🏆" if report is not None and i == report.winner else ""))
@@ -191,12 +188,15 @@ def main() -> None:
         b1.button("◀", key="cs_pv_prev", on_click=_step, args=(n, -1), disabled=n < 2, help="previous page")
         page = b2.number_input(f"Page (1–{n})", 1, n, key=PV_PAGE)
         b3.button("▶", key="cs_pv_next", on_click=_step, args=(n, 1), disabled=n < 2, help="next page")
-    if chosen and report is not None:
-        c = report.get(chosen[0])
+    c = report.get(chosen[0]) if chosen and report is not None else None
+    if c is not None:
         c3.number_input(f"Jump to chunk of {chosen[0]} (1–{len(c.chunks)})", 1, max(1, len(c.chunks)), value=None,
                         key="cs_pv_jump", placeholder="chunk #", on_change=_jump, args=(doc, c, chosen[0]))
-    if opened_note:
-        st.caption(opened_note)
+    return chosen, int(page)
+
+
+def page_notes(doc: Document, page: int) -> None:
+    """The page's own extraction warnings, and a note when the PDF itself is not held (boxes on blank pages)."""
     hp = (doc.meta.get("health") or {}).get("pages", [])
     pwarn = hp[page - 1].get("warnings") if page - 1 < len(hp) else None
     if pwarn:
@@ -204,14 +204,13 @@ def main() -> None:
     if pdfpages.pdf_bytes(doc) is None:
         st.caption("The PDF file itself is not held in this session (loaded from JSON or from another page): "
                    "boxes are drawn on blank pages. Load the PDF on the Overview page to see the pages.")
-    if not chosen:
-        image = pdfpages.render_page(doc, page)
-        layers = pdfpages.Layers(page=page, width=doc.geometry.page_size(page)[0],
-                                 height=doc.geometry.page_size(page)[1])
-        st.html(pdfpages.page_svg(layers, image, width_px=760))
-        return
-    pw, ph_ = doc.geometry.page_size(int(page))
-    view = pdfpages.content_box(doc, int(page))  # the page's margins cropped: its text drawn larger
+
+
+def panels(doc: Document, report: Report, chosen: list[str], page: int) -> None:
+    """The page once per chosen chunking, side by side, its margins cropped, and what the overlays mean."""
+    assert doc.geometry is not None  # a page view is only drawn for PDFs with their geometry (unavailable_reason)
+    pw, ph_ = doc.geometry.page_size(page)
+    view = pdfpages.content_box(doc, page)  # the page's margins cropped: its text drawn larger
     if view is not None:
         pw, ph_ = view[2] - view[0], view[3] - view[1]
     width = {1: 540, 2: 430, 3: 280}[len(chosen)]  # about the column width (px) in the wide layout
@@ -220,10 +219,40 @@ def main() -> None:
     took = 0.0
     for col, cid in zip(cols, chosen):
         with col, guard(f"The page of {cid}"):
-            took += panel(doc, report, cid, int(page), height, single=len(chosen) == 1, view=view)
+            took += panel(doc, report, cid, page, height, single=len(chosen) == 1, view=view)
     st.caption(f"Overlays built in {took * 1000:.0f} ms. Colours: one per chunk (its number at its first box; "
                "“…” when it started on an earlier page) · dashed orange-red: a broken block, the bar is the cut · "
                "coloured outlines: the two mentions of a split entity–pronoun pair · yellow: the selected chunk.")
+
+
+def blank_page(doc: Document, page: int) -> None:
+    """The page with no chunking drawn on it."""
+    assert doc.geometry is not None  # see panels()
+    width, height = doc.geometry.page_size(page)
+    image = pdfpages.render_page(doc, page)
+    st.html(pdfpages.page_svg(pdfpages.Layers(page=page, width=width, height=height), image, width_px=760))
+
+
+def main() -> None:
+    doc = require_document()
+    why = pdfpages.unavailable_reason(doc)
+    if why:
+        st.info(why)
+        return
+    render_health(doc)
+    report = _report(doc)
+    ids = [c.id for c in report.ranked] if report is not None else []
+    if report is None:
+        st.info("Not analyzed yet: the page is shown without chunks. Press Analyze on the Overview page to draw them.")
+    opened_note = open_where_asked(doc, report, ids)
+    chosen, page = controls(doc, report, ids, len(doc.pages))
+    if opened_note:
+        st.caption(opened_note)
+    page_notes(doc, page)
+    if not chosen or report is None:
+        blank_page(doc, page)
+    else:
+        panels(doc, report, chosen, page)
 
 
 with guard("The Page view"):

@@ -161,7 +161,7 @@ def test_page_view_opens_where_the_winner_s_first_problem_is_then_keeps_the_user
     assert at.number_input(key="cs_pv_page").value == 1
     assert pdfpages.first_problem_page(doc, report.get("fixed-512")) is None
     # a page asked for (the health panel's page button) is where it opens, the first time too
-    from ui.pdfview import PV_ASKED, PV_PAGE
+    from ui.keys import PV_ASKED, PV_PAGE
 
     asked = AppTest.from_file(PAGE, default_timeout=120)
     asked.session_state["document"] = doc

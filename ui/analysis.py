@@ -24,6 +24,7 @@ from chunkscope.document import Document
 from chunkscope.embeddings.embedder import BACKENDS as EMBEDDING_BACKENDS
 from chunkscope.embeddings.embedder import MODES as EMBEDDING_MODES
 from chunkscope.report import METRICS, Report
+from ui import keys
 
 REPORTS_KEY = "cs_reports"
 VARIANTS_KEY = "cs_variants"  # {name: {"chunker": id, "params": {...}}} promoted on the Tune page
@@ -45,8 +46,8 @@ def keep_state() -> None:
 
 
 # the places Compare and the Chunk inspector keep across pages (their widgets and their own state): one document's
-_PLACES = (*_PLACE_WIDGETS, "cs_cmp_view", "cs_cmp_view_for", "cs_cmp_pi", "cs_cmp_sig", "cs_insp_pos",
-           "cs_insp_offset")
+_PLACES = (*_PLACE_WIDGETS, keys.COMPARE_VIEW, keys.COMPARE_VIEW_FOR, keys.COMPARE_PI, keys.COMPARE_SIG,
+           keys.INSPECTOR_POS, keys.INSPECTOR_OFFSET)
 
 
 def forget_places_of_other_documents(doc: Any) -> None:
@@ -122,9 +123,7 @@ def all_chunker_ids() -> list[str]:
 MENTIONS_KEY = "cs_mentions_held"  # {"name", "path", "doc"}: kept across pages (the uploader forgets)
 
 
-def _mentions_path(upload) -> str | None:
-    if upload is None:
-        return None
+def _mentions_path(upload: Any) -> str:
     from ui.share import session_workspace
 
     data = upload.getvalue()
@@ -163,11 +162,11 @@ def mentions_input() -> str | None:
             return None
         if held.get("path") != path or held.get("doc") != sha:
             # read it once now, so a bad file is reported here and not as a failed analysis
-            try:
-                from chunkscope.coref import mentions_pairs
+            from chunkscope.coref import CorefError, mentions_pairs
 
+            try:
                 pairs, warns = mentions_pairs(doc, path) if doc is not None else ([], [])
-            except Exception as exc:  # CorefError and anything a damaged file raises
+            except (CorefError, OSError) as exc:  # a damaged file: the engine says what is wrong with it
                 st.session_state.pop(MENTIONS_KEY, None)
                 msg = " ".join(str(exc).replace(Path(path).name + ": ", "").split())[:240]
                 st.error(f"Mentions file {md_escape(up.name)}: {md_escape(msg)}")
@@ -323,7 +322,8 @@ def llm_panel() -> None:
         if st.button("Test connection", key="cs_llm_test"):
             try:
                 ok, msg = test_connection(s)
-            except Exception as exc:  # never a traceback in the page
+            except Exception as exc:  # the button's boundary: the HTTP client raises its own errors for a
+                # malformed address (httpx's InvalidURL) before any request; one line, never a traceback
                 ok, msg = False, f"{type(exc).__name__}: {exc}"
             (st.success if ok else st.error)(msg)
 
@@ -395,7 +395,7 @@ class AnalysisJob:
                                       cancel=self._cancel.is_set)
         except AnalysisCancelled as exc:
             self.cancelled, self.snapshot = True, exc.partial
-        except Exception as exc:  # a specific line, never a traceback
+        except Exception as exc:  # the worker thread's boundary: whatever fails becomes the job's error line
             from ui.common import short_error
 
             self.error = short_error(exc, 300)
@@ -486,12 +486,6 @@ def follow_analysis(job: AnalysisJob, s: Settings | None) -> Report | None:
     st.error(f"Analysis failed: {md_escape(job.error)}")
     st.session_state.pop("cs_analysis_error", None)
     return None
-
-
-def run_analysis(doc: Document, s: Settings) -> Report | None:
-    """Run in the background and follow it on this page; the final report (None on failure)."""
-    job = start_analysis(doc, s)
-    return follow_analysis(job, s) if job is not None else None
 
 
 MAX_REPORTS = 8  # per session: a report with diagnostics can be tens of MB on a long document

@@ -21,11 +21,11 @@ import streamlit as st
 from chunkscope.document import Document
 from chunkscope.ingest import FORMATS_IN_BRIEF, IngestError, load_bytes, with_language
 from chunkscope.ingest.summary import document_summary
+from ui import keys
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSETS = ROOT / "assets"
 SAMPLE_SUFFIXES = {".md", ".markdown", ".txt", ".pdf", ".json"}
-SESSION_KEY = "document"
 
 
 def sample_paths() -> list[Path]:
@@ -42,7 +42,8 @@ def _load_cached(digest: str, filename: str, _data: bytes) -> tuple[Document | N
         return load_bytes(_data, filename), ""
     except IngestError as exc:
         return None, str(exc)
-    except Exception as exc:  # never a traceback in the app
+    except Exception as exc:  # the upload's boundary: a damaged file can make any parser (PDF, DOCX, PPTX...)
+        # raise anything; one line, never a traceback
         return None, f"{filename}: could not be loaded ({type(exc).__name__}: {' '.join(str(exc).split())[:200]})"
 
 
@@ -75,51 +76,51 @@ def load_sample(path: Path) -> tuple[Document | None, str]:
     return load_document_bytes(data, path.name)
 
 
-SOURCE_KEY = "cs_doc_source"  # "upload" | "sample" | "external" (put there by another page, e.g. Corpus)
 PICKED_KEY = "cs_doc_picked"  # sha256 of the document this picker chose last
 ERROR_KEY = "cs_doc_error"
 
 
+UPLOAD_KEY = "cs_upload"
 REJECTED_KEY = "cs_upload_rejected"  # True while the file in the uploader could not be loaded
 HELD_FROM_KEY = "cs_doc_held_from"  # the source of the last document loaded without error
 
 
 def _upload_changed() -> None:
     """The user added, replaced or removed the file (not a page switch, which fires no callback)."""
-    f = st.session_state.get("cs_upload")
+    f = st.session_state.get(UPLOAD_KEY)
     if f is not None:
-        st.session_state[SOURCE_KEY] = "upload"
+        st.session_state[keys.DOC_SOURCE] = "upload"
     else:  # removed: the document shown stays (a browser replacing the file removes the old one first)
         st.session_state.pop(REJECTED_KEY, None)
-        st.session_state[SOURCE_KEY] = st.session_state.get(HELD_FROM_KEY, "sample")
+        st.session_state[keys.DOC_SOURCE] = st.session_state.get(HELD_FROM_KEY, "sample")
 
 
 def accepted_upload() -> Any:
     """The uploaded file the current document came from, or None (none, or it was rejected)."""
-    if st.session_state.get(REJECTED_KEY) or st.session_state.get(SOURCE_KEY) != "upload":
+    if st.session_state.get(REJECTED_KEY) or st.session_state.get(keys.DOC_SOURCE) != "upload":
         return None
-    return st.session_state.get("cs_upload")
+    return st.session_state.get(UPLOAD_KEY)
 
 
 def _sample_changed() -> None:
-    st.session_state[SOURCE_KEY] = "sample"
+    st.session_state[keys.DOC_SOURCE] = "sample"
 
 
 def _use_sample() -> None:
-    st.session_state[SOURCE_KEY] = "sample"
+    st.session_state[keys.DOC_SOURCE] = "sample"
 
 
 def document_picker() -> Document | None:
     """Sidebar input: an upload wins; otherwise the selected bundled sample (default: the first).
 
     Streamlit forgets a file uploader's file when another page runs, so the loaded Document is
-    kept in ``st.session_state[SESSION_KEY]`` and stays the current document after a page switch
+    kept in ``st.session_state[keys.DOCUMENT]`` and stays the current document after a page switch
     (or after another page, e.g. Corpus, put one there) until the user picks a sample: removing the
     file keeps it (a browser replacing the file removes the old one first). A file that cannot be
     loaded shows its error under the uploader and replaces nothing.
     """
-    held: Document | None = st.session_state.get(SESSION_KEY)
-    source = st.session_state.get(SOURCE_KEY, "sample")
+    held: Document | None = st.session_state.get(keys.DOCUMENT)
+    source = st.session_state.get(keys.DOC_SOURCE, "sample")
     if held is not None and st.session_state.get(PICKED_KEY) != held.sha256:
         source = "external"  # another page chose this document
     doc, error, rejected = None, "", False
@@ -130,7 +131,7 @@ def document_picker() -> Document | None:
             # no ``type=`` filter: Streamlit would refuse other files with a raw MIME type ("application/vnd.
             # openxmlformats-... files are not allowed"); ingest says which types are supported instead
             help=f"{FORMATS_IN_BRIEF} (JSON: the reference corpus format or `chunkscope ingest --json` output).",
-            key="cs_upload",
+            key=UPLOAD_KEY,
             on_change=_upload_changed,
         )
         if upload is not None and source != "sample":
@@ -143,7 +144,7 @@ def document_picker() -> Document | None:
                     st.caption(f"That file was not loaded: still showing **{md_escape(held.name)}**. "
                                "Remove the file above or pick a sample.")
         keep = upload is None and held is not None and source in ("upload", "external")
-        if keep:
+        if keep and held is not None:  # (keep implies a held document)
             doc = held
             how = "uploaded" if source == "upload" else "opened from another page"
             st.caption(f"Current document: **{md_escape(held.name)}** ({how}; it stays until you pick a sample).")
@@ -151,21 +152,21 @@ def document_picker() -> Document | None:
         samples = sample_paths()
         names = [p.name for p in samples]
         if names:
-            if st.session_state.get("cs_sample") not in names:
-                st.session_state.pop("cs_sample", None)
-            name = st.selectbox("...or a bundled sample", names, key="cs_sample", on_change=_sample_changed,
+            if st.session_state.get(keys.SAMPLE) not in names:
+                st.session_state.pop(keys.SAMPLE, None)
+            name = st.selectbox("...or a bundled sample", names, key=keys.SAMPLE, on_change=_sample_changed,
                                 disabled=(upload is not None and source == "upload" and not rejected) or keep)
             if (upload is None or source == "sample") and not keep:
                 doc, error = load_sample(samples[names.index(name)])
                 source = "sample"
                 if error:
                     st.error(error)
-    st.session_state[SOURCE_KEY] = source
+    st.session_state[keys.DOC_SOURCE] = source
     st.session_state[REJECTED_KEY] = rejected
     if doc is not None and not rejected and not error:
         st.session_state[HELD_FROM_KEY] = source
     doc = apply_language_override(doc)
-    st.session_state[SESSION_KEY] = doc
+    st.session_state[keys.DOCUMENT] = doc
     st.session_state[PICKED_KEY] = doc.sha256 if doc is not None else None
     st.session_state[ERROR_KEY] = error
     return doc
@@ -173,7 +174,7 @@ def document_picker() -> Document | None:
 
 def current_document() -> Document | None:
     """The document chosen on the main page (None if none yet)."""
-    return st.session_state.get(SESSION_KEY)
+    return st.session_state.get(keys.DOCUMENT)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -204,9 +205,9 @@ def _language_changed(sha: str, key: str) -> None:
         over[sha] = code
     st.session_state[LANG_OVERRIDE_KEY] = over
     st.session_state[LANG_CHANGED_KEY] = sha
-    held = st.session_state.get(SESSION_KEY)
+    held = st.session_state.get(keys.DOCUMENT)
     if held is not None and held.sha256 == sha:  # every page sees the new language at once
-        st.session_state[SESSION_KEY] = apply_language_override(held)
+        st.session_state[keys.DOCUMENT] = apply_language_override(held)
 
 
 def take_language_change(doc: Document | None) -> bool:
@@ -295,7 +296,7 @@ _MD_SPECIAL = set("\\`*_{}[]()<>#+-.!|~$:")
 
 # a table's missing value reads "–", as in the CLI and the reports (Streamlit shows "None" otherwise; its
 # ``placeholder`` argument is recent, so only passed where the installed Streamlit has it)
-MISSING = {"placeholder": "–"} if "placeholder" in inspect.signature(st.dataframe).parameters else {}
+MISSING: dict[str, Any] = {"placeholder": "–"} if "placeholder" in inspect.signature(st.dataframe).parameters else {}
 
 
 def md_escape(text: str) -> str:
@@ -332,7 +333,7 @@ def guard(what: str):
     ("<what> failed: ...") and the rest of the page keeps working. Never a traceback."""
     try:
         yield
-    except Exception as exc:  # st.stop / st.rerun are BaseExceptions and pass through
+    except Exception as exc:  # a section's boundary; st.stop / st.rerun are BaseExceptions and pass through
         st.error(f"{what} failed: {md_escape(short_error(exc))}")
 
 

@@ -352,8 +352,8 @@ def zip_bytes(results_dir: str | Path) -> bytes:
 def open_in_inspector(entry: dict[str, Any], results_dir: str | Path) -> str:
     """Put the document and its corpus report where the inspector pages look; '' or an error line."""
     from chunkscope.ingest import IngestError, load_document
+    from ui import keys
     from ui.analysis import analysis_key, store_report
-    from ui.common import SESSION_KEY
 
     if not entry.get("report"):
         return f"{entry.get('rel') or entry.get('name')}: no report ({entry.get('reason') or entry.get('status')})"
@@ -368,7 +368,7 @@ def open_in_inspector(entry: dict[str, Any], results_dir: str | Path) -> str:
         key = analysis_key(doc, Settings.from_dict(report.settings))
     except Exception:  # settings from another version: any unique key works for latest_report()
         key = f"corpus:{doc.sha256}"
-    st.session_state[SESSION_KEY] = doc
-    st.session_state["cs_doc_source"] = "external"  # the document picker keeps a document another page chose
+    st.session_state[keys.DOCUMENT] = doc
+    st.session_state[keys.DOC_SOURCE] = "external"  # the document picker keeps a document another page chose
     store_report(key, report)
     return ""

@@ -13,11 +13,12 @@ import streamlit as st
 from chunkscope.document import Document
 from chunkscope.embeddings import model_limits as limits
 from chunkscope.report import ChunkingResult
+from ui import keys
 from ui.share import shared
 
 NONE = "(none: don't check)"
 CUSTOM = "another model (give its limit)"
-KEYS = ("cs_target_model", "cs_target_limit", "cs_target_tokenizer")
+KEYS = (keys.TARGET_MODEL, keys.TARGET_LIMIT, keys.TARGET_TOKENIZER)
 STATE = "cs_target_now"  # the TargetModel of this run (None: no check)
 
 
@@ -27,23 +28,23 @@ def target_sidebar() -> limits.TargetModel | None:
         if k in st.session_state:
             st.session_state[k] = st.session_state[k]
     options = [NONE, *limits.KNOWN, CUSTOM]
-    if st.session_state.get("cs_target_model") not in options:
-        st.session_state.pop("cs_target_model", None)
+    if st.session_state.get(keys.TARGET_MODEL) not in options:
+        st.session_state.pop(keys.TARGET_MODEL, None)
     model = None
     with st.sidebar.expander("Your embedding model (chunk length limit)", expanded=False):
-        name = st.selectbox("Index with", options, key="cs_target_model",
+        name = st.selectbox("Index with", options, key=keys.TARGET_MODEL,
                             help="Chunks longer than this model's input limit are cut off when embedded: they are "
                                  "flagged on the leaderboard, in Compare and in the Chunk inspector.")
         try:
             if name == CUSTOM:
-                limit = st.number_input("Input limit (tokens)", 1, 1_000_000, 512, 64, key="cs_target_limit")
+                limit = st.number_input("Input limit (tokens)", 1, 1_000_000, 512, 64, key=keys.TARGET_LIMIT)
                 if shared():  # no server path is typed on a shared server: counted in o200k
                     tok = ""
                     st.caption("Counted in o200k tokens (an estimate): a tokenizer on the server is not "
                                "chosen from a shared app.")
                 else:
                     tok = st.text_input("Tokenizer (a local folder with tokenizer.json; blank = count in o200k)",
-                                        key="cs_target_tokenizer").strip()
+                                        key=keys.TARGET_TOKENIZER).strip()
                 model = limits.target_model("custom model", int(limit), tok or None)
             elif name != NONE:
                 model = limits.target_model(name)

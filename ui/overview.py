@@ -17,7 +17,7 @@ from chunkscope.analysis import selection, uncertainty
 from chunkscope.document import Document
 from chunkscope.integrations.export import pipeline_snippet, winner_settings_text
 from chunkscope.present import figures, highlight, html_report
-from chunkscope.report import METRIC_GUIDE, METRICS, Report, chunk_records
+from chunkscope.report import METRIC_GUIDE, METRICS, ChunkingResult, Report, chunk_records
 from ui.common import MISSING, file_stem, guard, md_escape
 
 
@@ -73,15 +73,15 @@ def verdict_badge(v: dict | None, score_interval: list[float] | None, narrow: bo
         body = (f"none is ahead of the others in ≥ {v['clear_share']:.0%} of {n} resamples (first: {firsts}); "
                 f"<b>{html.escape(v['winner'])}</b> picked by {rule}{ci}")
     return (f'<div class="cs-verdict" style="border-left:4px solid {color};padding:.25rem .6rem;margin:.1rem 0 .4rem 0;'
-            f'background:{figures._rgba(color, 0.10)}"><b style="color:{color}">{head}</b> — {body}</div>')
+            f'background:{figures.rgba(color, 0.10)}"><b style="color:{color}">{head}</b> — {body}</div>')
 
 
 def winner_card(report: Report, key: str | None = "cs_winner_card") -> list[str]:
     """The winner card; returns the cautions it showed (``analysis_notes`` does not repeat them)."""
-    if report.winner is None:
+    best = report.get(report.winner) if report.winner is not None else None
+    if best is None:
         st.warning(md_escape(report.explanation))
         return []
-    best = report.get(report.winner)
     ws = selection.winner_summary(report)
     with st.container(border=True, key=key):
         if report.provisional:
@@ -100,7 +100,7 @@ def winner_card(report: Report, key: str | None = "cs_winner_card") -> list[str]
         c2.metric(f"score on {', '.join(known)} so far" if known else "score",
                   f"{best.score:.3f}" + (f" ± {(ci[1] - ci[0]) / 2:.3f}" if ci else ""),
                   delta=(f"tie with {ws['runner']}" if tie else
-                         f"{selection.margin_text(ws['margin'], signed=True, scores=(best.score, runner.score or 0.0))}"
+                         f"{selection.margin_text(ws['margin'], signed=True, scores=(best.score or 0.0, runner.score or 0.0))}"
                          f" vs {ws['runner']}") if runner is not None else None,
                   delta_color="off" if tie else "normal", delta_arrow="off" if tie else "auto",
                   help=f"95% interval {ci[0]:.3f}–{ci[1]:.3f} (bootstrap over the document's blocks)" if ci else None)
@@ -202,17 +202,17 @@ def metric_legend(report: Report | None = None) -> None:
             f'<ul style="margin:.3rem 0 .2rem 1.2rem;padding:0">{items}</ul></div>')
 
 
-def leaderboard(report: Report, doc: Document | None = None, key: str | None = "cs_leaderboard") -> None:
+def _three_places(v: Any) -> str:
+    """A metric cell: three decimals, "–" when missing (None or NaN)."""
+    return "–" if v is None or v != v else f"{v:.3f}"
+
+
+def board_frame(report: Report, rows: list[dict[str, Any]], order: list[ChunkingResult],
+                doc: Document | None) -> tuple[pd.DataFrame, list[Any]]:
+    """The leaderboard's table (marks, columns in reading order, problem counts, the over-limit count and the
+    budgeted recall when known) and the model-limit checks made for it (None where a chunking was not checked)."""
     from ui import limits
 
-    every = report.leaderboard
-    # chunkings that did not run (no LLM endpoint, a failure) are listed under the table, not shown as zeros
-    pairs = [(row, c) for row, c in zip(html_report.leaderboard_rows(report), every) if c.ok]
-    rows, order = [r for r, _ in pairs], [c for _, c in pairs]
-    not_run = [c for c in every if not c.ok]
-    if not rows:
-        st.warning("No chunking ran: " + md_escape("; ".join(f"{c.id}: {c.reason or c.status}" for c in not_run)))
-        return
     target = limits.current_target() if doc is not None else None
     checks = []
     for row, c in zip(rows, order):
@@ -234,13 +234,16 @@ def leaderboard(report: Report, doc: Document | None = None, key: str | None = "
         rec = recall_by_chunking(report.retrieval)
         df.insert(df.columns.get_loc("score") + 1, f"recall@{report.retrieval['budget']}",
                   [rec.get(c.id) for c in order])
+    return df, checks
 
+
+def board_style(df: pd.DataFrame, order: list[ChunkingResult]) -> Any:
+    """The table styled: the ● in each chunker's colour, metric cells shaded, ± half the 95% interval."""
     def colours(row):
         return [f"color: {figures.chunker_color(row['chunking'])}" if col == "●" else "" for col in row.index]
 
     styled = (df.style.apply(colours, axis=1).map(_shade, subset=[*METRICS, "score"])
-              .format({**{m: (lambda v: "–" if v is None or v != v else f"{v:.3f}") for m in (*METRICS, "score")},
-                       "seconds": "{:.2f}"}, na_rep="–"))
+              .format({**{m: _three_places for m in (*METRICS, "score")}, "seconds": "{:.2f}"}, na_rep="–"))
     for i, c in enumerate(order):  # ± half the 95% interval in each cell that has one
         for col, ci in [*((m, c.metric_intervals.get(m)) for m in METRICS), ("score", c.score_interval)]:
             if ci and ci[1] > ci[0]:
@@ -248,11 +251,13 @@ def leaderboard(report: Report, doc: Document | None = None, key: str | None = "
                                        subset=pd.IndexSlice[[df.index[i]], [col]])
     extra = [col for col in df.columns if str(col).startswith("recall@")]
     if extra:
-        styled = styled.map(_shade, subset=extra).format(lambda v: "–" if v is None or v != v else f"{v:.3f}",
-                                                         subset=extra)
-    cols = [str(c) for c in df.columns]
-    st.dataframe(styled, hide_index=True, width="stretch", key=key, **MISSING, column_config=board_columns(cols))
-    right = columns_to_the_right(cols)
+        styled = styled.map(_shade, subset=extra).format(_three_places, subset=extra)
+    return styled
+
+
+def board_notes(report: Report, right: list[str], not_run: list[ChunkingResult], checks: list[Any],
+                key: str | None) -> None:
+    """What the leaderboard's marks mean, the chunkings not run, the model limit, the score intervals."""
     st.caption("🏆 adaptive winner · ◆ candidate · ● the chunker's colour in every chart and page · click a column "
                "header to sort · metric cells shaded from red (0) to green (1) · ± half the 95% interval "
                "(bootstrap over the document's blocks) · problem counts (hover a header for what it counts): where "
@@ -273,6 +278,23 @@ def leaderboard(report: Report, doc: Document | None = None, key: str | None = "
             st.plotly_chart(figures.score_interval_figure(report), width="stretch", key="cs_score_ci")
             st.caption("Where two bars overlap a lot, the document cannot tell the two chunkings apart: the verdict "
                        "above compares them resample by resample (paired), which is sharper than comparing bars.")
+
+
+def leaderboard(report: Report, doc: Document | None = None, key: str | None = "cs_leaderboard") -> None:
+    """The leaderboard of the chunkings that ran (those that did not are named under it)."""
+    every = report.leaderboard
+    # chunkings that did not run (no LLM endpoint, a failure) are listed under the table, not shown as zeros
+    pairs = [(row, c) for row, c in zip(html_report.leaderboard_rows(report), every) if c.ok]
+    rows, order = [r for r, _ in pairs], [c for _, c in pairs]
+    not_run = [c for c in every if not c.ok]
+    if not rows:
+        st.warning("No chunking ran: " + md_escape("; ".join(f"{c.id}: {c.reason or c.status}" for c in not_run)))
+        return
+    df, checks = board_frame(report, rows, order, doc)
+    cols = [str(c) for c in df.columns]
+    st.dataframe(board_style(df, order), hide_index=True, width="stretch", key=key, **MISSING,
+                 column_config=board_columns(cols))
+    board_notes(report, columns_to_the_right(cols), not_run, checks, key)
 
 
 def provisional_view(report: Report) -> None:
@@ -369,8 +391,9 @@ def exports(report: Report, doc: Document) -> None:
                            mime="application/json", key="cs_dl_json", on_click="ignore",
                            help="schema chunkscope.report/1: every chunking, its spans, metrics and diagnostics")
     with c2, guard("The JSONL export"):
-        if report.winner:
-            n = len(report.get(report.winner).chunks)
+        won = report.get(report.winner) if report.winner else None
+        if won is not None:
+            n = len(won.chunks)
             c2.download_button(f"Winning chunks (JSONL, {n})", data=lambda: _jsonl_text(report, doc),
                                file_name=f"{stem}.{report.winner}.jsonl",
                                mime="application/jsonl", key="cs_dl_jsonl", on_click="ignore",

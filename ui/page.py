@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
+from chunkscope.analysis import Settings
 from chunkscope.document import Document
 from chunkscope.report import Report
 from ui.analysis import (
@@ -18,11 +20,22 @@ from ui.analysis import (
 def _link_home() -> None:
     try:
         st.page_link("app.py", label="Go to Overview", icon="🏠")
-    except Exception:  # the page runs on its own (tests): there is no Overview to link to
+    except StreamlitAPIException:  # the page runs on its own (tests): there is no Overview to link to
         pass
 
 
+def panel_settings() -> tuple[Settings | None, str]:
+    """The settings panel drawn in the sidebar: (settings, "") or (None, what is wrong), as ``settings_sidebar``."""
+    try:
+        return settings_sidebar()
+    except Exception as exc:  # a page's boundary, never a traceback: the page falls back to the last results
+        from ui.common import short_error
+
+        return None, f"settings panel: {short_error(exc)}"
+
+
 def require_document() -> Document:
+    """The current document; without one, say where to pick it and stop the page."""
     from ui.common import current_document, md_escape
 
     doc = current_document()
@@ -35,16 +48,12 @@ def require_document() -> Document:
 
 
 def require_report() -> tuple[Document, Report]:
+    """The current document and its analysis (the last one when the settings changed); without one, stop the page."""
     from ui.common import md_escape
 
     doc = require_document()
     forget_places_of_other_documents(doc)
-    try:
-        settings, problem = settings_sidebar()
-    except Exception as exc:  # never a traceback: fall back to the last results
-        from ui.common import short_error
-
-        settings, problem = None, f"settings panel: {short_error(exc)}"
+    settings, problem = panel_settings()
     if problem:
         st.sidebar.error(md_escape(problem))
     report = current_report(doc, settings)

@@ -7,26 +7,25 @@ from typing import Any
 
 import pandas as pd
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
 from chunkscope.document import Document
+from ui import keys
 
 PAGE_VIEW = "pages/5_Page_view.py"
-PV_PAGE = "cs_pv_page"
-PV_FOCUS = "cs_pv_focus"  # (chunking id, chunk index) to select on arrival
-PV_ASKED = "cs_pv_asked"  # set when a page was asked for (a health panel button): the view opens there
 
 
 def open_page_view(page: int | None, chunking: str | None = None, chunk: int | None = None) -> None:
     """Go to the page view at ``page`` with ``chunk`` of ``chunking`` selected (call it when a button
     returns True, not from a callback: ``st.switch_page`` stops the script)."""
     if page:
-        st.session_state[PV_PAGE] = int(page)
-        st.session_state[PV_ASKED] = True
+        st.session_state[keys.PV_PAGE] = int(page)
+        st.session_state[keys.PV_ASKED] = True
     if chunking is not None and chunk is not None:
-        st.session_state[PV_FOCUS] = (chunking, int(chunk))
+        st.session_state[keys.PV_FOCUS] = (chunking, int(chunk))
     try:
         st.switch_page(PAGE_VIEW)
-    except Exception:  # run on its own (tests): nowhere to switch to
+    except StreamlitAPIException:  # run on its own (tests): nowhere to switch to
         pass
 
 

@@ -18,7 +18,9 @@ from chunkscope.analysis import rescore
 from chunkscope.document import Document
 from chunkscope.present import figures
 from chunkscope.report import Report
+from ui import keys
 from ui.common import MISSING, guard, md_escape, short_error
+from ui.overview import swatch
 
 WEIGHT_KEY = "cs_ret_weight"
 
@@ -50,6 +52,7 @@ def apply_weight(report: Report) -> None:
 
 def _questions(doc: Document, source: str, n: int, upload: Any) -> Any:
     """The QuestionSet asked for, or None after one st.error line."""
+    from chunkscope.llm import LLMError
     from chunkscope.retrieval.questions import QuestionsError, read_questions
 
     try:
@@ -81,7 +84,7 @@ def _questions(doc: Document, source: str, n: int, upload: Any) -> Any:
         return qs
     except QuestionsError as exc:
         st.error(md_escape(str(exc)))
-    except Exception as exc:  # LLMError and the unexpected: one line
+    except LLMError as exc:
         st.error(f"Questions: {md_escape(short_error(exc, 300))}")
     return None
 
@@ -95,13 +98,27 @@ def _raw_text(doc: Document) -> str | None:
         up = accepted_upload()
         if up is not None:
             return raw_text_of_bytes(up.getvalue(), up.name)
-        name = st.session_state.get("cs_sample")
+        name = st.session_state.get(keys.SAMPLE)
         if name and (ASSETS / name).is_file():
             raw = raw_text_of(ASSETS / name)
             return raw if raw is not None and len(raw) >= len(doc.text) // 2 else None
-    except Exception:
+    except OSError:  # an unreadable sample
         return None
     return None
+
+
+def run_check(doc: Document, report: Report, source: str, n: int, upload: Any, retriever: str, k: int,
+              budget: int) -> bool:
+    """The Run button: get the questions, run the check on the report's chunkings; False after one error line."""
+    try:
+        qs = _questions(doc, source, n, upload)
+        if qs is None:
+            return False
+        _run(doc, report, qs, retriever, k, budget)
+    except Exception as exc:  # the button's boundary: a retriever, the LLM client or the embedder may raise
+        st.error(f"Retrieval check failed: {md_escape(short_error(exc, 300))}")  # anything; one line
+        return False
+    return True
 
 
 def section(doc: Document, report: Report) -> None:
@@ -125,18 +142,9 @@ def section(doc: Document, report: Report) -> None:
         upload = st.file_uploader("Questions file (CSV or JSONL)", type=["csv", "jsonl", "json", "tsv"],
                                   key="cs_ret_upload")
         go = st.form_submit_button("Run retrieval check", type="primary", key="cs_ret_run")
-    failed = False
-    if go:
-        qs = _questions(doc, source, n, upload)
-        failed = qs is None
-        if qs is not None:
-            try:
-                _run(doc, report, qs, retriever, k, budget)
-            except Exception as exc:
-                st.error(f"Retrieval check failed: {md_escape(short_error(exc, 300))}")
-                failed = True
-            else:
-                st.rerun()  # the leaderboard and the winner card above show the new column / weight
+    failed = go and not run_check(doc, report, source, n, upload, retriever, k, budget)
+    if go and not failed:
+        st.rerun()  # the leaderboard and the winner card above show the new column / weight
     block = report.retrieval
     if not block:
         st.caption("No retrieval check for this analysis yet: pick a question source and press Run.")
@@ -147,18 +155,13 @@ def section(doc: Document, report: Report) -> None:
     render_block(block, report)
 
 
-def _weight_changed(report: Report) -> None:
-    apply_weight(report)
-
-
 def same_chunks(report: Report, ids: list[str]) -> list[list[str]]:
-    """Groups (of two or more) of ``ids`` whose chunkings have exactly the same chunks: their retrieval results,
-    and their curves, coincide."""
-    groups: dict[tuple, list[str]] = {}
-    for cid in ids:
-        c = report.get(cid)
-        if c is not None and c.ok:
-            groups.setdefault(tuple((ch.start, ch.end) for ch in c.chunks), []).append(cid)
+    """Groups (of two or more) of ``ids`` whose chunkings have exactly the same chunks (``Report.same_chunks``):
+    their retrieval results, and their curves, coincide."""
+    first = report.same_chunks()  # id -> the first chunking with the same chunks
+    groups: dict[str, list[str]] = {}
+    for c in report.ok_chunkings(ids):
+        groups.setdefault(first.get(c.id, c.id), []).append(c.id)
     return [g for g in groups.values() if len(g) > 1]
 
 
@@ -242,6 +245,77 @@ def _snippet(text: str, a: int, b: int, evidence: list[list[int]], limit: int = 
     return f'<div style="white-space:pre-wrap;font-size:.85rem">{pre}{" … ".join(parts)}{post}</div>'
 
 
+def evidence_places(doc: Document, evidence: list[list[int]]) -> str:
+    """Where each evidence excerpt lies: its characters, page and heading path ("chars 10–50, page 2, Intro")."""
+    where = []
+    for s, e in evidence:
+        page = doc.page_of(s)
+        path = " › ".join(h.title for h in doc.heading_path(s))[:120]
+        where.append(f"chars {s:,}–{e:,}" + (f", page {page}" if page else "") + (f", {path}" if path else ""))
+    return " · ".join(where)
+
+
+def _pick_question(block: dict[str, Any], rows: dict[str, Any], ids: list[str]) -> tuple[int, bool] | None:
+    """The question chosen (its index) and whether the retrieved set is the budgeted one; None (with a caption)
+    when no question is left to show."""
+    qs = block["questions"]
+    mode = st.radio("Retrieved set", [f"within the budget ({block['budget']} tokens)", f"top {block['k']}"],
+                    horizontal=True, key="cs_ret_q_mode")
+    use_budget = mode.startswith("within")
+
+    def recall_of(cid: str, qi: int) -> float:
+        pq = rows[cid]["per_question"][qi]
+        return (pq["budget"] if use_budget else pq)["recall"]
+
+    def label(qi: int) -> str:
+        marks = " ".join(f"{recall_of(c, qi):.0%}" for c in ids)
+        return f"Q{qi + 1}: {qs[qi]['question'][:90]} — recall {marks}"
+
+    only = st.checkbox("Only questions where the chosen chunkings disagree", key="cs_ret_q_diff")
+    pool = [i for i in range(len(qs)) if not only or len({round(recall_of(c, i), 3) for c in ids}) > 1]
+    if not pool:
+        st.caption("The chosen chunkings retrieve the same share of evidence for every question.")
+        return None
+    if st.session_state.get("cs_ret_q") not in pool:
+        st.session_state["cs_ret_q"] = pool[0]
+    return st.selectbox("Question", pool, format_func=label, key="cs_ret_q"), use_budget
+
+
+def _retrieved_html(report: Report, cid: str, rank: int, item: list[Any], cidx: int | None,
+                    evidence: list[list[int]]) -> str:
+    """One retrieved chunk's head line: rank, chunk number, score, characters, cut at the budget, holds evidence."""
+    s, e, score = item
+    hit = any(min(e, b) > max(s, a) for a, b in evidence)
+    full = cidx is not None and (s, e) != tuple(c_span(report, cid, cidx) or (s, e))
+    return (f'<div style="margin-top:.4em;font-size:.85rem"><b>rank {rank + 1}</b> · chunk '
+            f'#{cidx + 1 if cidx is not None else "?"} · score {score:.3f} · chars {s:,}–{e:,}'
+            f'{" · cut at the budget" if full else ""} {"✅ holds evidence" if hit else ""}</div>')
+
+
+def _retrieved_column(doc: Document, report: Report, cid: str, c: dict[str, Any], qi: int, use_budget: bool,
+                      evidence: list[list[int]]) -> None:
+    """What chunking ``cid`` retrieved for question ``qi`` (rank, score, text) and the evidence it missed."""
+    pq = c["per_question"][qi]
+    got = pq["budget"] if use_budget else pq
+    chunk_ids = got.get("chunk_ids") or pq.get("chunk_ids") or []
+    rank_of = {i: r for i, r in pq.get("evidence_chunks", [])}
+    st.html(f'<div style="font-weight:700">{swatch(cid)}</div>')
+    st.caption(f"recall **{got['recall']:.0%}** · precision {got['precision']:.3f} · IoU {got['iou']:.3f} · "
+               f"{c['chunks']} chunks, mean {c['mean_tokens']:.0f} tokens")
+    holders = ", ".join(f"#{i + 1} (rank {r})" for i, r in rank_of.items()) or "none"  # numbered from 1
+    st.caption(f"Evidence lies in chunk(s) {holders}")
+    with st.container(height=460):
+        for r, item in enumerate(got["retrieved"]):
+            cidx = chunk_ids[r] if r < len(chunk_ids) else None
+            st.html(_retrieved_html(report, cid, r, item, cidx, evidence))
+            st.html(_snippet(doc.text, item[0], item[1], evidence))
+    if got["missed"]:
+        miss = " · ".join(f"“{md_escape(doc.text[a:b][:120])}”" for a, b in got["missed"])
+        st.error(f"Missed evidence: {miss}", icon="❌")
+    else:
+        st.success("All the evidence was retrieved.", icon="✅")
+
+
 def per_question(doc: Document, report: Report, ids: list[str]) -> None:
     """The question, where its evidence is, what each chunking retrieved (rank, score) and what it missed."""
     block = report.retrieval
@@ -259,77 +333,27 @@ def per_question(doc: Document, report: Report, ids: list[str]) -> None:
     if not qs:
         st.caption("The retrieval check has no question.")
         return
-    mode = st.radio("Retrieved set", [f"within the budget ({block['budget']} tokens)", f"top {block['k']}"],
-                    horizontal=True, key="cs_ret_q_mode")
-    use_budget = mode.startswith("within")
-
-    def recall_of(cid: str, qi: int) -> float:
-        pq = rows[cid]["per_question"][qi]
-        return (pq["budget"] if use_budget else pq)["recall"]
-
-    def label(qi: int) -> str:
-        marks = " ".join(f"{recall_of(c, qi):.0%}" for c in ids)
-        return f"Q{qi + 1}: {qs[qi]['question'][:90]} — recall {marks}"
-
-    only = st.checkbox("Only questions where the chosen chunkings disagree", key="cs_ret_q_diff")
-    pool = [i for i in range(len(qs)) if not only or len({round(recall_of(c, i), 3) for c in ids}) > 1]
-    if not pool:
-        st.caption("The chosen chunkings retrieve the same share of evidence for every question.")
+    picked = _pick_question(block, rows, ids)
+    if picked is None:
         return
-    if st.session_state.get("cs_ret_q") not in pool:
-        st.session_state["cs_ret_q"] = pool[0]
-    qi = st.selectbox("Question", pool, format_func=label, key="cs_ret_q")
+    qi, use_budget = picked
     q = qs[qi]
     ev = q["evidence"]
-    where = []
-    for s, e in ev:
-        page = doc.page_of(s)
-        path = " › ".join(h.title for h in doc.heading_path(s))[:120]
-        where.append(f"chars {s:,}–{e:,}" + (f", page {page}" if page else "") + (f", {path}" if path else ""))
     proxy = " (self-test proxy: salient terms of the evidence)" if q.get("source") == "self-test" else ""
     st.markdown(f"**Q{qi + 1}{proxy}:** {md_escape(q['question'])}")
     with st.container(border=True):
-        st.caption("Evidence — " + md_escape(" · ".join(where)))  # heading titles are document text
+        st.caption("Evidence — " + md_escape(evidence_places(doc, ev)))  # heading titles are document text
         for s, e in ev:
             st.html(f'<div style="font-size:.9rem;border-left:3px solid #009E73;padding-left:.5em;margin:.2em 0">'
                     f'{html.escape(doc.text[s:e])}</div>')
-    cols = st.columns(len(ids))
-    for col, cid in zip(cols, ids):
-        c = rows[cid]
-        pq = c["per_question"][qi]
-        got = pq["budget"] if use_budget else pq
-        chunk_ids = got.get("chunk_ids") or pq.get("chunk_ids") or []
-        rank_of = {i: r for i, r in pq.get("evidence_chunks", [])}
+    for col, cid in zip(st.columns(len(ids)), ids):
         with col, guard(f"The {cid} column"):
-            st.html(f'<div style="font-weight:700">{_swatch(cid)}</div>')
-            st.caption(f"recall **{got['recall']:.0%}** · precision {got['precision']:.3f} · IoU {got['iou']:.3f} · "
-                       f"{c['chunks']} chunks, mean {c['mean_tokens']:.0f} tokens")
-            holders = ", ".join(f"#{i + 1} (rank {r})" for i, r in rank_of.items()) or "none"  # numbered from 1
-            st.caption(f"Evidence lies in chunk(s) {holders}")
-            with st.container(height=460):
-                for r, item in enumerate(got["retrieved"]):
-                    s, e, score = item
-                    cidx = chunk_ids[r] if r < len(chunk_ids) else None
-                    hit = any(min(e, b) > max(s, a) for a, b in ev)
-                    full = cidx is not None and (s, e) != tuple(c_span(report, cid, cidx) or (s, e))
-                    st.html(f'<div style="margin-top:.4em;font-size:.85rem"><b>rank {r + 1}</b> · chunk '
-                            f'#{cidx + 1 if cidx is not None else "?"} · score {score:.3f} · chars {s:,}–{e:,}'
-                            f'{" · cut at the budget" if full else ""} {"✅ holds evidence" if hit else ""}</div>')
-                    st.html(_snippet(doc.text, s, e, ev))
-            if got["missed"]:
-                miss = " · ".join(f"“{md_escape(doc.text[a:b][:120])}”" for a, b in got["missed"])
-                st.error(f"Missed evidence: {miss}", icon="❌")
-            else:
-                st.success("All the evidence was retrieved.", icon="✅")
+            _retrieved_column(doc, report, cid, rows[cid], qi, use_budget, ev)
 
 
 def c_span(report: Report, cid: str, i: int) -> tuple[int, int] | None:
+    """Chunk ``i`` of chunking ``cid`` as (start, end); None when there is no such chunk."""
     c = report.get(cid)
     if c is None or i >= len(c.chunks):
         return None
     return c.chunks[i].start, c.chunks[i].end
-
-
-def _swatch(cid: str) -> str:
-    return (f'<span style="display:inline-block;width:.8em;height:.8em;border-radius:2px;margin-right:.35em;'
-            f'background:{figures.chunker_color(cid)}"></span>{html.escape(cid)}')

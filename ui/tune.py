@@ -21,6 +21,7 @@ from chunkscope.chunkers.base import ChunkerSpec, ParamSpec
 from chunkscope.document import Document
 from chunkscope.metrics import score as metric_score
 from chunkscope.report import METRICS, ChunkingResult, Report
+from ui import keys
 from ui.analysis import (
     SETTINGS_KEY,
     VARIANTS_KEY,
@@ -30,15 +31,6 @@ from ui.analysis import (
     session_resources,
     store_report,
 )
-
-SAVED = "cs_tune_saved"  # widget values, kept while other pages run (Streamlit drops unrendered widgets)
-POINTS = "cs_tune_points"  # (document fingerprint, metric key, name) -> point
-SWEEP = "cs_tune_sweep"  # the last sweep: chunker, param, rows, ...
-CANCEL = "cs_tune_cancel_flag"
-FRONTIER_NOW = "cs_tune_frontier_now"
-MSG = "cs_tune_msg"
-CHUNKER = "cs_tune_chunker"
-
 
 # ------------------------------------------------------------------ widgets from ParamSpecs
 
@@ -71,7 +63,7 @@ def _step(p: ParamSpec) -> int | float:
 
 def restore_widgets(spec: ChunkerSpec) -> None:
     """Give this chunker's widgets their kept values (or the declared defaults) before they render."""
-    saved = st.session_state.setdefault(SAVED, {})
+    saved = st.session_state.setdefault(keys.TUNE_SAVED, {})
     for p in spec.params:
         key = widget_key(spec.id, p.name)
         if key not in st.session_state:
@@ -81,7 +73,7 @@ def restore_widgets(spec: ChunkerSpec) -> None:
 def param_widgets(spec: ChunkerSpec, columns: int = 3) -> dict[str, Any]:
     """One widget per declared parameter (range-limited); returns {name: widget value}."""
     restore_widgets(spec)
-    saved = st.session_state.setdefault(SAVED, {})
+    saved = st.session_state.setdefault(keys.TUNE_SAVED, {})
     values: dict[str, Any] = {}
     cols = st.columns(columns)
     for i, p in enumerate(spec.params):
@@ -120,7 +112,7 @@ def param_widgets(spec: ChunkerSpec, columns: int = 3) -> dict[str, Any]:
 
 def set_widgets(spec: ChunkerSpec, params: dict[str, Any]) -> None:
     """Put resolved ``params`` into this chunker's widgets (call from a callback, before they render)."""
-    saved = st.session_state.setdefault(SAVED, {})
+    saved = st.session_state.setdefault(keys.TUNE_SAVED, {})
     for p in spec.params:
         if p.name in params:
             key = widget_key(spec.id, p.name)
@@ -178,7 +170,7 @@ def record(doc: Document, settings: Settings, c: ChunkingResult, chunker_id: str
     name = tune.variant_name(chunker_id, c.params)
     p = {"name": name, "chunker": chunker_id, "params": params, "tokens": tune.index_cost(c),
          "chunks": len(c.chunks), "metrics": dict(c.metrics), "source": source}
-    st.session_state.setdefault(POINTS, {})[(doc.fingerprint, tune.metric_key(settings), name)] = p
+    st.session_state.setdefault(keys.TUNE_POINTS, {})[(doc.fingerprint, tune.metric_key(settings), name)] = p
     return p
 
 
@@ -193,14 +185,14 @@ def frontier_points(doc: Document, settings: Settings, report: Report) -> list[d
         base = c.info.get("variant_of", c.id)
         try:
             params = tune.changed_params(base, c.params)
-        except Exception:
+        except ValueError:  # ParamError, UnknownChunker: a chunker or parameter this version does not know
             params = {}
         out.append({"name": c.id, "chunker": base, "params": params, "tokens": tune.index_cost(c),
                     "chunks": len(c.chunks), "score": c.score, "metrics": dict(c.metrics),
                     "source": "variant" if c.id in (report.settings.get("variants") or {}) else "analysis"})
         seen.add(c.id)
     mk = tune.metric_key(settings)
-    for (fp, key, name), p in st.session_state.get(POINTS, {}).items():
+    for (fp, key, name), p in st.session_state.get(keys.TUNE_POINTS, {}).items():
         if fp != doc.fingerprint or key != mk or name in seen:
             continue
         out.append({**p, "score": metric_score(p["metrics"], settings.weights)})
@@ -219,24 +211,24 @@ def promote(doc: Document, report_settings_: Settings, report: Report | None = N
     that chunks exactly like a chunking of ``report`` or a named candidate is refused (it would
     only be a copy of it, tied with it on every metric).
     """
-    points = st.session_state.get(FRONTIER_NOW) or []
-    i = st.session_state.get("cs_tune_promote_pick")
+    points = st.session_state.get(keys.TUNE_FRONTIER_NOW) or []
+    i = st.session_state.get(keys.TUNE_PROMOTE_PICK)
     if i is None or not 0 <= i < len(points):
-        st.session_state[MSG] = ("error", "Pick a point to promote.")
+        st.session_state[keys.TUNE_MSG] = ("error", "Pick a point to promote.")
         return
     p = points[i]
-    name = (st.session_state.get("cs_tune_promote_name") or "").strip() or p["name"]
+    name = (st.session_state.get(keys.TUNE_PROMOTE_NAME) or "").strip() or p["name"]
     from chunkscope.chunkers.registry import is_registered
 
     if is_registered(name):
-        st.session_state[MSG] = ("error", f"“{name}” is a built-in chunker id: choose another name.")
+        st.session_state[keys.TUNE_MSG] = ("error", f"“{name}” is a built-in chunker id: choose another name.")
         return
     variants = dict(st.session_state.get(VARIANTS_KEY, {}))
     existing = [(c.id, str(c.info.get("variant_of") or c.id), c.params) for c in (report.chunkings if report else [])]
     existing += [(n, v["chunker"], v.get("params") or {}) for n, v in variants.items()]
     same = tune.same_configuration(p["chunker"], p["params"], existing)
     if same is not None:
-        st.session_state[MSG] = ("error", f"Not promoted: {p['name']} is the same configuration as “{same}” "
+        st.session_state[keys.TUNE_MSG] = ("error", f"Not promoted: {p['name']} is the same configuration as “{same}” "
                                  f"({p['chunker']} with the same parameters, defaults included).")
         return
     variants[name] = {"chunker": p["chunker"], "params": dict(p["params"])}
@@ -246,7 +238,7 @@ def promote(doc: Document, report_settings_: Settings, report: Report | None = N
     if name not in cands:
         cands.append(name)
     st.session_state["cs_candidates"] = cands
-    st.session_state["cs_tune_promote_name"] = ""
+    st.session_state[keys.TUNE_PROMOTE_NAME] = ""
     injected = False
     if before is not None:
         rep = current_report(doc, before)
@@ -260,7 +252,7 @@ def promote(doc: Document, report_settings_: Settings, report: Report | None = N
                 tune.add_variant(rep2, c)
                 store_report(analysis_key(doc, after), rep2)
                 injected = True
-    st.session_state[MSG] = ("success", f"Promoted “{name}” ({p['chunker']} {p['params'] or 'defaults'}): it is a "
+    st.session_state[keys.TUNE_MSG] = ("success", f"Promoted “{name}” ({p['chunker']} {p['params'] or 'defaults'}): it is a "
                              "candidate on the leaderboard and in Compare"
                              + ("." if injected else " after the next Analyze."))
 
@@ -294,7 +286,7 @@ def apply_config() -> None:
     """Callback of the config uploader: restore the sidebar settings and the tuned chunker's widgets."""
     from chunkscope.chunkers import registry
 
-    up = st.session_state.get("cs_tune_load")
+    up = st.session_state.get(keys.TUNE_LOAD)
     if up is None:
         return
     fmt = "toml" if up.name.lower().endswith(".toml") else "json"
@@ -302,15 +294,15 @@ def apply_config() -> None:
         s, meta = parse_config(up.getvalue().decode("utf-8"), fmt)
         cid = meta.get("chunker") or next(iter(s.params), None)
         spec = registry.get(cid) if cid else None
-        resolved = spec.resolve_params(s.params.get(cid, {})) if spec else {}
+        resolved = spec.resolve_params(s.params.get(cid, {})) if spec and cid else {}
         for c, ps in s.params.items():
             registry.get(c).resolve_params(ps)
     except (ValueError, UnicodeDecodeError, KeyError) as exc:
-        st.session_state[MSG] = ("error", f"{up.name}: {' '.join(str(exc).split())}")
+        st.session_state[keys.TUNE_MSG] = ("error", f"{up.name}: {' '.join(str(exc).split())}")
         return
     ss = st.session_state
     ss[VARIANTS_KEY] = dict(s.variants)
-    ss["cs_params"] = {k: dict(v) for k, v in s.params.items()}
+    ss[keys.PARAMS] = {k: dict(v) for k, v in s.params.items()}
     for m in METRICS:
         ss[f"cs_w_{m}"] = min(3.0, max(0.0, float(s.weights.get(m, 1.0))))
     ss["cs_min_tokens"], ss["cs_max_tokens"] = int(s.min_tokens), int(s.max_tokens)
@@ -323,16 +315,16 @@ def apply_config() -> None:
     ss["cs_chunkers"] = [c for c in run if c in options]
     ss["cs_candidates"] = [c for c in s.candidates if c in options]
     if spec is not None:
-        ss[CHUNKER] = spec.id
+        ss[keys.TUNE_CHUNKER] = spec.id
         set_widgets(spec, resolved)
     if meta.get("baseline"):
-        ss["cs_tune_baseline_pref"] = meta["baseline"]
+        ss[keys.TUNE_BASELINE_PREF] = meta["baseline"]
     note = " (re-attach the mentions file: uploads are not saved)" if s.coref == "precomputed" else ""
-    ss[MSG] = ("success", f"Loaded {up.name}: {spec.id if spec else 'settings'} and the metric settings restored; "
+    ss[keys.TUNE_MSG] = ("success", f"Loaded {up.name}: {spec.id if spec else 'settings'} and the metric settings restored; "
                f"press Analyze on the Overview page to re-run with them{note}.")
 
 
 def show_message() -> None:
-    msg = st.session_state.pop(MSG, None)
+    msg = st.session_state.pop(keys.TUNE_MSG, None)
     if msg:
         (st.success if msg[0] == "success" else st.error)(msg[1])
