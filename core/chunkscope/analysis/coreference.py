@@ -10,6 +10,7 @@ from chunkscope.document import Document, Span
 from chunkscope.report import ChunkingResult
 
 Pairs = list[tuple[tuple[int, int], tuple[int, int]]]
+CorefOutcome = tuple[Pairs | None, str, dict[str, Any]]  # (pairs or None, why None, facts)
 
 
 def uses_mentions(settings: Settings) -> bool:
@@ -48,7 +49,7 @@ def rc_not_computed(doc: Document, settings: Settings) -> str:
     return "" if rc_available(lang) else non_english_reason(lang)
 
 
-def coref_pairs(doc: Document, settings: Settings) -> tuple[Pairs | None, str, dict[str, Any]]:
+def coref_pairs(doc: Document, settings: Settings) -> CorefOutcome:
     """(pairs as ((s, e), (s, e)) half-open spans, "", facts) or (None, the reason, facts)."""
     if settings.coref == "none":
         return None, COREF_OFF, {"backend": "none"}

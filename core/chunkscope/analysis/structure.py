@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chunkscope import metrics as M
 from chunkscope.analysis.settings import Settings
@@ -18,10 +18,14 @@ from chunkscope.chunkers import registry
 from chunkscope.document import Document, Span
 from chunkscope.report import ChunkingResult, ChunkRow
 
+if TYPE_CHECKING:
+    from chunkscope.analysis.resources import ResourcesProtocol
+
 OPTIONAL_DEFAULTS = ("semantic", "semantic+pp", "llm-regex", "llm-regex+pp")
 
 
 def default_chunker_ids() -> list[str]:
+    """The chunkers an analysis runs when the settings name none: the registry's defaults, then the optional ones registered."""
     ids = list(registry.DEFAULT_IDS)
     for extra in OPTIONAL_DEFAULTS:
         if extra not in ids and registry.is_registered(extra):
@@ -83,7 +87,7 @@ def _short(v: Any) -> str:
 
 
 def chunk_one(doc: Document, cid: str, base_id: str | None = None, overrides: dict[str, Any] | None = None,
-              resources: Any = None, candidate: bool = False) -> ChunkingResult:
+              resources: ResourcesProtocol | None = None, candidate: bool = False) -> ChunkingResult:
     """Run one chunking (chunker ``base_id`` with ``overrides``, reported as ``cid``): spans, token
     counts and coverage audit. Never raises for a bad parameter or a chunker bug: the result is
     ``failed`` with the reason. The one place a chunking is produced (analyze and tune share it).
@@ -108,7 +112,7 @@ def chunk_one(doc: Document, cid: str, base_id: str | None = None, overrides: di
     except ParamError as exc:
         params, res = overrides, None
         reason = str(exc)
-    except Exception as exc:  # a chunker bug must not sink the whole analysis; say so
+    except Exception as exc:  # noqa: BLE001 - boundary: a chunker bug must not sink the whole analysis; say so
         params, res = overrides, None
         reason = f"internal error in {cid}: {type(exc).__name__}: {exc}"
     cr = ChunkingResult(cid, label, params, candidate, "failed")
