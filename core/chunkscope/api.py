@@ -21,8 +21,11 @@ __all__ = ["Chunk", "analyze", "chunk", "load"]
 
 @dataclass(frozen=True)
 class Chunk:
-    """One chunk: ``text == document.text[start:end]``; o200k ``tokens``; 1-based ``pages``
-    (empty without pages); ``heading_path``: the titles of the headings that contain its start."""
+    """One chunk: ``text == document.text[start:end]``.
+
+    o200k ``tokens``; 1-based ``pages`` (empty without pages); ``heading_path``: the titles of the
+    headings that contain its start.
+    """
 
     start: int
     end: int
@@ -33,9 +36,10 @@ class Chunk:
 
 
 def load(source: str | os.PathLike | bytes, name: str | None = None, max_bytes: int | None = None) -> Document:
-    """A Document from a path, or from bytes (then ``name`` is the file name, e.g. ``"a.pdf"``,
-    and decides the format). Raises ``chunkscope.ingest.IngestError`` (a ValueError) with one
-    clear line on bad input."""
+    """A Document from a path, or from bytes (then ``name``, e.g. ``"a.pdf"``, decides the format).
+
+    Raises ``chunkscope.ingest.IngestError`` (a ValueError) with one clear line on bad input.
+    """
     from chunkscope.ingest import load_bytes, load_document
 
     if isinstance(source, (bytes, bytearray)):

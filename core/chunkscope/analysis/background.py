@@ -34,13 +34,13 @@ def in_thread(fn: Callable[[], T], name: str) -> futures.Future[T]:
     future: futures.Future[T] = futures.Future()
     future.set_running_or_notify_cancel()
 
-    def target() -> None:
+    def _target() -> None:
         try:
             future.set_result(fn())
         except BaseException as exc:  # noqa: BLE001 - handed over: .result() re-raises it in the waiting thread
             future.set_exception(exc)
 
-    threading.Thread(target=target, name=name, daemon=True).start()
+    threading.Thread(target=_target, name=name, daemon=True).start()
     return future
 
 
@@ -132,8 +132,10 @@ class UnitPass:
         return outcome, prefetch_s, waited
 
     def _help(self, future: futures.Future[EmbeddingOutcome | None], check: Check, progress: Progress) -> None:
-        """Run a share of the pass's texts in this thread until it ends (int8: one text per model call, so the
-        vectors are the same whichever thread runs a text); say how far it is every second."""
+        """Run a share of the pass's texts in this thread until it ends; say how far it is every second.
+
+        int8: one text per model call, so the vectors are the same whichever thread runs a text.
+        """
         emb = self._resources.loaded_embedder()
         told = time.perf_counter()
         while not future.done():

@@ -19,9 +19,11 @@ EmbeddingOutcome = tuple[Embed | None, dict[str, Any], str]  # (embed, embedder 
 
 def span_embedding(doc: Document, resources: ResourcesProtocol,
                    on_units: Callable[[SpanEmbedder], None] | None = None) -> EmbeddingOutcome:
-    """(embed(spans), embedder facts, "") with the document's units embedded once, or
+    """Embed the document's units once: (embed(spans), embedder facts, "").
+
     (None, {}, reason) when the model is unavailable (ICC/DCC then become None with the reason).
-    ``on_units(span_embedder)`` hears when the units are known, before they are embedded."""
+    ``on_units(span_embedder)`` hears when the units are known, before they are embedded.
+    """
     try:
         se = resources.span_embedder(doc)
         if on_units is not None:
@@ -35,9 +37,11 @@ def span_embedding(doc: Document, resources: ResourcesProtocol,
 
 
 def embed_counters(resources: ResourcesProtocol, doc: Document) -> dict[str, Any]:
-    """The embedding counters now: the loaded model's (model calls, texts, cache hits, seconds: they add up over
-    every analysis in the process) and those of ``doc``'s span embedder when an earlier analysis of it left one
-    (spans, fragments, ...); empty when nothing is loaded yet."""
+    """The embedding counters now (empty when nothing is loaded yet).
+
+    The loaded model's (model calls, texts, cache hits, seconds: they add up over every analysis in the process)
+    and those of ``doc``'s span embedder when an earlier analysis of it left one (spans, fragments, ...).
+    """
     found = resources.cached_span_embedder(doc)
     if found is not None:
         return {k: v for k, v in found.stats.items()  # "units": how many the document has, not a count of work
@@ -47,9 +51,11 @@ def embed_counters(resources: ResourcesProtocol, doc: Document) -> dict[str, Any
 
 
 def embedder_info(resources: ResourcesProtocol, se: Any, since: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Facts about the embedding run: model, its input limit, unit/span statistics, warnings. ``since``: the
-    model's counters when the analysis began (``embed_counters``), so the stats are this analysis's alone, the
-    same whichever documents the process analysed before (corpus workers, the app)."""
+    """Facts about the embedding run: model, its input limit, unit/span statistics, warnings.
+
+    ``since``: the model's counters when the analysis began (``embed_counters``), so the stats are this
+    analysis's alone, the same whichever documents the process analysed before (corpus workers, the app).
+    """
     info: dict[str, Any] = {}
     emb = resources.embedder()
     for attr in ("name", "max_tokens", "backend", "precision", "device"):
@@ -71,8 +77,10 @@ def embedder_info(resources: ResourcesProtocol, se: Any, since: dict[str, Any] |
 
 
 def metric_spans(doc: Document, r: ChunkingResult, settings: Settings) -> list[Span]:
-    """The spans ``embedding_metrics`` will embed for one OK chunking (``metrics.embedding_requests``),
-    so that their edge fragments can be embedded ahead (``SpanEmbedder.prefetch``)."""
+    """The spans ``embedding_metrics`` will embed for one OK chunking (``metrics.embedding_requests``).
+
+    So that their edge fragments can be embedded ahead (``SpanEmbedder.prefetch``).
+    """
     return M.embedding_requests([(c.start, c.end) for c in r.chunks], [c.tokens for c in r.chunks],
                                 doc.split_points, window_tokens=settings.window_tokens,
                                 window_step=settings.window_step, text=doc.text)

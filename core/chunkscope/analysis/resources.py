@@ -106,7 +106,7 @@ class Resources:
         return self._llm
 
     def with_llm(self, llm_settings: Any) -> ResourcesProtocol:
-        """This Resources (model, unit embeddings: shared) with its own LLM settings and client.
+        """The same model and unit embeddings (shared) with their own LLM settings and client.
 
         For a shared Resources (the app's, one per model for every session): one session's
         endpoint and API key must never be used for another session's requests.

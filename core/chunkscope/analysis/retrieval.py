@@ -1,5 +1,7 @@
-"""Stage 6b, retrieval (optional; DESIGN section 11): when questions are given, every OK chunking
-is scored by how much of their evidence a retriever brings back (``chunkscope.retrieval``).
+"""Stage 6b, retrieval (optional; DESIGN section 11): each chunking scored by the evidence it retrieves.
+
+When questions are given, every OK chunking is scored by how much of their evidence a retriever
+brings back (``chunkscope.retrieval``).
 
 Runs after the LLM chunkings (every chunking exists) and before selection, so the budgeted
 recall can join the adaptive score with ``Settings.retrieval_weight`` (default 0: off). The

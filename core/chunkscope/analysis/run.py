@@ -76,8 +76,10 @@ def _never() -> bool:
 
 
 def _apply(r: ChunkingResult, found: Mapping[str, M.MetricResult | None], reasons: dict[str, str]) -> None:
-    """Store computed metrics (value, reason when None, diagnostics) on ``r``; ``reasons``: why a
-    metric the stage could not compute (None in ``found``) is missing."""
+    """Store computed metrics (value, reason when None, diagnostics) on ``r``.
+
+    ``reasons``: why a metric the stage could not compute (None in ``found``) is missing.
+    """
     for m, res in found.items():
         r.metric_reasons.pop(m, None)
         r.diagnostics.pop(m, None)
@@ -140,8 +142,7 @@ def analyze(doc: Document, settings: Settings | None = None, *, resources: Resou
 
 
 def _resources_for(settings: Settings, resources: ResourcesProtocol | None) -> ResourcesProtocol:
-    """The resources the run uses: the ones given when they serve the settings' model, mode and
-    backend (``ValueError`` when not), else the process's shared ones."""
+    """The resources the run uses: the ones given (``ValueError`` unless they serve the settings), else the shared ones."""
     if resources is None:
         return shared_resources(settings.embedder, settings.embedding_mode, settings.embedding_backend)
     if not resources.serves(settings.embedder, settings.embedding_mode, settings.embedding_backend):
@@ -293,8 +294,10 @@ class AnalysisRun:
 
     # ------------------------------------------------------------------ the stages, in order
     def structure(self) -> None:
-        """Every chunking that needs no model; SC and BI at once. Those that need the sentence
-        segmenter (a spaCy model) come after a first snapshot of the others."""
+        """Run every chunking that needs no model, with SC and BI at once.
+
+        Those that need the sentence segmenter (a spaCy model) come after a first snapshot of the others.
+        """
         items = self.stages[""]
         quick = [it for it in items if not uses_sentences(it[1][1])]
         slow = [it for it in items if uses_sentences(it[1][1])]
@@ -332,8 +335,7 @@ class AnalysisRun:
         self.coref_future = in_thread(lambda: coref_pairs(doc, settings), "chunkscope-coref")
 
     def _aim_unit_pass(self) -> None:
-        """Give the unit pass the structural chunkings' metric spans to embed ahead, or let it go
-        when nothing will need the embedder."""
+        """Give the unit pass the structural chunkings' metric spans to embed ahead (or let it go: nothing needs it)."""
         if self.unit_pass is None:
             return
         if not (any(r is not None and r.ok for r in self.results) or self.stages["embedder"] or self.stages["llm"]):
@@ -422,8 +424,10 @@ class AnalysisRun:
         return report
 
     def _embedder_facts(self) -> None:
-        """Add the span embedder's stats and warnings: spans are embedded while scoring, so only now
-        are they complete (exact mode: texts truncated by the model)."""
+        """Add the span embedder's stats and warnings.
+
+        Spans are embedded while scoring, so only now are they complete (exact mode: texts truncated by the model).
+        """
         try:
             se = self.resources.span_embedder(self.doc)
             self.emb_info.update(embedder_info(self.resources, se, since=self.stats0))
@@ -433,8 +437,10 @@ class AnalysisRun:
 
 
 def _snapshot(report: Report) -> Report:
-    """A copy the caller may keep and re-rank while the run goes on (chunk rows are shared: they
-    never change once produced)."""
+    """A copy the caller may keep and re-rank while the run goes on.
+
+    Chunk rows are shared: they never change once produced.
+    """
     out = copy.copy(report)
     out.chunkings = [copy.copy(c) for c in report.chunkings]
     for c in out.chunkings:

@@ -57,20 +57,26 @@ def chunking_plan(settings: Settings) -> list[tuple[str, str, dict[str, Any]]]:
 
 
 def needs(base_id: str) -> str:
-    """What a registered chunker needs beyond the text ("", "embedder", "llm"); "" when unknown
-    (an unknown id fails in ``chunk_one`` with its reason, in the structure stage)."""
+    """What a registered chunker needs beyond the text ("", "embedder", "llm").
+
+    "" when unknown (an unknown id fails in ``chunk_one`` with its reason, in the structure stage).
+    """
     return registry.get(base_id).needs if registry.is_registered(base_id) else ""
 
 
 def uses_sentences(base_id: str) -> bool:
-    """Whether a registered chunker needs the sentence segmenter (a spaCy model): the structure
-    stage runs those after its first snapshot."""
+    """Whether a registered chunker needs the sentence segmenter (a spaCy model).
+
+    The structure stage runs those after its first snapshot.
+    """
     return registry.get(base_id).uses_sentences if registry.is_registered(base_id) else False
 
 
 def variant_label(base_label: str, base_id: str, params: dict[str, Any], overrides: dict[str, Any]) -> str:
-    """What a named variant is: its base chunker and the parameters that differ from it. A default
-    the base label names ("Recursive split-then-merge (1100)") is left out when the variant changes it."""
+    """What a named variant is: its base chunker and the parameters that differ from it.
+
+    A default the base label names ("Recursive split-then-merge (1100)") is left out when the variant changes it.
+    """
     shown = ", ".join(f"{k}={_short(params.get(k, v))}" for k, v in overrides.items())
     defaults = registry.get(base_id).resolve_params({}) if registry.is_registered(base_id) else {}
     for k in overrides:
@@ -88,9 +94,10 @@ def _short(v: Any) -> str:
 
 def chunk_one(doc: Document, cid: str, base_id: str | None = None, overrides: dict[str, Any] | None = None,
               resources: ResourcesProtocol | None = None, candidate: bool = False) -> ChunkingResult:
-    """Run one chunking (chunker ``base_id`` with ``overrides``, reported as ``cid``): spans, token
-    counts and coverage audit. Never raises for a bad parameter or a chunker bug: the result is
-    ``failed`` with the reason. The one place a chunking is produced (analyze and tune share it).
+    """Run one chunking (chunker ``base_id`` with ``overrides``, reported as ``cid``): spans, tokens, audit.
+
+    Never raises for a bad parameter or a chunker bug: the result is ``failed`` with the reason.
+    The one place a chunking is produced (analyze and tune share it).
     """
     from chunkscope.chunkers.audit import audit
     from chunkscope.chunkers.base import ParamError
