@@ -190,9 +190,17 @@ class AnalysisRun:
     hold: Hold | None
     t_start: float = field(default_factory=time.perf_counter)
     timings: Timings = field(default_factory=Timings)
-    warnings: list[str] = field(default_factory=list)
+    # set from the above when the run is made (__post_init__)
+    stats0: dict[str, Any] = field(init=False)  # the model's counters before this run (its stats are its own)
+    plan_size: int = field(init=False)
+    stages: dict[str, list[Item]] = field(init=False)  # the plan's chunkings by what they need
+    results: list[ChunkingResult | None] = field(init=False)  # in plan order, None until produced
+    warnings: list[str] = field(init=False)
+    emb_info: dict[str, Any] = field(init=False)
+    rc_off: str = field(init=False)  # why RC will not come, when known before coreference runs
+    facts: dict[str, Any] = field(init=False)  # the report's document block
+    # found by the stages
     coref_info: dict[str, Any] = field(default_factory=dict)
-    emb_info: dict[str, Any] = field(default_factory=dict)
     last: Report | None = None  # the latest snapshot (what a cancelled run leaves)
     pairs: Pairs | None = None  # known after the coreference stage
     rc_reason: str = ""
@@ -205,11 +213,10 @@ class AnalysisRun:
     structural: list[ChunkingResult] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        # counters add up over the process: this analysis reports its own
         self.stats0 = embed_counters(self.resources, self.doc)
         self.warnings = list(self.doc.warnings)
         self.plan_size, self.stages = _plan_by_stage(self.settings, self.resources)
-        self.results: list[ChunkingResult | None] = [None] * self.plan_size
+        self.results = [None] * self.plan_size
         self.emb_info = {"model": self.settings.embedder or "all-MiniLM-L6-v2 (bundled)",
                          "mode": self.settings.embedding_mode,
                          **backend_facts(self.settings.embedder, self.settings.embedding_backend)}
