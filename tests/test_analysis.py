@@ -40,7 +40,7 @@ def resources():
 def report(doc, resources):
     seen = []
     s = Settings(chunkers=FAST, candidates=("recursive-1100", "recursive-600+pp", "whole"), coref="heuristic")
-    r = analyze(doc, s, resources, progress=lambda st, f, m: seen.append(st))
+    r = analyze(doc, s, resources=resources, progress=lambda st, f, m: seen.append(st))
     r.settings["_stages_seen"] = sorted(set(seen))
     return r
 
@@ -99,7 +99,7 @@ def test_report_json_round_trip(report, tmp_path):
 def test_bad_param_fails_one_chunking_only(doc, resources):
     s = Settings(chunkers=("recursive-1100", "recursive-600"), params={"recursive-600": {"chunk_size": -3}},
                  candidates=("recursive-1100", "recursive-600"), coref="none")
-    r = analyze(doc, s, resources)
+    r = analyze(doc, s, resources=resources)
     assert r.get("recursive-600").status == "failed"
     assert "chunk_size" in r.get("recursive-600").reason
     assert r.get("recursive-1100").ok and r.winner == "recursive-1100"
@@ -332,7 +332,7 @@ def test_coreference_warnings_reach_the_report(doc, resources, tmp_path):
     pair = Pair(Span(0, 5), Span(it.start(), it.end()))
     write_pairs_json([pair, pair], m)
     s = Settings(chunkers=("whole",), candidates=("whole",), coref="precomputed", mentions=str(m))
-    r = analyze(doc, s, resources)
+    r = analyze(doc, s, resources=resources)
     assert any("duplicate pair" in w for w in r.warnings)
     assert r.coref.get("warnings")
 
@@ -357,7 +357,7 @@ def test_shared_resources_keep_each_sessions_llm_settings_apart(monkeypatch):
 def test_exact_mode_truncation_warning_reaches_the_report(doc):
     """DESIGN 7: in exact mode the model truncates long texts; the report must say so."""
     s = Settings(chunkers=("whole", "recursive-600"), candidates=("whole",), coref="none", embedding_mode="exact")
-    r = analyze(doc, s, Resources(mode="exact"))
+    r = analyze(doc, s, resources=Resources(mode="exact"))
     assert any("truncated" in w for w in r.warnings)
     assert r.embedder.get("warnings") and r.embedder["stats"]["spans"] > 0
 
@@ -368,8 +368,8 @@ def test_a_report_counts_its_own_embedding_work(resources):
     d = load_bytes(("## Ledger\n\n" + "The ledger lists every cheque written in the quarter. It is kept by the clerk.\n\n"
                     * 60).encode(), "ledger.md")
     s = Settings(chunkers=("recursive-600", "whole"), candidates=("whole",), coref="none")
-    first = analyze(d, s, resources).embedder["stats"]
-    again = analyze(d, s, resources).embedder["stats"]
+    first = analyze(d, s, resources=resources).embedder["stats"]
+    again = analyze(d, s, resources=resources).embedder["stats"]
     assert first["texts_embedded"] > 0 and first["seconds"] > 0
     assert again["texts_embedded"] == 0 and again["model_calls"] == 0  # all from the caches, nothing added up
     assert again["spans"] == first["spans"] > 0 and again["units"] == first["units"] > 0  # its own spans, once
@@ -393,8 +393,8 @@ def test_same_text_with_other_blocks_is_not_served_from_the_cache(doc, resources
     one_block = dc_replace(doc, blocks=[Block(0, len(doc.text), "paragraph")], _sha=None)
     assert one_block.sha256 == doc.sha256 and one_block.fingerprint != doc.fingerprint
     s = Settings(chunkers=("recursive-600",), candidates=("recursive-600",), coref="none")
-    a = analyze(doc, s, resources).get("recursive-600")
-    b = analyze(one_block, s, resources).get("recursive-600")
+    a = analyze(doc, s, resources=resources).get("recursive-600")
+    b = analyze(one_block, s, resources=resources).get("recursive-600")
     assert a.metrics["BI"] is not None and b.metrics["BI"] == 1.0  # one block cannot be broken
     assert b.metrics["ICC"] is None  # no chunk spans two gold blocks any more
     # the composed-mode units are built per structure: the other block tiling gets its own
@@ -425,10 +425,41 @@ def test_progress_says_what_runs_not_a_skipped_chunking(doc, resources, monkeypa
     seen: list[tuple[str, str]] = []
     s = Settings(chunkers=("recursive-1100", "whole", "llm-regex+pp"), candidates=("recursive-1100", "whole"),
                  coref="none")
-    r = analyze(doc, s, resources, progress=lambda st, f, m: seen.append((st, m)))
+    r = analyze(doc, s, resources=resources, progress=lambda st, f, m: seen.append((st, m)))
     assert r.get("llm-regex+pp").status == "skipped"
     structure = [m for st, m in seen if st == "structure"]
     i = structure.index("llm-regex+pp")
     assert structure[i + 1:i + 3] == ["llm-regex+pp skipped (no LLM endpoint configured)", "SC and BI of 2 chunking(s)"]
     # the line that stays up while the embedding pass runs (the app shows the last one) names it too
     assert structure[-1] == "2 chunkings ok; llm-regex+pp skipped (no LLM endpoint configured)"
+
+
+def test_resources_for_another_model_are_refused(doc):
+    """``analyze`` never swaps the resources it is given for others: a mismatch is the caller's error."""
+    with pytest.raises(ValueError, match="do not run the settings' embedding model"):
+        analyze(doc, Settings(chunkers=("whole",), candidates=("whole",), coref="none"),
+                resources=Resources(mode="exact"))
+
+
+def test_timings_are_disjoint_stages_that_add_up_to_the_total():
+    from chunkscope.analysis.timings import TIMING_KEYS, Timings
+
+    t = Timings()
+    t.add("chunk", 2.0, model_seconds=0.5)
+    t.add("metrics", 1.0, model_seconds=3.0)  # never negative
+    t.add("embed", 0.5)
+    rec = t.finish(5.0)
+    assert tuple(rec) == TIMING_KEYS
+    assert rec == {"chunk": 1.5, "coref": 0.0, "embed": 0.5, "metrics": 0.0, "other": 3.0, "total": 5.0}
+
+
+def test_background_work_hands_its_exception_to_the_waiting_thread():
+    from chunkscope.analysis.background import in_thread, wait_for
+
+    def boom() -> None:
+        raise KeyboardInterrupt  # a Ctrl-C handed over by a model library's thread
+
+    checks: list[int] = []
+    with pytest.raises(KeyboardInterrupt):
+        wait_for(in_thread(boom, "test-boom"), lambda: checks.append(1), poll=0.01)
+    assert wait_for(in_thread(lambda: 42, "test-ok"), lambda: None) == 42

@@ -127,3 +127,11 @@ def test_winner_export_round_trips_into_the_splitter(tmp_path):
     snippet = pipeline_snippet(report, "winner.toml")
     compile(snippet, "snippet", "exec")
     assert report.winner in snippet and "from_settings" in snippet
+
+
+def test_one_analyze_entry_point():
+    """``chunkscope.analyze`` is the engine's ``analyze`` itself (the CLI, corpus mode and the app call it)."""
+    import chunkscope.api
+    from chunkscope.analysis.run import analyze as engine_analyze
+
+    assert chunkscope.analyze is chunkscope.api.analyze is analyze is engine_analyze

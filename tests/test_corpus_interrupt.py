@@ -35,7 +35,7 @@ flag = Path(sys.argv.pop(1))  # touched when the first document is in progress
 def analyze(doc, settings=None, resources=None, **kw):
     calls.append(doc.name)
     if len(calls) > 1:
-        return real(doc, settings, resources, **kw)
+        return real(doc, settings, resources=resources, **kw)
     caught = []
     flag.touch()
     try:
@@ -51,6 +51,36 @@ def analyze(doc, settings=None, resources=None, **kw):
 A.analyze = analyze
 sys.exit(main())
 """
+
+
+# the first documents held in the embeddings stage until the run is interrupted: a hold (``analyze(hold=...)``)
+# injected into every process of the run, the pool's spawned workers included, by a sitecustomize module
+HOLD = """
+import time
+import chunkscope.analysis as A
+
+_real = A.analyze
+
+
+def _hold(stop):  # until the run stops (Ctrl-C), at most 300 s
+    t0 = time.monotonic()
+    while not stop() and time.monotonic() - t0 < 300:
+        time.sleep(0.1)
+
+
+def analyze(doc, settings=None, **kw):
+    return _real(doc, settings, hold=_hold, **kw)
+
+
+A.analyze = analyze
+"""
+
+
+def _held(env: dict[str, str], folder: Path) -> dict[str, str]:
+    """``env`` with the HOLD sitecustomize first on the path of every Python process it starts."""
+    folder.mkdir()
+    (folder / "sitecustomize.py").write_text(HOLD, encoding="utf-8")
+    return {**env, "PYTHONPATH": os.pathsep.join(p for p in (str(folder), env.get("PYTHONPATH", "")) if p)}
 
 
 def _corpus(root: Path, n: int = 3) -> Path:
@@ -109,7 +139,7 @@ def _resume(root: Path, out: Path, env: dict[str, str], extra: list[str]) -> dic
 
 
 def _env(**more: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "CHUNKSCOPE_TEST_HOLD_EMBEDDINGS"}
+    env = dict(os.environ)
     env.update(TOKENIZERS_PARALLELISM="false", **more)
     return env
 
@@ -134,7 +164,7 @@ def test_ctrl_c_exits_130_and_a_resume_completes(tmp_path, jobs):
     """The real pipeline, its first document(s) held in the embeddings stage until the run is interrupted."""
     root, out = _corpus(tmp_path / "docs"), tmp_path / "res"
     extra = ["--jobs", jobs]
-    hold = _env(CHUNKSCOPE_TEST_HOLD_EMBEDDINGS=str(tmp_path / "never"))
+    hold = _held(_env(), tmp_path / "hold")
     cmd = [sys.executable, "-m", "chunkscope.cli", "corpus", str(root), "--out", str(out), *CHUNKERS, *extra]
     rc, err = _interrupted_run(cmd, tmp_path, lambda text: "corpus: 3 documents" in text, hold)
     _check(rc, err, out, root, _env(), extra)

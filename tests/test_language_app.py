@@ -124,7 +124,7 @@ def test_provisional_card_of_a_german_document_does_not_wait_for_rc():
         "die Firma prüft ihn jedes Jahr. Sie schreibt darüber einen Bericht für den Vorstand." for i in range(8)))
     doc = load_bytes(german.encode(), "aufbewahrung.md")
     snaps = []
-    analyze(doc, Settings(chunkers=CHUNKERS, candidates=CHUNKERS, coref="heuristic"), Resources(),
+    analyze(doc, Settings(chunkers=CHUNKERS, candidates=CHUNKERS, coref="heuristic"), resources=Resources(),
             on_partial=lambda r, st: snaps.append(r))
 
     def card(report):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 from test_analysis import DOC_MD
@@ -35,8 +36,8 @@ def _values(report: Report) -> str:
 def runs(doc):
     s = Settings(chunkers=CHUNKERS, candidates=CANDS, coref="heuristic")
     snaps: list[tuple[str, Report]] = []
-    progressive = analyze(doc, s, Resources(), on_partial=lambda r, st: snaps.append((st, r)))
-    plain = analyze(doc, s, Resources())
+    progressive = analyze(doc, s, resources=Resources(), on_partial=lambda r, st: snaps.append((st, r)))
+    plain = analyze(doc, s, resources=Resources())
     return snaps, progressive, plain
 
 
@@ -99,7 +100,7 @@ def test_cancel_keeps_the_last_snapshot(doc):
     s = Settings(chunkers=CHUNKERS, candidates=CANDS, coref="heuristic")
     seen: list[str] = []
     with pytest.raises(AnalysisCancelled) as exc:
-        analyze(doc, s, Resources(), on_partial=lambda r, st: seen.append(st), cancel=lambda: "coreference" in seen)
+        analyze(doc, s, resources=Resources(), on_partial=lambda r, st: seen.append(st), cancel=lambda: "coreference" in seen)
     assert exc.value.partial is not None and exc.value.partial.provisional
     assert exc.value.partial.pending[:2] == ["ICC", "DCC"]
 
@@ -109,7 +110,7 @@ def test_llm_chunkings_without_an_endpoint_are_skipped_at_once_not_pending(doc, 
         monkeypatch.delenv(var, raising=False)
     s = Settings(chunkers=("recursive-1100", "llm-regex"), candidates=("recursive-1100", "llm-regex"), coref="none")
     snaps: list[Report] = []
-    final = analyze(doc, s, Resources(), on_partial=lambda r, st: snaps.append(r))
+    final = analyze(doc, s, resources=Resources(), on_partial=lambda r, st: snaps.append(r))
     first = snaps[0]
     assert "llm-regex" not in first.pending
     skipped = first.get("llm-regex")
@@ -130,11 +131,49 @@ def test_rc_that_will_not_be_computed_is_never_pending(coref):
     assert doc.language == "de"
     s = Settings(chunkers=("recursive-1100", "fixed-512"), candidates=("recursive-1100", "fixed-512"), coref=coref)
     snaps: list[Report] = []
-    final = analyze(doc, s, Resources(), on_partial=lambda r, st: snaps.append(r))
+    final = analyze(doc, s, resources=Resources(), on_partial=lambda r, st: snaps.append(r))
     first = snaps[0]
     assert first.provisional and first.pending_metrics == ["ICC", "DCC"]
     assert first.explanation.startswith("Provisional: ICC/DCC pending")
     r = first.get("recursive-1100")
     assert r.metrics["RC"] is None and r.metric_reasons["RC"] == final.get("recursive-1100").metric_reasons["RC"]
     assert ("non-English" if coref == "heuristic" else "disabled") in r.metric_reasons["RC"]
-    assert _values(final) == _values(analyze(doc, s, Resources()))
+    assert _values(final) == _values(analyze(doc, s, resources=Resources()))
+
+
+def test_a_hold_keeps_the_unit_pass_until_released(doc):
+    """``analyze(hold=...)``: the unit embedding pass starts only when the hold returns (the browser test holds
+    it to look at the provisional view); the run waits for it and ends as without a hold."""
+    import threading
+
+    s = Settings(chunkers=("recursive-1100", "whole"), candidates=("recursive-1100", "whole"), coref="none")
+    seen: list[str] = []
+    released = threading.Event()
+    held: list[list[str]] = []
+
+    def on_partial(report: Report, stage: str) -> None:
+        seen.append(stage)
+        if stage == "coreference":
+            released.set()
+
+    def hold(stop) -> None:
+        assert released.wait(60) and not stop()
+        held.append(list(seen))
+
+    final = analyze(doc, s, resources=Resources(), on_partial=on_partial, hold=hold)
+    assert held == [["structure", "coreference"]]  # the pass waited for the snapshots before it
+    assert _values(final) == _values(analyze(doc, s, resources=Resources()))
+
+
+def test_a_hold_ends_when_the_run_is_cancelled(doc):
+    s = Settings(chunkers=("recursive-1100", "whole"), candidates=("recursive-1100", "whole"), coref="none")
+    seen: list[str] = []
+
+    def hold(stop) -> None:  # never released: only the cancelled run ends it
+        while not stop():
+            time.sleep(0.01)
+
+    with pytest.raises(AnalysisCancelled) as exc:
+        analyze(doc, s, resources=Resources(), on_partial=lambda r, st: seen.append(st), hold=hold,
+                cancel=lambda: "coreference" in seen)
+    assert exc.value.stage == "embeddings" and exc.value.partial is not None

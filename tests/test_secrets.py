@@ -40,7 +40,7 @@ def test_no_secret_anywhere(tmp_path, monkeypatch, caplog, capsys):
     with ScriptedLLMServer() as srv:
         srv.push(reply("<regex>(?m)^(?=## )</regex>"))
         good = LLMSettings(base_url=srv.base_url, api_key=FAKE, model="m", timeout=5, max_retries=0)
-        rep = analyze(doc, s, Resources(llm_settings=good))
+        rep = analyze(doc, s, resources=Resources(llm_settings=good))
         assert rep.get("llm-regex").ok  # the key was really used
         texts.append(json.dumps(rep.to_dict()))
         assert srv.requests[0]["headers"]["authorization"] == f"Bearer {FAKE}"
@@ -58,7 +58,7 @@ def test_no_secret_anywhere(tmp_path, monkeypatch, caplog, capsys):
         bad = LLMSettings(base_url=url, api_key=FAKE, model="m3", timeout=5, max_retries=0)
         srv.push(error(400, "bad request"))
         rep2 = analyze(doc, Settings(chunkers=("llm-regex",), candidates=("llm-regex",), coref="none",
-                                     params={"llm-regex": {"use_cache": False}}), Resources(llm_settings=bad))
+                                     params={"llm-regex": {"use_cache": False}}), resources=Resources(llm_settings=bad))
         texts.append(json.dumps(rep2.to_dict()))
         texts += [str(bad), repr(bad), json.dumps(bad.cache_identity()), json.dumps(bad.public_dict())]
     texts.append(_everything_written(cache))

@@ -44,7 +44,7 @@ def test_sweep_rows_equal_individual_analyses(doc, res):
     for v, row in zip(values, rows):
         s = FAST.with_(chunkers=("recursive-1100",), candidates=("recursive-1100",),
                        params={"recursive-1100": {"chunk_size": v}})
-        c = analyze(doc, s, res).get("recursive-1100")
+        c = analyze(doc, s, resources=res).get("recursive-1100")
         assert row["chunks"] == len(c.chunks)
         assert row["tokens"] == sum(x.tokens for x in c.chunks)
         assert row["metrics"] == c.metrics
@@ -292,7 +292,7 @@ def test_named_variant_appears_in_report_and_can_win(doc, res):
     s = base_s.with_(candidates=("recursive-600", "rec@200"),
                      variants={"rec@200": {"chunker": "recursive-600", "params": {"chunk_size": 200}},
                                "shown-only": {"chunker": "fixed-512", "params": {}}})
-    r = analyze(doc, s, res)
+    r = analyze(doc, s, resources=res)
     v = r.get("rec@200")
     assert v is not None and v.ok and v.candidate
     assert "recursive-600" in v.label and "chunk_size=200" in v.label and v.info["variant_of"] == "recursive-600"
@@ -301,7 +301,7 @@ def test_named_variant_appears_in_report_and_can_win(doc, res):
     # on this document chunk size 200 beats 300, so the promoted variant wins
     assert v.score > r.get("recursive-600").score and r.winner == "rec@200"
     # the same result via the Tune path, added to a report without it
-    base = analyze(doc, base_s, res)
+    base = analyze(doc, base_s, resources=res)
     assert base.winner == "recursive-600"
     c = tune.score_chunking(doc, "recursive-600", {"chunk_size": 200}, base_s, res, name="rec@200")
     tune.add_variant(base, c)

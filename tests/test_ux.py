@@ -85,7 +85,7 @@ def test_stage_timings_are_disjoint_and_add_up_to_the_total():
     """The embedding model's time (semantic chunking, exact-mode scoring) is counted once, as
     "embed"; chunk, coref, embed, metrics and other add up to the total (the JSON keys stay)."""
     from chunkscope.analysis import Settings, analyze
-    from chunkscope.analysis.run import TIMING_KEYS
+    from chunkscope.analysis.timings import TIMING_KEYS
     from chunkscope.ingest import load_bytes
 
     text = "\n\n".join(f"## Part {i}\n\n" + f"The archive keeps invoice {i} for ten years. It is checked each spring. " * 8
@@ -191,7 +191,7 @@ def test_tune_reuses_the_chunkings_the_analysis_scored():
     settings = Settings(chunkers=ids, candidates=ids, coref="heuristic", variants={"r300": {
         "chunker": "recursive-600", "params": {"chunk_size": 300}}})
     res = Resources()
-    report = analyze(doc, settings, res)
+    report = analyze(doc, settings, resources=res)
     cache = tune.TuneCache()
     assert tune.seed_from_report(doc, report, settings, res, cache=cache) == 3
     for cid, params in (("recursive-600", {}), ("fixed-512", {}), ("recursive-600", {"chunk_size": 300})):

@@ -14,7 +14,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import streamlit as st
 
@@ -349,6 +349,27 @@ JOB_KEY = "cs_job"  # the analysis running in the background for this session (A
 POLL_S = 0.25
 
 
+# test setting (the browser test): the embedding stage waits until this file exists, so the
+# provisional view can be looked at first; at most HOLD_MAX_S seconds
+HOLD_ENV = "CHUNKSCOPE_TEST_HOLD_EMBEDDINGS"
+HOLD_MAX_S = 300.0
+
+
+def hold_from_env() -> Callable[[Callable[[], bool]], None] | None:
+    """The hold ``analyze`` gives its unit embedding pass when ``CHUNKSCOPE_TEST_HOLD_EMBEDDINGS`` names a file
+    (None otherwise): wait until the file exists, the run stops, or HOLD_MAX_S seconds pass."""
+    flag = os.environ.get(HOLD_ENV)
+    if not flag:
+        return None
+
+    def hold(stop: Callable[[], bool]) -> None:
+        t0 = time.perf_counter()
+        while not Path(flag).exists() and time.perf_counter() - t0 < HOLD_MAX_S and not stop():
+            time.sleep(0.1)
+
+    return hold
+
+
 class AnalysisJob:
     """One analysis in a background thread: its progress, its latest provisional snapshot and,
     when done, the report (or the partial one when cancelled, or the error). The thread never
@@ -391,8 +412,8 @@ class AnalysisJob:
 
         try:
             with sharing.slots().slot(on_wait=waiting):
-                self.report = analyze(doc, s, resources, progress=self._progress, on_partial=self._partial,
-                                      cancel=self._cancel.is_set)
+                self.report = analyze(doc, s, resources=resources, progress=self._progress,
+                                      on_partial=self._partial, cancel=self._cancel.is_set, hold=hold_from_env())
         except AnalysisCancelled as exc:
             self.cancelled, self.snapshot = True, exc.partial
         except Exception as exc:  # the worker thread's boundary: whatever fails becomes the job's error line

@@ -1,5 +1,7 @@
-"""ChunkScope: inspect RAG chunk quality. Documents are text plus spans; chunkers return spans;
-five metrics score each chunking; the adaptive winner is the best candidate.
+"""ChunkScope: inspect RAG chunk quality.
+
+Documents are text plus spans; chunkers return spans; five metrics score each chunking; the
+adaptive winner is the best candidate.
 
 The public API (also documented in the README)::
 

@@ -1,7 +1,8 @@
 """The public API a pipeline calls: ``load``, ``chunk``, ``analyze`` (re-exported by ``chunkscope``).
 
 Each is a thin, documented entry over the same engine the CLI and the app use, so a pipeline
-gets the very chunks and numbers the app shows.
+gets the very chunks and numbers the app shows: ``analyze`` *is* ``chunkscope.analysis.run.analyze``,
+the one entry point the CLI, corpus mode and the app call too.
 """
 
 from __future__ import annotations
@@ -10,22 +11,21 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from chunkscope.analysis.resources import Resources
-from chunkscope.analysis.run import Progress
-from chunkscope.analysis.run import analyze as _run_analysis
-from chunkscope.analysis.settings import Settings
+from chunkscope.analysis.resources import ResourcesProtocol, shared_resources
+from chunkscope.analysis.run import analyze
 from chunkscope.analysis.structure import chunk_one
-from chunkscope.caching import BoundedCache
 from chunkscope.document import Document
-from chunkscope.report import Report
 
-_RESOURCES: BoundedCache[tuple[str | None, str, str], Resources] = BoundedCache(1)  # one model at a time
+__all__ = ["Chunk", "analyze", "chunk", "load"]
 
 
 @dataclass(frozen=True)
 class Chunk:
-    """One chunk: ``text == document.text[start:end]``; o200k ``tokens``; 1-based ``pages``
-    (empty without pages); ``heading_path``: the titles of the headings that contain its start."""
+    """One chunk: ``text == document.text[start:end]``.
+
+    o200k ``tokens``; 1-based ``pages`` (empty without pages); ``heading_path``: the titles of the
+    headings that contain its start.
+    """
 
     start: int
     end: int
@@ -36,9 +36,10 @@ class Chunk:
 
 
 def load(source: str | os.PathLike | bytes, name: str | None = None, max_bytes: int | None = None) -> Document:
-    """A Document from a path, or from bytes (then ``name`` is the file name, e.g. ``"a.pdf"``,
-    and decides the format). Raises ``chunkscope.ingest.IngestError`` (a ValueError) with one
-    clear line on bad input."""
+    """A Document from a path, or from bytes (then ``name``, e.g. ``"a.pdf"``, decides the format).
+
+    Raises ``chunkscope.ingest.IngestError`` (a ValueError) with one clear line on bad input.
+    """
     from chunkscope.ingest import load_bytes, load_document
 
     if isinstance(source, (bytes, bytearray)):
@@ -48,17 +49,12 @@ def load(source: str | os.PathLike | bytes, name: str | None = None, max_bytes: 
     return load_document(source, name=name, max_bytes=max_bytes)
 
 
-def _resources(settings: Settings) -> Resources:
-    key = (settings.embedder, settings.embedding_mode, settings.embedding_backend)
-    return _RESOURCES.get_or_compute(key, lambda: Resources(key[0], key[1], backend=key[2]))
-
-
-def chunk(doc: Document, chunker: str, resources: Any = None, **params: Any) -> list[Chunk]:
+def chunk(doc: Document, chunker: str, resources: ResourcesProtocol | None = None, **params: Any) -> list[Chunk]:
     """Chunk ``doc`` with one chunker id (``chunkscope chunkers`` lists them) and parameters.
 
     Raises ValueError with the reason when the chunker fails, skips or rejects a parameter.
     """
-    res = resources if resources is not None else _resources(Settings())
+    res = resources if resources is not None else shared_resources(None)
     cr = chunk_one(doc, chunker, chunker, params, res)
     if not cr.ok:
         raise ValueError(f"{chunker}: {cr.status}: {cr.reason}")
@@ -69,10 +65,3 @@ def chunk(doc: Document, chunker: str, resources: Any = None, **params: Any) -> 
         out.append(Chunk(c.start, c.end, doc.text[c.start:c.end], c.tokens, pages,
                          tuple(h.title for h in doc.chunk_heading_path(c.start, c.end))))
     return out
-
-
-def analyze(doc: Document, settings: Settings | None = None, progress: Progress | None = None,
-            resources: Resources | None = None) -> Report:
-    """Run every chunking, score it, pick the adaptive winner (``chunkscope analyze``'s report)."""
-    settings = settings or Settings()
-    return _run_analysis(doc, settings, resources or _resources(settings), progress)

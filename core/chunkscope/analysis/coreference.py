@@ -10,6 +10,7 @@ from chunkscope.document import Document, Span
 from chunkscope.report import ChunkingResult
 
 Pairs = list[tuple[tuple[int, int], tuple[int, int]]]
+CorefOutcome = tuple[Pairs | None, str, dict[str, Any]]  # (pairs or None, why None, facts)
 
 
 def uses_mentions(settings: Settings) -> bool:
@@ -21,10 +22,12 @@ COREF_OFF = "coreference disabled (--coref none)"  # RC's reason when coreferenc
 
 
 def check_mentions(doc: Document, settings: Settings) -> None:
-    """Refuse (``CorefError``, one line) a mentions file the analysis would use but cannot: unreadable, spans
-    outside ``doc``, pronoun spans that are not pronouns in it (another document's file). The check ``analyze``
-    (``--mentions``) and corpus mode (a file found beside a document) make before any work, rather than
-    leaving RC silently out of the scores."""
+    """Refuse (``CorefError``, one line) a mentions file the analysis would use but cannot.
+
+    Unreadable, spans outside ``doc``, pronoun spans that are not pronouns in it (another document's file).
+    The check ``analyze`` (``--mentions``) and corpus mode (a file found beside a document) make before any
+    work, rather than leaving RC silently out of the scores.
+    """
     if uses_mentions(settings):
         from chunkscope.coref import mentions_pairs
 
@@ -32,10 +35,12 @@ def check_mentions(doc: Document, settings: Settings) -> None:
 
 
 def rc_not_computed(doc: Document, settings: Settings) -> str:
-    """Why RC will not be computed, when that is known before coreference runs: coreference off, or a
-    document in another language than English (the backends are English only); the reason
-    ``coref_pairs`` gives then. "" when RC may be computed (pending until coreference is done): a
-    mentions file gives pairs in any language."""
+    """Why RC will not be computed, when that is known before coreference runs ("" when it may be).
+
+    Coreference off, or a document in another language than English (the backends are English only):
+    the reason ``coref_pairs`` gives then. "" when RC may be computed (pending until coreference is
+    done): a mentions file gives pairs in any language.
+    """
     if settings.coref == "none":
         return COREF_OFF
     if uses_mentions(settings) or settings.coref == "precomputed":
@@ -48,7 +53,7 @@ def rc_not_computed(doc: Document, settings: Settings) -> str:
     return "" if rc_available(lang) else non_english_reason(lang)
 
 
-def coref_pairs(doc: Document, settings: Settings) -> tuple[Pairs | None, str, dict[str, Any]]:
+def coref_pairs(doc: Document, settings: Settings) -> CorefOutcome:
     """(pairs as ((s, e), (s, e)) half-open spans, "", facts) or (None, the reason, facts)."""
     if settings.coref == "none":
         return None, COREF_OFF, {"backend": "none"}

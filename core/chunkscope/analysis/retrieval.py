@@ -1,5 +1,7 @@
-"""Stage 6b, retrieval (optional; DESIGN section 11): when questions are given, every OK chunking
-is scored by how much of their evidence a retriever brings back (``chunkscope.retrieval``).
+"""Stage 6b, retrieval (optional; DESIGN section 11): each chunking scored by the evidence it retrieves.
+
+When questions are given, every OK chunking is scored by how much of their evidence a retriever
+brings back (``chunkscope.retrieval``).
 
 Runs after the LLM chunkings (every chunking exists) and before selection, so the budgeted
 recall can join the adaptive score with ``Settings.retrieval_weight`` (default 0: off). The
@@ -10,10 +12,13 @@ exact span embeddings the metrics use; the questions are encoded once.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from chunkscope.document import Document
 from chunkscope.report import ChunkingResult
+
+if TYPE_CHECKING:
+    from chunkscope.analysis.resources import ResourcesProtocol
 
 
 @dataclass
@@ -25,7 +30,7 @@ class RetrievalRequest:
 
 
 def retrieval_stage(doc: Document, results: Sequence[ChunkingResult | None], request: RetrievalRequest,
-                    resources: Any, progress: Callable[[str, float, str], None]) -> tuple[dict[str, Any] | None, str]:
+                    resources: ResourcesProtocol, progress: Callable[[str, float, str], None]) -> tuple[dict[str, Any] | None, str]:
     """(the report's ``retrieval`` block, "") or (None, why it could not run)."""
     from chunkscope.retrieval.retrievers import dense_from_resources
     from chunkscope.retrieval.run import Config, chunkings_from_report, evaluate
@@ -36,6 +41,6 @@ def retrieval_stage(doc: Document, results: Sequence[ChunkingResult | None], req
     try:
         dense = dense_from_resources(resources, doc) if config.retriever in ("dense", "hybrid") else None
         res = evaluate(doc.text, chunkings, request.questions, config, dense, doc.language)
-    except Exception as exc:  # the retrieval check must not sink the analysis
+    except Exception as exc:  # noqa: BLE001 - boundary: the retrieval check (any retriever) must not sink the analysis
         return None, f"retrieval check failed: {type(exc).__name__}: {exc}"
     return res.to_dict(), ""

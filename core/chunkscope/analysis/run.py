@@ -14,31 +14,31 @@ non-English document, is not pending), ranked and explained from what is known. 
 do not depend on the order in which they are computed, so the final report is the same with or
 without ``on_partial`` (tests check it). ``cancel()`` returning True stops the run between steps
 with ``AnalysisCancelled`` carrying the last snapshot.
+
+``analyze`` reads as those stages: each is a method of ``AnalysisRun``, the one record of a run
+(its results, timings, warnings, coreference and embedder facts). Coreference and the unit
+embedding pass run beside the stages (``analysis.background``); ``analysis.timings`` keeps the
+report's disjoint stage timings.
 """
 
 from __future__ import annotations
 
 import copy
-import os
-import threading
 import time
-from pathlib import Path
-from typing import Any, Callable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
 
 from chunkscope import metrics as M
-from chunkscope.analysis.coreference import Pairs, coref_pairs, rc_not_computed, reference_metrics
-from chunkscope.analysis.embedding import (
-    Embed,
-    embed_counters,
-    embedder_info,
-    embedding_metrics,
-    metric_spans,
-    span_embedding,
-)
-from chunkscope.analysis.resources import Resources
+from chunkscope.analysis.background import Hold, UnitPass, in_thread, wait_for
+from chunkscope.analysis.coreference import CorefOutcome, Pairs, coref_pairs, rc_not_computed, reference_metrics
+from chunkscope.analysis.embedding import Embed, embed_counters, embedder_info, embedding_metrics, metric_spans
+from chunkscope.analysis.resources import ResourcesProtocol, shared_resources
+from chunkscope.analysis.retrieval import RetrievalRequest, retrieval_stage
 from chunkscope.analysis.selection import rescore
 from chunkscope.analysis.settings import Settings
 from chunkscope.analysis.structure import chunk_one, chunking_plan, needs, structure_metrics, uses_sentences
+from chunkscope.analysis.timings import Timings
 from chunkscope.analysis.uncertainty import uncertainty_facts
 from chunkscope.document import Document
 from chunkscope.embeddings.embedder import backend_facts
@@ -47,21 +47,15 @@ from chunkscope.report import METRICS, ChunkingResult, Report, attach_boxes
 from chunkscope.text.nlp import import_pipeline
 
 STAGES = ("structure", "coreference", "embeddings", "llm", "selection")
-HELP_TEXTS = 64  # texts of the unit pass this thread runs between two looks at the clock (progress, cancel)
-# Report.timings keys: disjoint stages that add up to "total" (the CLI and corpus mode add "parse"
-# to both). Kept for the JSON schema: chunk, coref, embed, metrics, total; added: other.
-TIMING_KEYS = ("chunk", "coref", "embed", "metrics", "other", "total")
 
 Progress = Callable[[str, float, str], None]  # (stage, fraction of stage done, message)
 OnPartial = Callable[[Report, str], None]  # (provisional snapshot, the stage just finished)
+Item = tuple[int, tuple[str, str, dict[str, Any]]]  # (place in the plan, (chunking id, chunker id, overrides))
 
-# the metrics each stage makes possible (SC and BI need nothing but the chunks)
+# the metrics each stage makes possible (SC and BI need nothing but the chunks): what a snapshot
+# after a stage still waits for, and the reason a pending metric gives meanwhile
 STAGE_METRICS = {"structure": ("SC", "BI"), "coreference": ("RC",), "embeddings": ("ICC", "DCC")}
-PENDING_REASON = {"RC": "pending: coreference", "ICC": "pending: embeddings", "DCC": "pending: embeddings"}
-# test setting: the embedding stage waits until this file exists (the browser test looks at the
-# provisional view first); at most HOLD_MAX_S seconds
-HOLD_ENV = "CHUNKSCOPE_TEST_HOLD_EMBEDDINGS"
-HOLD_MAX_S = 300.0
+PENDING_REASON = {m: f"pending: {stage}" for stage, ms in STAGE_METRICS.items() for m in ms}
 
 
 class AnalysisCancelled(Exception):
@@ -77,9 +71,15 @@ def _no_progress(stage: str, fraction: float, message: str) -> None:
     return None
 
 
-def _apply(r: ChunkingResult, found: dict[str, M.MetricResult | None], reasons: dict[str, str]) -> None:
-    """Store computed metrics (value, reason when None, diagnostics) on ``r``; ``reasons``: why a
-    metric the stage could not compute (None in ``found``) is missing."""
+def _never() -> bool:
+    return False
+
+
+def _apply(r: ChunkingResult, found: Mapping[str, M.MetricResult | None], reasons: dict[str, str]) -> None:
+    """Store computed metrics (value, reason when None, diagnostics) on ``r``.
+
+    ``reasons``: why a metric the stage could not compute (None in ``found``) is missing.
+    """
     for m, res in found.items():
         r.metric_reasons.pop(m, None)
         r.diagnostics.pop(m, None)
@@ -117,327 +117,337 @@ def fill_metrics(doc: Document, r: ChunkingResult, settings: Settings, pairs: Pa
     return dt
 
 
-def _hold_embeddings(cancelled: Callable[[], bool]) -> None:
-    flag = os.environ.get(HOLD_ENV)
-    if not flag:
-        return
-    t0 = time.perf_counter()
-    while not Path(flag).exists() and time.perf_counter() - t0 < HOLD_MAX_S and not cancelled():
-        time.sleep(0.1)
-
-
-def analyze(doc: Document, settings: Settings | None = None, resources: Resources | None = None,
+def analyze(doc: Document, settings: Settings | None = None, *, resources: ResourcesProtocol | None = None,
             progress: Progress | None = None, on_partial: OnPartial | None = None,
-            cancel: Callable[[], bool] | None = None, retrieval: Any = None) -> Report:
-    """``retrieval``: an ``analysis.retrieval.RetrievalRequest`` (questions) adds the report's
-    optional ``retrieval`` block (stage ``analysis.retrieval``, after the LLM chunkings)."""
+            cancel: Callable[[], bool] | None = None, retrieval: RetrievalRequest | None = None,
+            hold: Hold | None = None) -> Report:
+    """Run every chunking of ``settings`` on ``doc``, score it, pick the adaptive winner.
+
+    ``resources``: the model and span embedders to use (None: the process's shared ones for the
+    settings; resources for another model, mode or backend raise ``ValueError``). ``progress``,
+    ``on_partial``, ``cancel``: see the module's docstring. ``retrieval``: questions that add the
+    report's optional ``retrieval`` block (after the LLM chunkings). ``hold(stop)``: tests only,
+    called by the unit embedding pass before it starts (returns when it may go on).
+    """
     settings = settings or Settings()
     settings.validate()
-    progress = progress or _no_progress
-    cancelled = cancel or (lambda: False)
-    resources = (resources or Resources(settings.embedder, settings.embedding_mode,
-                                        backend=settings.embedding_backend)).for_settings(
-        settings.embedder, settings.embedding_mode, settings.embedding_backend)
-    t_total = time.perf_counter()
-    stats0 = embed_counters(resources, doc)  # counters add up over the process: this analysis reports its own
-    # disjoint stage timings that add up to the total: time inside the embedding model (loading,
-    # encoding) is "embed" wherever it happens (the semantic chunker embeds while chunking, exact
-    # mode while scoring), so "chunk" and "metrics" exclude it; "other" is the rest (bookkeeping).
-    timings = {k: 0.0 for k in TIMING_KEYS if k != "total"}
-    warnings: list[str] = list(doc.warnings)
+    run = AnalysisRun(doc, settings, _resources_for(settings, resources), progress or _no_progress,
+                      on_partial, cancel or _never, retrieval, hold)
+    run.structure()
+    run.coreference()
+    run.embeddings()
+    run.llm()
+    run.retrieval_check()
+    return run.select()
+
+
+def _resources_for(settings: Settings, resources: ResourcesProtocol | None) -> ResourcesProtocol:
+    """The resources the run uses: the ones given (``ValueError`` unless they serve the settings), else the shared ones."""
+    if resources is None:
+        return shared_resources(settings.embedder, settings.embedding_mode, settings.embedding_backend)
+    if not resources.serves(settings.embedder, settings.embedding_mode, settings.embedding_backend):
+        raise ValueError(f"analyze: the resources given do not run the settings' embedding model "
+                         f"(embedder={settings.embedder!r}, mode={settings.embedding_mode!r}, "
+                         f"backend={settings.embedding_backend!r}); pass resources made for them, or none")
+    return resources
+
+
+def _plan_by_stage(settings: Settings, resources: ResourcesProtocol) -> tuple[int, dict[str, list[Item]]]:
+    """(how many chunkings, the plan's chunkings by what they need: "" (structure), "embedder", "llm")."""
     plan = chunking_plan(settings)
-    by_stage: dict[str, list[tuple[int, tuple[str, str, dict[str, Any]]]]] = {"": [], "embedder": [], "llm": []}
+    by_stage: dict[str, list[Item]] = {"": [], "embedder": [], "llm": []}
     for i, item in enumerate(plan):
         by_stage[needs(item[1])].append((i, item))
-    results: list[ChunkingResult | None] = [None] * len(plan)
-    coref_info: dict[str, Any] = {}
-    emb_info: dict[str, Any] = {"model": settings.embedder or "all-MiniLM-L6-v2 (bundled)",
-                                "mode": settings.embedding_mode,
-                                **backend_facts(settings.embedder, settings.embedding_backend)}
-    last: list[Report] = []  # the latest snapshot (what a cancelled run leaves)
-    abandoned = threading.Event()  # the run stopped (or needs no embeddings): the unit pass need not start
-
-    def check(stage: str) -> None:
-        if cancelled():
-            abandoned.set()
-            raise AnalysisCancelled(last[-1] if last else None, stage)
-
-    def run_chunkings(stage: str, items: list, done: int = 0, of: int | None = None) -> list[ChunkingResult]:
-        out = []
-        of = of if of is not None else len(items)
-        for k, (i, (cid, base_id, overrides)) in enumerate(items):
-            check(stage)
-            progress(stage, (done + k) / max(1, of), cid)
-            e0 = resources.embedding_seconds()
-            cr = chunk_one(doc, cid, base_id, overrides, resources, candidate=cid in settings.candidates)
-            # structural chunkers never use the model (the unit pass may run meanwhile in its thread)
-            model_s = resources.embedding_seconds() - e0 if stage != "structure" else 0.0
-            timings["chunk"] += max(0.0, cr.seconds - model_s)
-            results[i] = cr
-            out.append(cr)
-            if not cr.ok:  # did not run: say so, rather than leave its id up as if it were running
-                progress(stage, (done + k + 1) / max(1, of), f"{cid} {cr.status} ({cr.reason or 'no reason given'})")
-        return out
-
-    def score(stage: str, rs: list[ChunkingResult], found_of: Callable[[ChunkingResult], dict], reasons: dict) -> None:
-        own_model = stage in ("embeddings", "llm")  # before that, model time is the unit pass's (its thread)
-        for r in rs:
-            if r.ok:
-                t0, e0 = time.perf_counter(), resources.embedding_seconds()
-                _apply(r, found_of(r), reasons)
-                dt = time.perf_counter() - t0
-                r.seconds += dt
-                model_s = resources.embedding_seconds() - e0 if own_model else 0.0
-                timings["metrics"] += max(0.0, dt - model_s)  # model time is "embed"
-
-    def build(pending: list[str]) -> Report:
-        report = Report(
-            document=facts,
-            settings=settings.to_dict(),
-            chunkings=[r for r in results if r is not None],
-            winner=None,
-            explanation="",
-            timings=timings,
-            warnings=warnings,
-            coref=coref_info,
-            embedder=emb_info,
-            provenance=provenance(settings, emb_info, coref_info),
-            provisional=bool(pending),
-            pending=pending,
-            uncertainty=uncertainty_facts(pairs),
-            retrieval=retrieval_block,
-        )
-        return rescore(report, settings.weights, settings.candidates, settings.retrieval_weight)
-
-    def snapshot(stage: str, pending_metrics: tuple[str, ...], later: list) -> None:
-        if on_partial is None:
-            return
-        pending = list(pending_metrics) + [cid for _, (cid, _, _) in later]
-        rep = build(pending)
-        snap = _snapshot(rep)
-        last[:] = [snap]
-        on_partial(snap, stage)
-
-    pairs: Pairs | None = None  # known after the coreference stage
-    retrieval_block: dict[str, Any] | None = None  # the retrieval check's, when questions are given
-
-    # the one embedding pass over the document's units needs nothing but the text: it starts in a
-    # thread right after the first structure snapshot and runs while the rest of the structure stage
-    # runs here and coreference in its own thread (ONNX Runtime and tokenizers release the GIL); the
-    # embeddings stage joins it. Used only when some chunking needs embeddings.
-    unit_pass: dict[str, Any] = {}
-    units_known = threading.Event()  # set when the thread knows the units (or gave up)
-    # the edge fragments of every structural chunking, embedded ahead in one deduplicated model call
-    # (the metrics then find them in the cache) by whichever thread is free first: this one after
-    # coreference, or the unit pass's after the units. The same call either way, so the same vectors.
-    ahead: dict[str, Any] = {}
-    ahead_lock = threading.Lock()
-
-    def embed_ahead() -> float:
-        with ahead_lock:
-            spans = ahead.pop("spans", None)
-        se = unit_pass.get("se")
-        if not spans or se is None or not hasattr(se, "prefetch"):
-            return 0.0
-        t0 = time.perf_counter()
-        try:
-            se.prefetch(spans)
-        except Exception:  # the metrics embed what is missing and report any error themselves
-            pass
-        return time.perf_counter() - t0
-
-    def units_ready(se: Any) -> None:
-        unit_pass["se"] = se
-        units_known.set()
-
-    def embed_units() -> None:
-        try:
-            _hold_embeddings(lambda: cancelled() or abandoned.is_set())
-            if abandoned.is_set():
-                return
-            unit_pass["result"] = span_embedding(doc, resources, on_units=units_ready)
-            if not abandoned.is_set():
-                embed_ahead()
-        except BaseException as exc:  # Ctrl-C handed over by the int8 helper, a bug: the analysis re-raises it
-            unit_pass["error"] = exc
-        finally:
-            units_known.set()
-
-    worker: threading.Thread | None = None
-    # coreference needs nothing but the text either: it runs in its own thread from the same moment,
-    # so the sentence chunkers and the snapshots here never delay it; its stage joins it
-    coref_out: dict[str, Any] = {}
-
-    def run_coref() -> None:
-        try:
-            coref_out["result"] = coref_pairs(doc, settings)
-        except BaseException as exc:  # re-raised by the coreference stage, in the caller's thread
-            coref_out["error"] = exc
-
-    coref_worker = threading.Thread(target=run_coref, name="chunkscope-coref", daemon=True)
-
-    def start_threads() -> None:
-        nonlocal worker
-        if coref_worker.ident is not None:  # started already
-            return
-        # spaCy is imported here, not in a thread: its import hides torch from the whole process
-        # for a moment, which must not overlap another thread's imports
-        import_pipeline()
-        if plan:
-            worker = threading.Thread(target=embed_units, name="chunkscope-unit-pass", daemon=True)
-            worker.start()
-        coref_worker.start()
-
-    facts = document_facts(doc)
-
-    # structure: every chunking that needs no model; SC and BI at once. Those that need the
-    # sentence segmenter (a spaCy model) come after a first snapshot of the others.
     if by_stage["llm"] and not resources.llm_settings().configured:
         # no endpoint: the LLM chunkings are skipped at once ("no LLM endpoint configured") with the
         # structure stage, instead of being listed as "still to run" until the end
         by_stage[""] += by_stage["llm"]
         by_stage["llm"] = []
-    quick = [it for it in by_stage[""] if not uses_sentences(it[1][1])]
-    slow = [it for it in by_stage[""] if uses_sentences(it[1][1])]
-    phases = [(quick, slow), (slow, [])] if quick and slow else [(by_stage[""], [])]
-    structural: list[ChunkingResult] = []
-    # RC known not to come (coreference off, a non-English document) is not "pending" in the snapshots
-    rc_off = rc_not_computed(doc, settings)
-    early = ("ICC", "DCC") if rc_off else ("RC", "ICC", "DCC")
-    for k, (part, later) in enumerate(phases):
-        got = run_chunkings("structure", part, done=len(structural), of=len(by_stage[""]))
-        progress("structure", (len(structural) + len(got)) / max(1, len(by_stage[""])),
-                 f"SC and BI of {sum(1 for r in got if r.ok)} chunking(s)")
-        for r in got:
+    return len(plan), by_stage
+
+
+def _outcome_line(results: list[ChunkingResult | None]) -> str:
+    """How many chunkings ran, and which did not, grouped by why."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for res in results:
+        if res is not None and not res.ok:
+            groups.setdefault((res.status, res.reason or "no reason given"), []).append(res.id)
+    return f"{sum(1 for r in results if r is not None and r.ok)} chunkings ok" + "".join(
+        f"; {', '.join(ids)} {status} ({why})" for (status, why), ids in groups.items())
+
+
+@dataclass
+class AnalysisRun:
+    """One analysis: what it was given and what its stages found so far (one method per stage)."""
+
+    doc: Document
+    settings: Settings
+    resources: ResourcesProtocol
+    progress: Progress
+    on_partial: OnPartial | None
+    cancel: Callable[[], bool]
+    retrieval: RetrievalRequest | None
+    hold: Hold | None
+    t_start: float = field(default_factory=time.perf_counter)
+    timings: Timings = field(default_factory=Timings)
+    # set from the above when the run is made (__post_init__)
+    stats0: dict[str, Any] = field(init=False)  # the model's counters before this run (its stats are its own)
+    plan_size: int = field(init=False)
+    stages: dict[str, list[Item]] = field(init=False)  # the plan's chunkings by what they need
+    results: list[ChunkingResult | None] = field(init=False)  # in plan order, None until produced
+    warnings: list[str] = field(init=False)
+    emb_info: dict[str, Any] = field(init=False)
+    rc_off: str = field(init=False)  # why RC will not come, when known before coreference runs
+    facts: dict[str, Any] = field(init=False)  # the report's document block
+    # found by the stages
+    coref_info: dict[str, Any] = field(default_factory=dict)
+    last: Report | None = None  # the latest snapshot (what a cancelled run leaves)
+    pairs: Pairs | None = None  # known after the coreference stage
+    rc_reason: str = ""
+    embed: Embed | None = None  # known after the embeddings stage
+    emb_error: str = ""
+    model_s0: float = 0.0  # the model's seconds when the embeddings stage took over from the unit pass
+    retrieval_block: dict[str, Any] | None = None  # the retrieval check's, when questions are given
+    unit_pass: UnitPass | None = None
+    coref_future: Future[CorefOutcome] | None = None  # coref_pairs in its thread, from the first snapshot on
+    structural: list[ChunkingResult] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.stats0 = embed_counters(self.resources, self.doc)
+        self.warnings = list(self.doc.warnings)
+        self.plan_size, self.stages = _plan_by_stage(self.settings, self.resources)
+        self.results = [None] * self.plan_size
+        self.emb_info = {"model": self.settings.embedder or "all-MiniLM-L6-v2 (bundled)",
+                         "mode": self.settings.embedding_mode,
+                         **backend_facts(self.settings.embedder, self.settings.embedding_backend)}
+        # RC known not to come (coreference off, a non-English document) is not "pending" in the snapshots
+        self.rc_off = rc_not_computed(self.doc, self.settings)
+        self.facts = document_facts(self.doc)
+
+    # ------------------------------------------------------------------ steps every stage takes
+    def check(self, stage: str) -> None:
+        """Raise ``AnalysisCancelled`` (with the last snapshot) when ``cancel()`` says so."""
+        if self.cancel():
+            if self.unit_pass is not None:
+                self.unit_pass.abandon()
+            raise AnalysisCancelled(self.last, stage)
+
+    def run_chunkings(self, stage: str, items: list[Item], done: int = 0, of: int | None = None
+                      ) -> list[ChunkingResult]:
+        """Produce the chunkings ``items`` (``done`` of ``of`` of the stage's so far): their results."""
+        out = []
+        of = of if of is not None else len(items)
+        for k, (i, (cid, base_id, overrides)) in enumerate(items):
+            self.check(stage)
+            self.progress(stage, (done + k) / max(1, of), cid)
+            e0 = self.resources.embedding_seconds()
+            cr = chunk_one(self.doc, cid, base_id, overrides, self.resources, candidate=cid in self.settings.candidates)
+            # structural chunkers never use the model (the unit pass may run meanwhile in its thread)
+            model_s = self.resources.embedding_seconds() - e0 if stage != "structure" else 0.0
+            self.timings.add("chunk", cr.seconds, model_s)
+            self.results[i] = cr
+            out.append(cr)
+            if not cr.ok:  # did not run: say so, rather than leave its id up as if it were running
+                self.progress(stage, (done + k + 1) / max(1, of),
+                              f"{cid} {cr.status} ({cr.reason or 'no reason given'})")
+        return out
+
+    def score(self, stage: str, rs: list[ChunkingResult],
+              found_of: Callable[[ChunkingResult], Mapping[str, M.MetricResult | None]], reasons: dict[str, str]) -> None:
+        """Store the metrics ``found_of`` computes on each OK chunking of ``rs``."""
+        own_model = stage in ("embeddings", "llm")  # before that, model time is the unit pass's (its thread)
+        for r in rs:
             if r.ok:
-                r.metric_reasons.update({m: PENDING_REASON[m] for m in early})
-                if rc_off:
-                    r.metric_reasons["RC"] = rc_off
-        score("structure", got, lambda r: structure_metrics(doc, r, settings), {})
-        structural += got
-        if k == len(phases) - 1:
-            # the line that stays up while the embedding pass runs also names what did not run, and why
-            groups: dict[tuple[str, str], list[str]] = {}
-            for res in results:
-                if res is not None and not res.ok:
-                    groups.setdefault((res.status, res.reason or "no reason given"), []).append(res.id)
-            progress("structure", 1.0, f"{sum(1 for r in results if r is not None and r.ok)} chunkings ok" + "".join(
-                f"; {', '.join(ids)} {status} ({why})" for (status, why), ids in groups.items()))
-        snapshot("structure", early, later + by_stage["embedder"] + by_stage["llm"])
-        start_threads()
+                t0, e0 = time.perf_counter(), self.resources.embedding_seconds()
+                _apply(r, found_of(r), reasons)
+                dt = time.perf_counter() - t0
+                r.seconds += dt
+                model_s = self.resources.embedding_seconds() - e0 if own_model else 0.0
+                self.timings.add("metrics", dt, model_s)  # model time is "embed"
 
-    need_embedder = any(r is not None and r.ok for r in results) or bool(by_stage["embedder"] or by_stage["llm"])
-    if worker is not None and not need_embedder:
-        abandoned.set()  # nothing to score: the pass is not waited for
-        worker = None
+    def report(self, pending: list[str]) -> Report:
+        """The report of what is known now, ranked (``pending``: what is still to come; empty: final)."""
+        report = Report(
+            document=self.facts,
+            settings=self.settings.to_dict(),
+            chunkings=[r for r in self.results if r is not None],
+            winner=None,
+            explanation="",
+            timings=self.timings.seconds,
+            warnings=self.warnings,
+            coref=self.coref_info,
+            embedder=self.emb_info,
+            provenance=provenance(self.settings, self.emb_info, self.coref_info),
+            provisional=bool(pending),
+            pending=pending,
+            uncertainty=uncertainty_facts(self.pairs),
+            retrieval=self.retrieval_block,
+        )
+        return rescore(report, self.settings.weights, self.settings.candidates, self.settings.retrieval_weight)
 
-    if worker is not None:
-        spans = [sp for r in structural if r.ok for sp in metric_spans(doc, r, settings)]
-        with ahead_lock:
-            ahead["spans"] = spans
+    def pending_metrics(self, stage: str) -> tuple[str, ...]:
+        """The metrics the stages after ``stage`` make possible (RC left out when it will not come)."""
+        later = STAGES[STAGES.index(stage) + 1:]
+        return tuple(m for st in later for m in STAGE_METRICS.get(st, ()) if not (m == "RC" and self.rc_off))
 
-    # coreference (RC)
-    check("coreference")
-    progress("coreference", 0.0, settings.coref)
-    t0 = time.perf_counter()
-    while coref_worker.is_alive():
-        coref_worker.join(0.1)
-        check("coreference")
-    if "error" in coref_out:
-        raise coref_out["error"]
-    pairs, rc_reason, info = coref_out["result"]
-    coref_info.update(info)
-    warnings.extend(f"coreference: {w}" for w in coref_info.get("warnings", []))
-    timings["coref"] = time.perf_counter() - t0  # the wait for its thread (the rest overlapped)
-    score("coreference", structural, lambda r: reference_metrics(r, pairs), {"RC": rc_reason})
-    progress("coreference", 1.0, rc_reason or f"{len(pairs or [])} entity-pronoun pairs")
-    snapshot("coreference", ("ICC", "DCC"), by_stage["embedder"] + by_stage["llm"])
+    def snapshot(self, stage: str, later: list[Item]) -> None:
+        """Hand ``on_partial`` a provisional report after ``stage`` (``later``: chunkings still to run)."""
+        if self.on_partial is None:
+            return
+        pending = list(self.pending_metrics(stage)) + [cid for _, (cid, _, _) in later]
+        snap = _snapshot(self.report(pending))
+        self.last = snap
+        self.on_partial(snap, stage)
 
-    # embeddings: units once (the thread), then the chunkings that need the embedder; ICC and DCC
-    check("embeddings")
-    embed: Embed | None = None
-    emb_error = ""
-    waited = prefetch_s = 0.0  # wall time spent here on the model (the rest of the pass overlapped)
-    if worker is not None:
-        progress("embeddings", 0.0, "embedding the document's units")
-        t_wait = time.perf_counter()
-        while not units_known.wait(0.1):
-            check("embeddings")
-        prefetch_s = embed_ahead()  # unless the unit pass's thread took them already
-        # nothing else to do here: take a share of the unit pass (int8: one text per model call,
-        # so the vectors are the same whichever thread runs a text)
-        emb = resources.loaded_embedder()
-        helper = getattr(emb, "help_encode", None)
-        told = time.perf_counter()
-        while worker.is_alive():
-            if helper is None or not helper(HELP_TEXTS):
-                worker.join(0.05)
-            check("embeddings")
-            if time.perf_counter() - told >= 1.0:  # a long document's pass takes minutes: say how far it is
-                told = time.perf_counter()
-                far = emb.encode_progress() if hasattr(emb, "encode_progress") else None
-                if far and far[1]:
-                    progress("embeddings", 0.8 * far[0] / far[1], f"embedding the document's units: {far[0]:,} of "
-                             f"{far[1]:,} texts")
-        waited = time.perf_counter() - t_wait - prefetch_s
-        if "result" not in unit_pass:  # the unit pass failed (or was interrupted): its error, never a KeyError
-            raise unit_pass.get("error") or RuntimeError("the embedding pass ended without a result")
-        embed, more, emb_error = unit_pass["result"]
-        emb_info.update(more)
-        if emb_error:
-            warnings.append(emb_error)
-    model_s0 = resources.embedding_seconds()  # the model time from here on is this thread's
-    # the unit pass took the stage's first 80% (when it ran): the chunkings that embed come after it
-    n_sem = len(by_stage["embedder"])
-    semantic = run_chunkings("embeddings", by_stage["embedder"], *((4 * n_sem, 5 * n_sem) if worker else (0, None)))
-    emb_reasons = {"ICC": emb_error, "DCC": emb_error}
-    every_reason = {"RC": rc_reason, **emb_reasons}
-    score("embeddings", structural, lambda r: embedding_metrics(doc, r, settings, embed), emb_reasons)
-    score("embeddings", semantic, lambda r: all_metrics(doc, r, settings, pairs, embed), every_reason)
-    progress("embeddings", 1.0, emb_error or "document units embedded")
-    if by_stage["llm"]:
-        snapshot("embeddings", (), by_stage["llm"])
+    # ------------------------------------------------------------------ the stages, in order
+    def structure(self) -> None:
+        """Run every chunking that needs no model, with SC and BI at once.
 
-    # LLM chunkings, scored at once
-    llm = run_chunkings("llm", by_stage["llm"])
-    score("llm", llm, lambda r: all_metrics(doc, r, settings, pairs, embed), every_reason)
-    progress("llm", 1.0, f"{len(by_stage['llm'])} LLM chunking(s)")
+        Those that need the sentence segmenter (a spaCy model) come after a first snapshot of the others.
+        """
+        items = self.stages[""]
+        quick = [it for it in items if not uses_sentences(it[1][1])]
+        slow = [it for it in items if uses_sentences(it[1][1])]
+        phases = [(quick, slow), (slow, [])] if quick and slow else [(items, [])]
+        early = self.pending_metrics("structure")
+        for k, (part, later) in enumerate(phases):
+            got = self.run_chunkings("structure", part, done=len(self.structural), of=len(items))
+            self.progress("structure", (len(self.structural) + len(got)) / max(1, len(items)),
+                          f"SC and BI of {sum(1 for r in got if r.ok)} chunking(s)")
+            for r in got:
+                if r.ok:
+                    r.metric_reasons.update({m: PENDING_REASON[m] for m in early})
+                    if self.rc_off:
+                        r.metric_reasons["RC"] = self.rc_off
+            self.score("structure", got, lambda r: structure_metrics(self.doc, r, self.settings), {})
+            self.structural += got
+            if k == len(phases) - 1:
+                # the line that stays up while the embedding pass runs also names what did not run, and why
+                self.progress("structure", 1.0, _outcome_line(self.results))
+            self.snapshot("structure", later + self.stages["embedder"] + self.stages["llm"])
+            self._start_background()
+        self._aim_unit_pass()
 
-    if retrieval is not None:  # optional retrieval check (DESIGN section 11)
-        from chunkscope.analysis.retrieval import retrieval_stage
+    def _start_background(self) -> None:
+        """Start coreference and the unit embedding pass in their threads (once)."""
+        if self.coref_future is not None:
+            return
+        # spaCy is imported here, not in a thread: its import hides torch from the whole process
+        # for a moment, which must not overlap another thread's imports
+        import_pipeline()
+        if self.plan_size:
+            self.unit_pass = UnitPass(self.doc, self.resources, stop=self.cancel, hold=self.hold)
+            self.unit_pass.start()
+        doc, settings = self.doc, self.settings
+        self.coref_future = in_thread(lambda: coref_pairs(doc, settings), "chunkscope-coref")
 
-        check("retrieval")
-        retrieval_block, why = retrieval_stage(doc, [r for r in results if r is not None], retrieval, resources,
-                                               progress)
-        warnings.extend([why] if why else [])
+    def _aim_unit_pass(self) -> None:
+        """Give the unit pass the structural chunkings' metric spans to embed ahead (or let it go: nothing needs it)."""
+        if self.unit_pass is None:
+            return
+        if not (any(r is not None and r.ok for r in self.results) or self.stages["embedder"] or self.stages["llm"]):
+            self.unit_pass.abandon()  # nothing to score: the pass is not waited for
+            self.unit_pass = None
+            return
+        self.unit_pass.embed_ahead([sp for r in self.structural if r.ok
+                                    for sp in metric_spans(self.doc, r, self.settings)])
 
-    check("selection")
-    progress("selection", 0.9, "ranking")
-    if embed is not None:
-        # spans are embedded while scoring: only now are the stats and warnings (exact mode:
-        # texts truncated by the model) complete
+    def coreference(self) -> None:
+        """Wait for the coreference thread: the pairs, and RC of the structural chunkings."""
+        self.check("coreference")
+        self.progress("coreference", 0.0, self.settings.coref)
+        t0 = time.perf_counter()
+        assert self.coref_future is not None, "the structure stage starts coreference"
+        self.pairs, self.rc_reason, info = wait_for(self.coref_future, lambda: self.check("coreference"))
+        self.coref_info.update(info)
+        self.warnings.extend(f"coreference: {w}" for w in self.coref_info.get("warnings", []))
+        self.timings.add("coref", time.perf_counter() - t0)  # the wait for its thread (the rest overlapped)
+        pairs = self.pairs
+        self.score("coreference", self.structural, lambda r: reference_metrics(r, pairs), {"RC": self.rc_reason})
+        self.progress("coreference", 1.0, self.rc_reason or f"{len(pairs or [])} entity-pronoun pairs")
+        self.snapshot("coreference", self.stages["embedder"] + self.stages["llm"])
+
+    def embeddings(self) -> None:
+        """Units once (the unit pass), then the chunkings that need the embedder; ICC and DCC."""
+        self.check("embeddings")
+        if self.unit_pass is not None:
+            (self.embed, more, self.emb_error), prefetch_s, waited = self.unit_pass.join(
+                lambda: self.check("embeddings"), self.progress)
+            self.emb_info.update(more)
+            if self.emb_error:
+                self.warnings.append(self.emb_error)
+            # wall time spent here on the model: the fragments embedded ahead and the wait for the
+            # unit pass (the rest of it overlapped the other stages)
+            self.timings.add("embed", prefetch_s + waited)
+        self.model_s0 = self.resources.embedding_seconds()  # the model time from here on is this thread's
+        # the unit pass took the stage's first 80% (when it ran): the chunkings that embed come after it
+        n_sem = len(self.stages["embedder"])
+        semantic = self.run_chunkings("embeddings", self.stages["embedder"],
+                                      *((4 * n_sem, 5 * n_sem) if self.unit_pass else (0, None)))
+        doc, settings, embed = self.doc, self.settings, self.embed
+        self.score("embeddings", self.structural, lambda r: embedding_metrics(doc, r, settings, embed),
+                   self._reasons("ICC", "DCC"))
+        self.score("embeddings", semantic, self._all_metrics, self._reasons("RC", "ICC", "DCC"))
+        self.progress("embeddings", 1.0, self.emb_error or "document units embedded")
+        if self.stages["llm"]:
+            self.snapshot("embeddings", self.stages["llm"])
+
+    def _reasons(self, *metrics: str) -> dict[str, str]:
+        """Why each of ``metrics`` is missing when its stage could not compute it."""
+        why = {"RC": self.rc_reason, "ICC": self.emb_error, "DCC": self.emb_error}
+        return {m: why[m] for m in metrics}
+
+    def _all_metrics(self, r: ChunkingResult) -> dict[str, M.MetricResult | None]:
+        return all_metrics(self.doc, r, self.settings, self.pairs, self.embed)
+
+    def llm(self) -> None:
+        """The LLM chunkings, scored at once."""
+        produced = self.run_chunkings("llm", self.stages["llm"])
+        self.score("llm", produced, self._all_metrics, self._reasons("RC", "ICC", "DCC"))
+        self.progress("llm", 1.0, f"{len(self.stages['llm'])} LLM chunking(s)")
+
+    def retrieval_check(self) -> None:
+        """The optional retrieval check (DESIGN section 11), when questions are given."""
+        if self.retrieval is None:
+            return
+        self.check("retrieval")
+        self.retrieval_block, why = retrieval_stage(self.doc, self.results, self.retrieval, self.resources,
+                                                    self.progress)
+        self.warnings.extend([why] if why else [])
+
+    def select(self) -> Report:
+        """The final report: ranked, explained, with its embedder facts, page boxes and timings."""
+        self.check("selection")
+        self.progress("selection", 0.9, "ranking")
+        if self.embed is not None:
+            self._embedder_facts()
+        report = self.report([])
+        attach_boxes(report, self.doc)  # PDF sources: each chunk's page boxes (chunkscope.geometry)
+        # the model time from the embeddings stage on (the semantic chunker embeds while chunking,
+        # exact mode while scoring): so the stage timings are disjoint and add up to the total
+        self.timings.add("embed", self.resources.embedding_seconds() - self.model_s0)
+        self.timings.finish(time.perf_counter() - self.t_start)
+        self.progress("selection", 1.0, f"winner: {report.winner}")
+        return report
+
+    def _embedder_facts(self) -> None:
+        """Add the span embedder's stats and warnings.
+
+        Spans are embedded while scoring, so only now are they complete (exact mode: texts truncated by the model).
+        """
         try:
-            se = resources.span_embedder(doc)
-            emb_info.update(embedder_info(resources, se, since=stats0))
-            warnings.extend(w for w in (getattr(se, "warnings", None) or []) if w not in warnings)
-        except Exception:  # facts only: never fail an analysis for them
+            se = self.resources.span_embedder(self.doc)
+            self.emb_info.update(embedder_info(self.resources, se, since=self.stats0))
+            self.warnings.extend(w for w in (se.warnings or []) if w not in self.warnings)
+        except (RuntimeError, OSError, ValueError):  # facts only: never fail an analysis for them
             pass
-    report = build([])
-    attach_boxes(report, doc)  # PDF sources: each chunk's page boxes (chunkscope.geometry)
-    # wall time spent on the embedding model by this thread: the fragments embedded ahead, the wait
-    # for the unit pass (the rest of it overlapped the other stages), and the model time from then
-    # on (the semantic chunker embeds while chunking, exact mode while scoring). So the stage
-    # timings are disjoint and add up to the total (``other``: the rest, e.g. bookkeeping).
-    timings["embed"] = prefetch_s + waited + max(0.0, resources.embedding_seconds() - model_s0)
-    timings["total"] = time.perf_counter() - t_total
-    timings["other"] = max(0.0, timings["total"] - sum(timings[k] for k in ("chunk", "coref", "embed", "metrics")))
-    progress("selection", 1.0, f"winner: {report.winner}")
-    return report
 
 
 def _snapshot(report: Report) -> Report:
-    """A copy the caller may keep and re-rank while the run goes on (chunk rows are shared: they
-    never change once produced)."""
+    """A copy the caller may keep and re-rank while the run goes on.
+
+    Chunk rows are shared: they never change once produced.
+    """
     out = copy.copy(report)
     out.chunkings = [copy.copy(c) for c in report.chunkings]
     for c in out.chunkings:
@@ -451,6 +461,7 @@ def _snapshot(report: Report) -> Report:
 
 
 def document_facts(doc: Document) -> dict[str, Any]:
+    """The report's ``document`` block: name, hash, format, size in characters and tokens, language, pages, blocks."""
     from chunkscope.text.tokens import count_tokens
 
     return {

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chunkscope import metrics as M
 from chunkscope.analysis.settings import Settings
@@ -18,10 +18,14 @@ from chunkscope.chunkers import registry
 from chunkscope.document import Document, Span
 from chunkscope.report import ChunkingResult, ChunkRow
 
+if TYPE_CHECKING:
+    from chunkscope.analysis.resources import ResourcesProtocol
+
 OPTIONAL_DEFAULTS = ("semantic", "semantic+pp", "llm-regex", "llm-regex+pp")
 
 
 def default_chunker_ids() -> list[str]:
+    """The chunkers an analysis runs when the settings name none: the registry's defaults, then the optional ones registered."""
     ids = list(registry.DEFAULT_IDS)
     for extra in OPTIONAL_DEFAULTS:
         if extra not in ids and registry.is_registered(extra):
@@ -53,20 +57,26 @@ def chunking_plan(settings: Settings) -> list[tuple[str, str, dict[str, Any]]]:
 
 
 def needs(base_id: str) -> str:
-    """What a registered chunker needs beyond the text ("", "embedder", "llm"); "" when unknown
-    (an unknown id fails in ``chunk_one`` with its reason, in the structure stage)."""
+    """What a registered chunker needs beyond the text ("", "embedder", "llm").
+
+    "" when unknown (an unknown id fails in ``chunk_one`` with its reason, in the structure stage).
+    """
     return registry.get(base_id).needs if registry.is_registered(base_id) else ""
 
 
 def uses_sentences(base_id: str) -> bool:
-    """Whether a registered chunker needs the sentence segmenter (a spaCy model): the structure
-    stage runs those after its first snapshot."""
+    """Whether a registered chunker needs the sentence segmenter (a spaCy model).
+
+    The structure stage runs those after its first snapshot.
+    """
     return registry.get(base_id).uses_sentences if registry.is_registered(base_id) else False
 
 
 def variant_label(base_label: str, base_id: str, params: dict[str, Any], overrides: dict[str, Any]) -> str:
-    """What a named variant is: its base chunker and the parameters that differ from it. A default
-    the base label names ("Recursive split-then-merge (1100)") is left out when the variant changes it."""
+    """What a named variant is: its base chunker and the parameters that differ from it.
+
+    A default the base label names ("Recursive split-then-merge (1100)") is left out when the variant changes it.
+    """
     shown = ", ".join(f"{k}={_short(params.get(k, v))}" for k, v in overrides.items())
     defaults = registry.get(base_id).resolve_params({}) if registry.is_registered(base_id) else {}
     for k in overrides:
@@ -83,10 +93,11 @@ def _short(v: Any) -> str:
 
 
 def chunk_one(doc: Document, cid: str, base_id: str | None = None, overrides: dict[str, Any] | None = None,
-              resources: Any = None, candidate: bool = False) -> ChunkingResult:
-    """Run one chunking (chunker ``base_id`` with ``overrides``, reported as ``cid``): spans, token
-    counts and coverage audit. Never raises for a bad parameter or a chunker bug: the result is
-    ``failed`` with the reason. The one place a chunking is produced (analyze and tune share it).
+              resources: ResourcesProtocol | None = None, candidate: bool = False) -> ChunkingResult:
+    """Run one chunking (chunker ``base_id`` with ``overrides``, reported as ``cid``): spans, tokens, audit.
+
+    Never raises for a bad parameter or a chunker bug: the result is ``failed`` with the reason.
+    The one place a chunking is produced (analyze and tune share it).
     """
     from chunkscope.chunkers.audit import audit
     from chunkscope.chunkers.base import ParamError
@@ -108,7 +119,7 @@ def chunk_one(doc: Document, cid: str, base_id: str | None = None, overrides: di
     except ParamError as exc:
         params, res = overrides, None
         reason = str(exc)
-    except Exception as exc:  # a chunker bug must not sink the whole analysis; say so
+    except Exception as exc:  # noqa: BLE001 - boundary: a chunker bug must not sink the whole analysis; say so
         params, res = overrides, None
         reason = f"internal error in {cid}: {type(exc).__name__}: {exc}"
     cr = ChunkingResult(cid, label, params, candidate, "failed")

@@ -515,7 +515,7 @@ def analyze_file(path: str | os.PathLike, settings_dict: dict[str, Any], max_byt
             pass
         _fresh_embedding_cache(res)
         try:
-            report = analyze(doc, settings, res, cancel=INTERRUPTED.is_set)
+            report = analyze(doc, settings, resources=res, cancel=INTERRUPTED.is_set)
         finally:
             _release_document_memory(res)
         report.timings["parse"] = parse_s
