@@ -12,7 +12,8 @@ import pandas as pd
 import streamlit as st
 
 from chunkscope import tune
-from chunkscope.analysis import Resources, Settings
+from chunkscope.analysis import Settings
+from chunkscope.analysis.resources import ResourcesProtocol
 from chunkscope.analysis.selection import fewer_metrics_warning, missing_metrics
 from chunkscope.analysis.settings import config_text
 from chunkscope.chunkers import registry
@@ -71,7 +72,7 @@ def parameters(spec: ChunkerSpec) -> tuple[dict[str, Any], list[str]]:
 
 
 def score_current(doc: Document, cid: str, values: dict[str, Any], settings: Settings,
-                  res: Resources) -> tuple[ChunkingResult | None, float]:
+                  res: ResourcesProtocol) -> tuple[ChunkingResult | None, float]:
     """The tuned configuration's chunking, scored (None after an error line when it failed), and the seconds taken."""
     t0 = time.perf_counter()
     with st.spinner("Re-chunking…"):
@@ -174,7 +175,7 @@ def live(doc: Document, report: Report, spec: ChunkerSpec, current: ChunkingResu
 
 
 def run_sweep(doc: Document, cid: str, pname: str, vals: list[Any], values: dict[str, Any], settings: Settings,
-              res: Resources) -> None:
+              res: ResourcesProtocol) -> None:
     """Sweep ``pname`` over ``vals`` (the other parameters fixed) into the session's sweep, with a progress bar."""
     fixed = {k: v for k, v in values.items() if k != pname}
     rows: list[dict] = []
@@ -213,7 +214,7 @@ def sweep_results(doc: Document) -> None:
 
 
 def sweep(doc: Document, spec: ChunkerSpec, values: dict[str, Any], problems: list[str], settings: Settings,
-          res: Resources) -> None:
+          res: ResourcesProtocol) -> None:
     """The Sweep section: a numeric parameter's range, Run / Cancel, then the results."""
     st.subheader("Sweep")
     cid = spec.id

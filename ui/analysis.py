@@ -19,6 +19,7 @@ from typing import Any, Callable
 import streamlit as st
 
 from chunkscope.analysis import DEFAULT_CANDIDATES, STAGES, Resources, Settings, analyze, rescore
+from chunkscope.analysis.resources import ResourcesProtocol
 from chunkscope.coref.base import BACKENDS as COREF_BACKENDS
 from chunkscope.document import Document
 from chunkscope.embeddings.embedder import BACKENDS as EMBEDDING_BACKENDS
@@ -101,7 +102,7 @@ def get_resources(embedder: str | None, mode: str, backend: str = "auto") -> Res
     return Resources(embedder, mode, backend=backend)
 
 
-def session_resources(embedder: str | None, mode: str, backend: str = "auto") -> Resources:
+def session_resources(embedder: str | None, mode: str, backend: str = "auto") -> ResourcesProtocol:
     """The shared model and embeddings with this session's LLM endpoint and key (never another
     session's: the shared Resources itself is not modified). On a shared server only an
     operator-listed model (ShareError otherwise)."""
@@ -375,7 +376,7 @@ class AnalysisJob:
     when done, the report (or the partial one when cancelled, or the error). The thread never
     touches Streamlit; the page reads these fields and draws them."""
 
-    def __init__(self, key: str, doc: Document, s: Settings, resources: Resources):
+    def __init__(self, key: str, doc: Document, s: Settings, resources: ResourcesProtocol):
         self.key, self.doc_id = key, document_id(doc)
         self.stage, self.fraction, self.message = "starting", 0.0, ""
         self.snapshot: Report | None = None

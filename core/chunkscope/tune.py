@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from chunkscope.analysis.coreference import coref_pairs
 from chunkscope.analysis.embedding import span_embedding
-from chunkscope.analysis.resources import Resources
+from chunkscope.analysis.resources import Resources, ResourcesProtocol
 from chunkscope.analysis.run import fill_metrics
 from chunkscope.analysis.selection import rescore
 from chunkscope.analysis.settings import (
@@ -216,7 +216,7 @@ def _llm_key(chunker_id: str, resources: Any) -> str:
 
 
 def score_chunking(doc: Document, chunker_id: str, params: Mapping[str, Any] | None, settings: Settings,
-                   resources: Resources | None = None, *, name: str | None = None,
+                   resources: ResourcesProtocol | None = None, *, name: str | None = None,
                    cache: TuneCache | None = None) -> ChunkingResult:
     """One chunker with ``params`` on ``doc``, chunked and scored exactly as ``analyze()`` does.
 
@@ -264,7 +264,7 @@ def _key(doc: Document, chunker_id: str, resolved: Mapping[str, Any], settings: 
             _llm_key(chunker_id, resources))
 
 
-def seed_from_report(doc: Document, report: Report, settings: Settings, resources: Resources | None = None,
+def seed_from_report(doc: Document, report: Report, settings: Settings, resources: ResourcesProtocol | None = None,
                      cache: TuneCache | None = None) -> int:
     """Put the chunkings ``report`` already scored into the cache, so Tune does not chunk and score
     them again (the same chunker and resolved params under the same metric settings). ``settings``
@@ -361,7 +361,7 @@ def parse_range(text: str) -> list[int | float]:
 
 
 def iter_sweep(doc: Document, chunker_id: str, param: str, values: Sequence[Any], settings: Settings,
-               resources: Resources | None = None, base_params: Mapping[str, Any] | None = None,
+               resources: ResourcesProtocol | None = None, base_params: Mapping[str, Any] | None = None,
                cache: TuneCache | None = None) -> Iterator[tuple[dict[str, Any], ChunkingResult]]:
     """(row, result) for each value of ``param`` (other params: ``base_params``), in order."""
     from chunkscope.chunkers import registry
@@ -383,7 +383,7 @@ def iter_sweep(doc: Document, chunker_id: str, param: str, values: Sequence[Any]
 
 
 def sweep(doc: Document, chunker_id: str, param: str, values: Sequence[Any], settings: Settings,
-          resources: Resources | None = None, progress: Progress | None = None,
+          resources: ResourcesProtocol | None = None, progress: Progress | None = None,
           cancel: Callable[[], bool] | None = None, base_params: Mapping[str, Any] | None = None,
           cache: TuneCache | None = None) -> list[dict[str, Any]]:
     """One row per value; ``cancel()`` returning True stops before the next value (rows so far
