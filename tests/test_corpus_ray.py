@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,10 @@ class CrashOnce:
         os.write(fd, str(os.getpid()).encode())
         os.close(fd)
         os._exit(17)
+
+
+# Ray's workers cannot import this test module: CrashOnce travels to them by value
+ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 
 @pytest.fixture(scope="module")

@@ -58,15 +58,41 @@ def _slug(name: str, limit: int = 60) -> str:
     return (s or "document")[:limit]
 
 
+def _done_before(store: ResultStore, base: str, e: dict[str, Any], retry_failed: bool) -> bool:
+    """Whether an earlier run settled this document (its entry ``e`` then filled from what it left).
+
+    Settled: analyzed (report and winners written), or failed on its own (unless ``retry_failed``). A
+    damaged report or marker settles nothing: the document is analyzed again."""
+    if store.is_file(f"{base}.json") and store.is_file(f"{base}.winners.jsonl"):
+        try:
+            rep = json.loads(store.read_text(f"{base}.json"))
+            e.update(status="skipped", reason="already analyzed with the same settings", resumed=True,
+                     report=f"{base}.json", winners=f"{base}.winners.jsonl",
+                     name=rep["document"].get("name", e["name"]), tokens=rep["document"].get("tokens", 0),
+                     winner=rep.get("winner"), language=rep["document"].get("language", ""),
+                     # what the analysis took when it ran (the run's own time is in "timings")
+                     seconds=round(float((rep.get("timings") or {}).get("total") or 0.0), 3),
+                     not_run=not_run(rep))
+            return True
+        except (OSError, json.JSONDecodeError, KeyError):
+            return False  # a damaged report: analyze again
+    if not retry_failed and store.is_file(failed_marker(base)):
+        try:
+            why = json.loads(store.read_text(failed_marker(base))).get("reason", "")
+            e.update(status="failed", reason=why, resumed=True, seconds=0.0)
+            return True
+        except (OSError, json.JSONDecodeError, AttributeError):
+            return False  # a damaged marker: analyze again
+    return False
+
 
 def plan_corpus(inputs, store: ResultStore, s_dict: dict[str, Any], max_bytes: int | None = None,
                 retry_failed: bool = False, confine: str | os.PathLike | None = None,
                 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, str]]]:
     """Discovery and resume, with no model loaded: (entries, tasks, ignored).
 
-    Entries of documents done
-    before (same bytes, settings, LLM and provenance) are complete -- analyzed, or failed on their own
-    (unless ``retry_failed``); each task is one document to analyze."""
+    Entries of documents done before (same bytes, settings, LLM and provenance) are complete -- analyzed, or
+    failed on their own (unless ``retry_failed``); each task is one document to analyze."""
     out_local = store.local_dir
     items, ignored = discover(inputs, exclude=[out_local] if out_local else [], confine=confine)
     if not items:
@@ -96,26 +122,8 @@ def plan_corpus(inputs, store: ResultStore, s_dict: dict[str, Any], max_bytes: i
             e.update(status="skipped", reason=f"same name and content as {seen[base]}")
             continue
         seen[base] = it.rel
-        if store.is_file(f"{base}.json") and store.is_file(f"{base}.winners.jsonl"):
-            try:
-                rep = json.loads(store.read_text(f"{base}.json"))
-                e.update(status="skipped", reason="already analyzed with the same settings", resumed=True,
-                         report=f"{base}.json", winners=f"{base}.winners.jsonl",
-                         name=rep["document"].get("name", e["name"]), tokens=rep["document"].get("tokens", 0),
-                         winner=rep.get("winner"), language=rep["document"].get("language", ""),
-                         # what the analysis took when it ran (the run's own time is in "timings")
-                         seconds=round(float((rep.get("timings") or {}).get("total") or 0.0), 3),
-                         not_run=not_run(rep))
-                continue
-            except (OSError, json.JSONDecodeError, KeyError):
-                pass  # a damaged report: analyze again
-        elif not retry_failed and store.is_file(failed_marker(base)):
-            try:
-                why = json.loads(store.read_text(failed_marker(base))).get("reason", "")
-                e.update(status="failed", reason=why, resumed=True, seconds=0.0)
-                continue
-            except (OSError, json.JSONDecodeError, AttributeError):
-                pass  # a damaged marker: analyze again
+        if _done_before(store, base, e, retry_failed):
+            continue
         tasks.append({"index": len(entries) - 1, "path": str(it.path), "base": base, "key": key,
                       "settings": d_settings, "max_bytes": max_bytes, "name": it.path.stem, "rel": it.rel})
     for e, doc_key in zip(entries, document_keys(entries)):
