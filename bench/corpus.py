@@ -80,8 +80,8 @@ def _rss_worker(tasks: list, store_dir: str, s_dict: dict, conn) -> None:
     """A worker as the engines start one (init_worker), then process_document on every task."""
     import resource
 
-    from chunkscope.corpus.run import init_worker, process_document
     from chunkscope.corpus.store import ResultStore
+    from chunkscope.corpus.worker import init_worker, process_document
 
     init_worker(s_dict.get("embedder"), s_dict.get("embedding_mode", "composed"), 1)
     store = ResultStore(store_dir)
@@ -192,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"resume (fresh process, every document done): {resume:.1f}s vs {by['local1']['wall']:.1f}s for the run "
               f"= {100 * resume / by['local1']['wall']:.1f}%  [{line}]")
     if args.rss:
-        from chunkscope.corpus.run import plan_corpus
+        from chunkscope.corpus.plan import plan_corpus
         from chunkscope.corpus.store import ResultStore
 
         store = ResultStore(base / "rss")

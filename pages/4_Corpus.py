@@ -143,12 +143,12 @@ tab_tables, tab_charts, tab_domains, tab_docs, tab_dl = st.tabs(
     ["Tables", "Correlations & selection", "Per domain", "Documents", "Download"])
 with tab_tables:
     st.subheader("Table 3: metrics ×100 (mean ± std. dev. over documents)")
-    st.dataframe(f["table3"], hide_index=True, **MISSING)
+    st.dataframe(f["metrics"], hide_index=True, **MISSING)
     st.subheader("Table 2: chunk sizes (o200k tokens) and runtime")
-    st.dataframe(f["table2"].round(2), hide_index=True, **MISSING)
+    st.dataframe(f["chunk_sizes"].round(2), hide_index=True, **MISSING)
     st.subheader("Table 4: chunker selected by the adaptive policy")
-    st.dataframe(f["table4"].round(1), hide_index=True, **MISSING)
-    t4t = CR.table4_ties(res)
+    st.dataframe(f["selection"].round(1), hide_index=True, **MISSING)
+    t4t = CR.selection_with_ties(res)
     if t4t["rows"]:
         tot = t4t["totals"]
         st.subheader("Table 4, ties counted separately")
@@ -166,7 +166,7 @@ with tab_tables:
     st.dataframe(f["wilcoxon"], hide_index=True, **MISSING)
 with tab_charts:
     st.plotly_chart(figures.corpus_correlation_figure(CR.spearman(res)), key="cs_corpus_heat")
-    st.plotly_chart(figures.corpus_selection_figure(CR.table4(res)), key="cs_corpus_sel")
+    st.plotly_chart(figures.corpus_selection_figure(CR.selection_table(res)), key="cs_corpus_sel")
     st.plotly_chart(figures.corpus_score_figure(res), key="cs_corpus_scores")
 with tab_domains:
     st.dataframe(f["domains"], hide_index=True, **MISSING)

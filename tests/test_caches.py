@@ -109,7 +109,7 @@ def test_fingerprint_covers_source_format_and_headings():
 
 
 def test_corpus_resume_key_covers_the_format():
-    from chunkscope.corpus.run import resume_key
+    from chunkscope.corpus.plan import resume_key
 
     assert resume_key("sha", "", {}, {}, suffix=".md") != resume_key("sha", "", {}, {}, suffix=".txt")
 
@@ -128,7 +128,7 @@ def test_llm_key_never_ignores_the_llm_when_settings_fail():
 
 
 def test_corpus_llm_identity_is_unique_when_settings_fail(monkeypatch):
-    from chunkscope.corpus import run as corpus
+    from chunkscope.corpus import plan as corpus
     from chunkscope.llm import LLMSettings
 
     def boom(*a, **k):

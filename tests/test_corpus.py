@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from chunkscope.analysis import Settings
-from chunkscope.corpus.run import discover, domain_of, find_mentions, run_corpus
+from chunkscope.corpus.discover import discover, domain_of, find_mentions
+from chunkscope.corpus.run import run_corpus
 from chunkscope.report import METRICS
 
 CHUNKERS = ("page+pp", "recursive-1100+pp", "recursive-600+pp", "sentence-5")
@@ -183,8 +184,8 @@ def test_tables_match_reports(results, monkeypatch):
     out, summary = results
     res = CR.CorpusResults.load(out)
     reports = [json.loads((out / e["report"]).read_text()) for e in summary["documents"] if e.get("report")]
-    t3 = {r["chunker"]: r for r in CR.table3(res)}
-    t2 = {r["chunker"]: r for r in CR.table2(res)}
+    t3 = {r["chunker"]: r for r in CR.metric_table(res)}
+    t2 = {r["chunker"]: r for r in CR.chunk_size_table(res)}
     for cid in CHUNKERS:
         runs = [c for rep in reports for c in rep["chunkings"] if c["id"] == cid and c["status"] == "ok"]
         if not runs:
@@ -206,7 +207,7 @@ def test_tables_match_reports(results, monkeypatch):
     bi = [c["metrics"]["BI"] * 100 for c in wins]
     assert t3[CR.ADAPTIVE]["BI"] == pytest.approx(sum(bi) / len(bi))
     assert t3[CR.ADAPTIVE]["score"] == pytest.approx(100 * sum(c["score"] for c in wins) / len(wins))
-    t4 = CR.table4(res)
+    t4 = CR.selection_table(res)
     assert sum(r["documents"] for r in t4) == len(reports)
     assert sum(r["percent"] for r in t4) == pytest.approx(100.0)
     for r in t4:
@@ -233,7 +234,7 @@ def _check_table3(res, reports: dict[str, dict]) -> None:
     """Table 3 of ``res`` recomputed from the per-document reports (key -> report)."""
     from chunkscope.corpus import report as CR
 
-    t3 = {r["chunker"]: r for r in CR.table3(res)}
+    t3 = {r["chunker"]: r for r in CR.metric_table(res)}
     for cid in res.order:
         runs = [c for rep in reports.values() for c in rep["chunkings"] if c["id"] == cid and c["status"] == "ok"]
         assert t3[cid]["documents"] == len(runs) == len(reports)
@@ -254,7 +255,7 @@ def test_documents_sharing_a_file_name_keep_their_own_rows(tmp_path):
     import pandas as pd
 
     from chunkscope.corpus import report as CR
-    from chunkscope.corpus.run import plan_corpus
+    from chunkscope.corpus.plan import plan_corpus
     from chunkscope.corpus.store import ResultStore
 
     root = tmp_path / "dup"
@@ -278,7 +279,7 @@ def test_documents_sharing_a_file_name_keep_their_own_rows(tmp_path):
     res = CR.CorpusResults.load(out)
     assert sorted(res.wide()["document"].unique()) == sorted(keys)
     _check_table3(res, reports)
-    assert CR.table4_ties(res)["totals"]["documents"] == 3
+    assert CR.selection_with_ties(res)["totals"]["documents"] == 3
     dom = {r["domain"]: r for r in CR.domain_breakdown(res)}
     assert dom["legal"]["documents"] == 1 and dom["technical"]["documents"] == 2
     for d, mine in (("legal", ["legal/readme.md"]), ("technical", ["technical/readme.md", "technical/other.txt"])):
@@ -509,7 +510,7 @@ def test_cli_corpus_on_a_folder_without_documents_is_a_usage_error(tmp_path, cap
 
 
 def test_resume_key_changes_with_the_llm_api_key(monkeypatch):
-    from chunkscope.corpus.run import _llm_identity, resume_key
+    from chunkscope.corpus.plan import _llm_identity, resume_key
 
     monkeypatch.setenv("OPENAI_BASE_URL", "http://h/v1")
     monkeypatch.setenv("OPENAI_API_KEY", "wrong-key")
@@ -520,7 +521,7 @@ def test_resume_key_changes_with_the_llm_api_key(monkeypatch):
 
 
 def test_ignored_files_are_listed_once_and_a_flood_is_counted(tmp_path, monkeypatch):
-    import chunkscope.corpus.run as C
+    import chunkscope.corpus.discover as C
 
     (tmp_path / "a.md").write_text("# A\n\nText.\n", encoding="utf-8")
     for k in range(5):

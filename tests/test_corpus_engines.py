@@ -38,7 +38,8 @@ def test_store_writes_atomically(tmp_path, uri):
 
 def test_run_into_a_file_uri_and_resume_without_models(tmp_path, monkeypatch):
     """Results under a file:// URI read back by corpus-report; a rerun loads no model and analyses nothing."""
-    import chunkscope.corpus.run as C
+    import chunkscope.corpus.run as R
+    import chunkscope.corpus.worker as W
     from chunkscope.corpus.report import CorpusResults, text_report
 
     uri = (tmp_path / "res").as_uri()
@@ -55,15 +56,16 @@ def test_run_into_a_file_uri_and_resume_without_models(tmp_path, monkeypatch):
     def boom(*a, **k):
         raise AssertionError("a resumed run must not load a model")
 
-    monkeypatch.setattr(C, "_resources", boom)
-    monkeypatch.setattr(C, "pin_threads", boom)
+    monkeypatch.setattr(W, "_resources", boom)
+    monkeypatch.setattr(W, "pin_threads", boom)
+    monkeypatch.setattr(R, "pin_threads", boom)
     s2 = run_corpus(FIXTURES, uri, FAST.with_(embedder=str(tmp_path / "no-model")), options=RunOptions(engine="ray"))
     assert s2["counts"]["skipped"] == 4 and s2["counts"]["ok"] == 0  # Ray is not even started
     # the corrupt file failed on its own: its reason is kept and it is not tried again...
     bad = next(e for e in s2["documents"] if e["status"] == "failed")
     assert bad["resumed"] and "broken.pdf" in bad["reason"]
     # ...unless asked to
-    from chunkscope.corpus.run import plan_corpus
+    from chunkscope.corpus.plan import plan_corpus
     from chunkscope.corpus.store import ResultStore
 
     s_dict = FAST.with_(embedder=str(tmp_path / "no-model")).to_dict()
@@ -75,7 +77,7 @@ def test_run_into_a_file_uri_and_resume_without_models(tmp_path, monkeypatch):
 
 def test_resume_key_includes_provenance(monkeypatch):
     import chunkscope.provenance as P
-    from chunkscope.corpus.run import resume_key
+    from chunkscope.corpus.plan import resume_key
 
     k1 = resume_key("sha", "", {"coref": "none"})
     monkeypatch.setattr(P, "__version__", "999.0")

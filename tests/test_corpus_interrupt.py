@@ -182,16 +182,17 @@ def test_an_interrupt_a_library_swallows_is_still_an_interrupt(tmp_path):
 def test_a_document_has_no_outcome_after_an_interrupt(tmp_path):
     """Once Ctrl-C was seen, analyze_file raises KeyboardInterrupt instead of returning ok or failed."""
     from chunkscope.analysis import Settings
-    from chunkscope.corpus import run as C
+    from chunkscope.corpus.worker import analyze_file
+    from chunkscope.interrupts import INTERRUPTED, catch_interrupts
 
     f = tmp_path / "a.md"
     f.write_text(TEXT, encoding="utf-8")
-    restore = C.catch_interrupts()
+    restore = catch_interrupts()
     try:
-        C.INTERRUPTED.set()
+        INTERRUPTED.set()
         with pytest.raises(KeyboardInterrupt):
-            C.analyze_file(f, Settings(chunkers=("recursive-600+pp",), candidates=("recursive-600+pp",),
+            analyze_file(f, Settings(chunkers=("recursive-600+pp",), candidates=("recursive-600+pp",),
                                        coref="none").to_dict())
     finally:
         restore()
-    assert not C.INTERRUPTED.is_set()
+    assert not INTERRUPTED.is_set()

@@ -6,29 +6,56 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 ray = pytest.importorskip("ray")
 
 from chunkscope.analysis import Settings
-from chunkscope.corpus.run import FAULT_ENV, RunOptions, run_corpus
+from chunkscope.corpus.run import RunOptions, run_corpus
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "corpus"
 CHUNKERS = ("recursive-1100+pp", "recursive-600+pp", "sentence-5")
 SETTINGS = Settings(chunkers=CHUNKERS, candidates=CHUNKERS[:2], coref="heuristic")
 
 
+@dataclass(frozen=True)
+class CrashOnce:
+    """A fault hook (``RunOptions.fault``): the first worker that takes a document whose file name contains
+    ``mark`` dies on the spot (``os._exit``, as a kill or the out-of-memory killer would); the claim flag in
+    ``flags`` makes the retry go through. It travels to the Ray workers with the run."""
+
+    flags: str
+    mark: str = "crash-worker"
+
+    def __call__(self, task: dict[str, Any]) -> None:
+        if self.mark not in Path(task["path"]).name:
+            return
+        try:
+            fd = os.open(os.path.join(self.flags, f"{task['key'][:16]}.crashed"), os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            return
+        os.write(fd, str(os.getpid()).encode())
+        os.close(fd)
+        os._exit(17)
+
+
+# Ray's workers cannot import this test module: CrashOnce travels to them by value
+ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+
 @pytest.fixture(scope="module")
 def ray_instance(tmp_path_factory):
-    """One small local Ray instance for the module (2 CPUs), shut down at the end. The fault-injection
-    flag folder is set before Ray starts so its worker processes inherit it."""
+    """One small local Ray instance for the module (2 CPUs), shut down at the end; yields a folder for the
+    fault hook's claim flags (``CrashOnce``)."""
     if ray.is_initialized():
         ray.shutdown()
     flags = tmp_path_factory.mktemp("crash-flags")
-    saved = {k: os.environ.get(k) for k in (FAULT_ENV, "RAY_worker_niceness")}
-    os.environ[FAULT_ENV] = str(flags)
+    saved = {k: os.environ.get(k) for k in ("RAY_worker_niceness",)}
     os.environ["RAY_worker_niceness"] = "0"
     ray.init(num_cpus=2, num_gpus=0, include_dashboard=False, log_to_driver=False, logging_level="warning")
     yield flags
@@ -113,7 +140,7 @@ def test_killed_worker_document_is_retried_elsewhere(ray_instance, tmp_path):
     uri = (tmp_path / "res").as_uri()
     events: list[dict] = []
     fast = SETTINGS.with_(embedder=str(tmp_path / "no-model"), coref="none")  # no model: quick restarts
-    summary = run_corpus(docs, uri, fast, options=RunOptions(engine="ray", jobs=2),
+    summary = run_corpus(docs, uri, fast, options=RunOptions(engine="ray", jobs=2, fault=CrashOnce(str(ray_instance))),
                          progress=lambda d, t, e: events.append(e))
     c = summary["counts"]
     assert c == {"ok": 5, "skipped": 0, "failed": 1, "documents": 6, "with_report": 5}

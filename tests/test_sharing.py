@@ -157,7 +157,7 @@ def test_corpus_uploads_keep_files_that_share_a_name(tmp_path, monkeypatch):
     overwrote one notes.md without a word. Now the zip keeps its folders and a name uploaded twice gets a
     distinct one; nothing lands outside the upload folder."""
     pytest.importorskip("streamlit")
-    from chunkscope.corpus.run import discover
+    from chunkscope.corpus.discover import discover
     from ui.corpus import save_uploads
 
     monkeypatch.setenv("CHUNKSCOPE_CACHE_DIR", str(tmp_path / "cache"))
@@ -297,13 +297,25 @@ def test_limit_messages_name_the_file_and_not_the_operator_settings(monkeypatch)
 
 
 def test_corpus_documents_get_the_same_limits_as_an_upload(tmp_path):
-    from chunkscope.corpus.run import analyze_file
+    """The edge passes the policy's check in (the engine does not read the policy): the command, and the
+    per-document task given the check."""
+    from functools import partial
+
+    from chunkscope.cli import main
+    from chunkscope.corpus.worker import analyze_file
 
     big = tmp_path / "big.md"
     big.write_text("# A\n\n" + "word " * 400, encoding="utf-8")
-    sharing.set_policy(_shared(tmp_path, max_tokens=100))
-    out = analyze_file(big, {"chunkers": ["whole"], "candidates": ["whole"], "coref": "none"})
+    pol = _shared(tmp_path, max_tokens=100)
+    sharing.set_policy(pol)
+    out = analyze_file(big, {"chunkers": ["whole"], "candidates": ["whole"], "coref": "none"},
+                       check=partial(sharing.check_document, pol))
     assert out["status"] == "failed" and "tokens, this server takes at most 100" in out["reason"]
+    res = tmp_path / "res"
+    assert main(["corpus", str(big), "--out", str(res), "--chunkers", "whole", "--candidates", "whole",
+                 "--coref", "none", "--quiet"]) == 1
+    entry = json.loads((res / "summary.json").read_text())["documents"][0]
+    assert entry["status"] == "failed" and "tokens, this server takes at most 100" in entry["reason"]
 
 
 # ------------------------------------------------------------------ slots
@@ -510,7 +522,7 @@ def test_corpus_page_in_shared_mode_shows_one_banner_and_no_server_path(tmp_path
     pytest.importorskip("streamlit")
     from streamlit.testing.v1 import AppTest
 
-    from chunkscope.corpus.run import SCHEMA, TIDY_COLUMNS
+    from chunkscope.corpus.tables import SCHEMA, TIDY_COLUMNS
     from ui.corpus import RESULTS_KEY
 
     monkeypatch.setenv("CHUNKSCOPE_SHARED", "1")

@@ -12,6 +12,7 @@ import os
 import tempfile
 import zipfile
 from dataclasses import replace
+from functools import partial
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -94,7 +95,7 @@ def _zip_member(filename: str) -> PurePosixPath | None:
     """The path a zip member is unpacked to, relative to the upload folder, or None when it is left out:
     folders, hidden files (``.x``, ``__MACOSX``), a ``..`` (nothing outside the folder), and files that are
     no document or mentions file."""
-    from chunkscope.corpus.run import DOC_EXTENSIONS
+    from chunkscope.corpus.discover import DOC_EXTENSIONS
 
     parts = [p for p in filename.replace("\\", "/").split("/") if p not in ("", ".")]
     if not parts or filename.endswith(("/", "\\")):
@@ -200,7 +201,7 @@ def run_with_progress(inputs: str, out_dir: str, settings: Settings, options=Non
     """run_corpus with st.progress (done/failed, docs/min, ETA) and one status line per document;
     None (with st.error) on failure. ``options``: a chunkscope.corpus.run.RunOptions (default: local, 1 worker)."""
     from chunkscope.corpus.run import format_stats, run_corpus
-    from chunkscope.sharing import ShareError, check_embedder, policy
+    from chunkscope.sharing import ShareError, check_document, check_embedder, policy
     from ui.share import analysis_slot
 
     engine = getattr(options, "engine", "local")
@@ -239,11 +240,12 @@ def run_with_progress(inputs: str, out_dir: str, settings: Settings, options=Non
         top = pol.corpus_root.resolve() if pol.corpus_root else None
         src = Path(inputs).resolve()
         confine = top if top is not None and (src == top or top in src.parents) else src
-        options = replace(options or run_options("local", 1), confine=str(confine))
+        options = replace(options or run_options("local", 1), confine=str(confine),
+                          document_check=partial(check_document, pol))  # its page and token limits
     try:
         with analysis_slot(box):  # a shared server runs a bounded number of analyses at once
             summary = run_corpus(inputs, out_dir, settings, progress=progress, options=options)
-    except Exception as exc:  # one line, never a traceback
+    except Exception as exc:  # boundary: whatever a run raises, the page shows one line, never a traceback
         box.update(label="Corpus run failed", state="error", expanded=True)
         st.error(f"Corpus run failed: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}")
         return None
@@ -267,15 +269,15 @@ def frames(res) -> dict[str, Any]:
     t2 = pd.DataFrame([{"chunker": ("* " if r["candidate"] and r["chunker"] != CR.ADAPTIVE else "") + r["chunker"],
                         "mean": _r(r["mean"], 0), "max": r["max"], "min": r["min"], "std. dev.": _r(r["std"], 0),
                         "# chunks": r["chunks"], "time/doc [s]": _r(r["time"], 2)}
-                       for r in CR.table2(res)])
+                       for r in CR.chunk_size_table(res)])
     t3rows = []
-    for r in CR.table3(res):
+    for r in CR.metric_table(res):
         row = {"chunker": ("* " if r["candidate"] and r["chunker"] != CR.ADAPTIVE else "") + r["chunker"]}
         for m in METRICS:
             row[m] = f"{CR._f(r[m])} ± {CR._f(r[m + '_std'])}" if r[f"{m}_n"] else "–"
         row["mean"], row["score"] = round(r["mean"], 2), round(r["score"], 2)
         t3rows.append(row)
-    t4 = pd.DataFrame(CR.table4(res))
+    t4 = pd.DataFrame(CR.selection_table(res))
     wil_rows: dict[str, dict[str, Any]] = {}
     for r in CR.wilcoxon_tests(res):
         row = wil_rows.setdefault(r["chunker"], {"vs chunker": ("* " if r["candidate"] else "") + r["chunker"]})
@@ -288,7 +290,7 @@ def frames(res) -> dict[str, Any]:
                           "tokens": e.get("tokens"), "status": e.get("status", ""), "winner": e.get("winner") or "",
                           "seconds": e.get("seconds"), "reason": e.get("reason", ""), "path": e.get("rel", "")}
                          for e in res.summary.get("documents", [])])
-    return {"table2": t2, "table3": pd.DataFrame(t3rows), "table4": t4, "wilcoxon": pd.DataFrame(list(wil_rows.values())), "domains": dom, "gaps": gaps, "documents": docs}
+    return {"chunk_sizes": t2, "metrics": pd.DataFrame(t3rows), "selection": t4, "wilcoxon": pd.DataFrame(list(wil_rows.values())), "domains": dom, "gaps": gaps, "documents": docs}
 
 
 VIEW_KEY = "cs_corpus_view"  # (results key, CorpusResults, frames) of the folder last shown in this session
@@ -366,7 +368,7 @@ def open_in_inspector(entry: dict[str, Any], results_dir: str | Path) -> str:
         return f"{entry.get('name')}: the file changed since the corpus run; run the corpus again"
     try:
         key = analysis_key(doc, Settings.from_dict(report.settings))
-    except Exception:  # settings from another version: any unique key works for latest_report()
+    except (ValueError, TypeError, KeyError):  # settings from another version: any unique key works for latest_report()
         key = f"corpus:{doc.sha256}"
     st.session_state[keys.DOCUMENT] = doc
     st.session_state[keys.DOC_SOURCE] = "external"  # the document picker keeps a document another page chose

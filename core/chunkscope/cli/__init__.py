@@ -26,7 +26,7 @@ from chunkscope.cli.corpus import add_corpus, add_corpus_report
 from chunkscope.cli.ingest import add_ingest
 from chunkscope.cli.retrieval import add_retrieval
 from chunkscope.cli.sweep import add_sweep
-from chunkscope.corpus.run import INTERRUPTED, catch_interrupts
+from chunkscope.interrupts import INTERRUPTED, catch_interrupts
 from chunkscope.version import __version__
 
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [

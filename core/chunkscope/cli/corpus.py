@@ -117,7 +117,10 @@ def add_corpus(sub) -> None:
 
 
 def cmd_corpus(args: argparse.Namespace) -> int:
+    from functools import partial
+
     from chunkscope.corpus.run import RunOptions, run_corpus
+    from chunkscope.sharing import check_document, policy
 
     opts = RunOptions(engine=args.engine, jobs=args.jobs, threads=args.threads_per_worker, address=args.address,
                       gpus_per_worker=args.gpus_per_worker, retry_failed=args.retry_failed)
@@ -126,6 +129,9 @@ def cmd_corpus(args: argparse.Namespace) -> int:
         raise ValueError("--mentions names one document's file; in corpus mode put mentions beside the documents "
                          "(mentions/STEM.parquet or STEM.mentions.json)")
     settings = settings_from_args(args)
+    pol = policy()
+    if pol.shared:  # a shared server's page and token limits, as for one upload
+        opts.document_check = partial(check_document, pol)
     progress = CorpusProgress(quiet=args.quiet)
     try:
         summary = run_corpus(args.inputs, args.out, settings, progress=progress, max_bytes=args.max_bytes,
@@ -140,7 +146,7 @@ def cmd_corpus(args: argparse.Namespace) -> int:
     for e in summary["documents"]:
         if e.get("status") == "failed":
             print(f"failed: {e.get('rel')}: {e.get('reason')}")
-    from chunkscope.corpus.run import not_run_lines
+    from chunkscope.corpus.tables import not_run_lines
 
     for line in not_run_lines(summary["documents"]):  # said here, not only by corpus-report
         print(line)

@@ -23,7 +23,7 @@ The paper's layouts (Adaptive Chunking, section 3):
 
 Everything is read from files (``metrics.parquet`` and the per-document reports), so the
 tables can be rebuilt any time without re-running the analysis. ``* `` marks a candidate.
-Every per-document view is keyed by the document key (``chunkscope.corpus.run.document_keys``: the path
+Every per-document view is keyed by the document key (``chunkscope.corpus.discover.document_keys``: the path
 below the input folder), never by the document name, which two files may share; a results folder
 written before the key existed has its table rebuilt from its reports.
 """
@@ -31,24 +31,36 @@ written before the key existed has its table rebuilt from its reports.
 from __future__ import annotations
 
 import io
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chunkscope.corpus.run import TIDY_COLUMNS, document_keys, load_summary, tidy_rows
 from chunkscope.corpus.store import ResultStore
+from chunkscope.corpus.tables import TIDY_COLUMNS, load_summary, read_reports, tidy_rows
 from chunkscope.report import METRICS
 
 ADAPTIVE = "Adaptive Chunking"
 
 
+def _tidy_table(store: ResultStore) -> Any:
+    """The tidy table a run wrote (metrics.parquet, else metrics.csv) as a pandas DataFrame."""
+    import pandas as pd
+
+    if store.is_file("metrics.parquet"):
+        return store.read_parquet("metrics.parquet")
+    if store.is_file("metrics.csv"):
+        return pd.read_csv(io.StringIO(store.read_text("metrics.csv")))
+    raise ValueError(f"{store.display()}: no metrics.parquet or metrics.csv")
+
+
 @dataclass
 class CorpusResults:
+    """A corpus run read back from its results directory: what every table and figure is computed from."""
+
     dir: Path
     summary: dict[str, Any]
-    df: Any  # pandas DataFrame, tidy (chunkscope.corpus.run.TIDY_COLUMNS)
+    df: Any  # pandas DataFrame, tidy (chunkscope.corpus.tables.TIDY_COLUMNS)
     tokens: dict[str, list[int]] = field(default_factory=dict)  # chunker -> every chunk's tokens
     seconds: dict[str, list[float]] = field(default_factory=dict)  # chunker -> seconds per document
     winner_tokens: list[int] = field(default_factory=list)
@@ -59,62 +71,59 @@ class CorpusResults:
 
     @classmethod
     def load(cls, results_dir: str | Path) -> "CorpusResults":
+        """Read a results directory back: its summary, its tidy table and every document's report."""
         import pandas as pd
 
         store = ResultStore(results_dir)
         summary = load_summary(store)
-        if store.is_file("metrics.parquet"):
-            df = store.read_parquet("metrics.parquet")
-        elif store.is_file("metrics.csv"):
-            df = pd.read_csv(io.StringIO(store.read_text("metrics.csv")))
-        else:
-            raise ValueError(f"{store.display()}: no metrics.parquet or metrics.csv")
         d = Path(results_dir) if store.local_dir is None else store.local_dir
-        res = cls(dir=d, summary=summary, df=df)
+        res = cls(dir=d, summary=summary, df=_tidy_table(store))
         res.candidates = list(summary.get("settings", {}).get("candidates") or [])
         entries = summary.get("documents", [])
-        # a summary written before the document key (chunkscope.corpus.run.document_keys) comes with a table keyed
-        # by document name, which merges documents that share one: its rows are rebuilt from the reports
+        # a summary written before the document key (chunkscope.corpus.discover.document_keys) comes with a table
+        # keyed by document name, which merges documents that share one: its rows are rebuilt from the reports
         rows: list[dict[str, Any]] | None = None if any(e.get("document") for e in entries) else []
         seen: list[str] = []
-        for e, key in zip(entries, document_keys(entries)):
-            if not e.get("report"):
-                continue
-            try:
-                rep = json.loads(store.read_text(e["report"]))
-            except (OSError, json.JSONDecodeError):
+        for e, key, rep in read_reports(store, entries):
+            if rep is None:
                 rows = None  # not rebuilt: the table as written
                 continue
             if rows is not None:
                 rows.extend(tidy_rows(rep, e.get("domain", ""), key))
-            res.verdicts[key] = {
-                **(rep.get("verdict") or {}), "domain": e.get("domain", ""), "report_winner": rep.get("winner")}
-            for c in rep.get("chunkings", []):
-                if c.get("status") != "ok":
-                    nr = res.not_run.setdefault(c["id"], {"status": c.get("status", ""), "reason": c.get("reason", ""),
-                                                          "documents": 0})
-                    nr["documents"] += 1
-                    continue
-                toks = [ch["tokens"] for ch in c.get("chunks", [])]
-                res.tokens.setdefault(c["id"], []).extend(toks)
-                res.seconds.setdefault(c["id"], []).append(float(c.get("seconds") or 0.0))
-                if c["id"] not in seen:
-                    seen.append(c["id"])
-                if c["id"] == rep.get("winner"):
-                    res.winner_tokens.extend(toks)
+            res._take_report(rep, key, e.get("domain", ""), seen)
             del rep
         if rows:
             res.df = pd.DataFrame(rows, columns=list(TIDY_COLUMNS)).astype({"value": "float64"})
         res.order = [c for c in res.candidates if c in seen] + [c for c in seen if c not in res.candidates]
         return res
 
+    def _take_report(self, rep: dict[str, Any], key: str, domain: str, seen: list[str]) -> None:
+        """Add one document's verdict, chunk sizes, seconds and chunkings without a result (``seen``: the
+        chunkings met so far, in order)."""
+        self.verdicts[key] = {**(rep.get("verdict") or {}), "domain": domain, "report_winner": rep.get("winner")}
+        for c in rep.get("chunkings", []):
+            if c.get("status") != "ok":
+                nr = self.not_run.setdefault(c["id"], {"status": c.get("status", ""), "reason": c.get("reason", ""),
+                                                       "documents": 0})
+                nr["documents"] += 1
+                continue
+            toks = [ch["tokens"] for ch in c.get("chunks", [])]
+            self.tokens.setdefault(c["id"], []).extend(toks)
+            self.seconds.setdefault(c["id"], []).append(float(c.get("seconds") or 0.0))
+            if c["id"] not in seen:
+                seen.append(c["id"])
+            if c["id"] == rep.get("winner"):
+                self.winner_tokens.extend(toks)
+
     # -------------------------------------------------------------- data views
     def documents(self) -> list[dict[str, Any]]:
+        """The summary entries of the documents with a report."""
         return [e for e in self.summary.get("documents", []) if e.get("report")]
 
     def wide(self):
-        """One row per (document, chunker): columns METRICS + score + chunks + candidate/winner/domain;
-        ``document`` is the document key (chunkscope.corpus.run.document_keys), unique per document."""
+        """One row per (document, chunker): columns METRICS + score + chunks + candidate/winner/domain.
+
+        ``document`` is the document key (chunkscope.corpus.discover.document_keys), unique per document."""
         df = self.df
         if df.empty:
             import pandas as pd
@@ -140,7 +149,8 @@ def _stats(values: list[float]) -> dict[str, float]:
     return {"n": n, "mean": mean, "std": std, "min": min(values), "max": max(values)}
 
 
-def table2(res: CorpusResults) -> list[dict[str, Any]]:
+def chunk_size_table(res: CorpusResults) -> list[dict[str, Any]]:
+    """Table 2: per chunker, then the Adaptive row, the chunk sizes pooled over the corpus and the time per document."""
     rows: list[dict[str, Any]] = []
     n_docs = len(res.documents()) or 1
     for cid in res.order:
@@ -174,14 +184,16 @@ def _metric_rows(w, label: str, candidate: bool) -> dict[str, Any]:
     return row
 
 
-def table3(res: CorpusResults) -> list[dict[str, Any]]:
+def metric_table(res: CorpusResults) -> list[dict[str, Any]]:
+    """Table 3: per chunker, then the Adaptive row, each metric x100 as mean, std. dev. and n over documents."""
     w = res.wide()
     rows = [_metric_rows(w[w["chunker"] == cid], cid, cid in res.candidates) for cid in res.order]
     rows.append(_metric_rows(w[w["winner"] == True], ADAPTIVE, True))  # noqa: E712
     return rows
 
 
-def table4(res: CorpusResults) -> list[dict[str, Any]]:
+def selection_table(res: CorpusResults) -> list[dict[str, Any]]:
+    """Table 4: how many documents (and what percent) the adaptive policy gave each chunker, most first."""
     docs = res.documents()
     counts: dict[str, int] = {}
     for e in docs:
@@ -191,14 +203,17 @@ def table4(res: CorpusResults) -> list[dict[str, Any]]:
             for k, v in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
 
 
-def table4_ties(res: CorpusResults) -> dict[str, Any]:
-    """Table 4 with ties counted separately: per chunker, documents where it has the top score
-    (the paper's policy), is a clear winner, is in a tie, or was picked by the tie-break."""
+def selection_with_ties(res: CorpusResults) -> dict[str, Any]:
+    """Table 4 with ties counted separately: rows per chunker, totals and the tie-break rules used.
+
+    Per chunker: documents where it has the top score (the paper's policy), is a clear winner, is in a tie,
+    or was picked by the tie-break."""
     rows: dict[str, dict[str, Any]] = {}
     totals = {"documents": 0, "clear": 0, "tie": 0, "no verdict": 0}
     breaks: dict[str, int] = {}
 
     def row(cid: str) -> dict[str, Any]:
+        """The row of ``cid``, made on first use."""
         return rows.setdefault(cid, {"chunker": cid, "top": 0, "clear": 0, "tied": 0, "picked": 0})
 
     for v in res.verdicts.values():
@@ -243,7 +258,8 @@ def spearman(res: CorpusResults):
 
 
 def global_best(res: CorpusResults) -> str | None:
-    t3 = [r for r in table3(res) if r["chunker"] != ADAPTIVE and r["candidate"] and r["score"] == r["score"]]
+    """The candidate with the highest mean score over the corpus, or None when none scored."""
+    t3 = [r for r in metric_table(res) if r["chunker"] != ADAPTIVE and r["candidate"] and r["score"] == r["score"]]
     if not t3:
         return None
     return max(t3, key=lambda r: r["score"])["chunker"]
@@ -274,6 +290,7 @@ def adaptive_gaps(res: CorpusResults, limit: int = 10) -> list[dict[str, Any]]:
 
 
 def domain_breakdown(res: CorpusResults) -> list[dict[str, Any]]:
+    """Per domain: documents, tokens, the adaptive mean score, the best single candidate and the selections."""
     w = res.wide()
     docs = res.documents()
     rows = []
@@ -360,7 +377,8 @@ def _mark(row: dict[str, Any]) -> str:
     return "* " if row.get("candidate") and row["chunker"] != ADAPTIVE else "  "
 
 
-def format_table2(rows: list[dict[str, Any]]) -> str:
+def format_chunk_sizes(rows: list[dict[str, Any]]) -> str:
+    """Table 2 (:func:`chunk_size_table`) as text."""
     w = max([len(r["chunker"]) for r in rows] + [16]) + 2
     head = f"{'Chunking method':<{w}} {'mean':>6} {'max':>6} {'min':>5} {'std. dev.':>9} {'# chunks':>8} {'time/doc [s]':>12}"
     lines = ["Table 2: chunk sizes (o200k tokens, all chunks of the corpus) and runtime", head, "-" * len(head)]
@@ -372,7 +390,8 @@ def format_table2(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def format_table3(rows: list[dict[str, Any]]) -> str:
+def format_metric_table(rows: list[dict[str, Any]]) -> str:
+    """Table 3 (:func:`metric_table`) as text."""
     w = max([len(r["chunker"]) for r in rows] + [16]) + 2
     head = f"{'Chunking method':<{w}} " + " ".join(f"{m:>12}" for m in METRICS) + f" {'mean':>6} {'score':>6}"
     lines = ["Table 3: metrics x100, mean ± std. dev. over documents", head, "-" * len(head)]
@@ -387,7 +406,8 @@ def format_table3(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def format_table4(rows: list[dict[str, Any]], n_docs: int) -> str:
+def format_selection(rows: list[dict[str, Any]], n_docs: int) -> str:
+    """Table 4 (:func:`selection_table`) as text."""
     w = max([len(r["chunker"]) for r in rows] + [16]) + 2
     head = f"{'Selected method':<{w}} {'% selection':>11} {'documents':>9}"
     lines = [f"Table 4: chunker selected by the adaptive policy ({n_docs} documents)", head, "-" * len(head)]
@@ -396,7 +416,8 @@ def format_table4(rows: list[dict[str, Any]], n_docs: int) -> str:
     return "\n".join(lines)
 
 
-def format_table4_ties(t: dict[str, Any]) -> str:
+def format_selection_with_ties(t: dict[str, Any]) -> str:
+    """Table 4 with ties counted separately (:func:`selection_with_ties`) as text."""
     tot = t["totals"]
     rows = t["rows"]
     w = max([len(r["chunker"]) for r in rows] + [16]) + 2
@@ -412,6 +433,7 @@ def format_table4_ties(t: dict[str, Any]) -> str:
 
 
 def format_corr(corr) -> str:
+    """Figure 1, the Spearman correlation matrix (:func:`spearman`), as a text table."""
     lines = ["Figure 1: Spearman correlation between metrics (over document x chunking)",
              "       " + " ".join(f"{m:>6}" for m in corr.columns)]
     for m in corr.index:
@@ -420,6 +442,7 @@ def format_corr(corr) -> str:
 
 
 def format_domains(rows: list[dict[str, Any]], verdicts: dict[str, dict[str, int]] | None = None) -> str:
+    """The per-domain breakdown (:func:`domain_breakdown`), with clear winners and ties when given, as text."""
     lines = ["Per domain: adaptive mean score x100, best single candidate, selections"
              + (", clear winners vs ties" if verdicts else "")]
     for r in rows:
@@ -432,6 +455,7 @@ def format_domains(rows: list[dict[str, Any]], verdicts: dict[str, dict[str, int
 
 
 def format_gaps(rows: list[dict[str, Any]], best: str | None) -> str:
+    """The documents where the adaptive choice differs most from the global best (:func:`adaptive_gaps`) as text."""
     if best is None:
         return "Adaptive vs global best: no candidate scored."
     lines = [f"Where the adaptive choice differs most from the global best chunker ({best}), score x100"]
@@ -471,6 +495,7 @@ def format_wilcoxon(rows: list[dict[str, Any]]) -> str:
 
 
 def text_report(res: CorpusResults) -> str:
+    """Everything ``chunkscope corpus-report`` prints: the tables, tests, correlations, domains and failures."""
     s = res.summary
     c = s.get("counts", {})
     docs = res.documents()
@@ -478,8 +503,8 @@ def text_report(res: CorpusResults) -> str:
     head = (f"Corpus: {len(docs)} documents with a report ({c.get('ok', 0)} analyzed in the last run, "
             f"{c.get('skipped', 0)} skipped, {c.get('failed', 0)} failed), "
             f"{sum(int(e.get('tokens') or 0) for e in docs):,} tokens. '* ' = candidate of the adaptive policy.")
-    parts = [head, "", format_table2(table2(res)), "", format_table3(table3(res)), "",
-             format_table4(table4(res), len(docs)), "", format_table4_ties(table4_ties(res)), "",
+    parts = [head, "", format_chunk_sizes(chunk_size_table(res)), "", format_metric_table(metric_table(res)), "",
+             format_selection(selection_table(res), len(docs)), "", format_selection_with_ties(selection_with_ties(res)), "",
              format_wilcoxon(wilcoxon_tests(res)), "", format_corr(spearman(res)), "",
              format_domains(domain_breakdown(res), verdicts_by_domain(res)), "", format_gaps(adaptive_gaps(res), global_best(res))]
     if res.not_run:

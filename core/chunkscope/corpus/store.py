@@ -35,6 +35,7 @@ RUN_FILES = ("summary.json", "metrics.parquet", "metrics.csv", "winners.jsonl", 
 
 
 def is_uri(location: str | os.PathLike) -> bool:
+    """Whether ``location`` is a URI (``scheme://...``) rather than a local path."""
     return "://" in str(location)
 
 
@@ -79,30 +80,36 @@ class ResultStore:
         return self._local / rel if rel else self._local
 
     def display(self, rel: str = "") -> str:
+        """How ``rel`` (or the root) is named in messages."""
         return f"{self.location.rstrip('/')}/{rel}" if rel else self.location
 
     def makedirs(self, rel: str = "") -> None:
+        """Create the folder ``rel`` (and its parents) when missing."""
         if self._fs is not None:
             self._fs.makedirs(self._path(rel), exist_ok=True)
         else:
             Path(self._path(rel)).mkdir(parents=True, exist_ok=True)
 
     def is_file(self, rel: str) -> bool:
+        """Whether ``rel`` is a file."""
         if self._fs is not None:
             return bool(self._fs.isfile(self._path(rel)))
         return Path(self._path(rel)).is_file()
 
     def exists(self) -> bool:
+        """Whether the root exists."""
         if self._fs is not None:
             return bool(self._fs.exists(self._root))
         return self._local.exists()
 
     def read_bytes(self, rel: str) -> bytes:
+        """The bytes of ``rel``."""
         if self._fs is not None:
             return self._fs.cat_file(self._path(rel))
         return Path(self._path(rel)).read_bytes()
 
     def read_text(self, rel: str) -> str:
+        """The text of ``rel`` (UTF-8)."""
         return self.read_bytes(rel).decode("utf-8")
 
     def write_bytes(self, rel: str, data: bytes) -> None:
@@ -124,6 +131,7 @@ class ResultStore:
             raise
 
     def write_text(self, rel: str, text: str) -> None:
+        """Write ``text`` to ``rel`` (UTF-8), atomically."""
         self.write_bytes(rel, text.encode("utf-8"))
 
     @contextlib.contextmanager
@@ -154,11 +162,18 @@ class ResultStore:
                         os.unlink(tmp)
 
     def write_parquet(self, rel: str, df: Any) -> None:
+        """Write a pandas DataFrame to ``rel`` as Parquet, atomically."""
         buf = io.BytesIO()
         df.to_parquet(buf, index=False)
         self.write_bytes(rel, buf.getvalue())
 
     def read_parquet(self, rel: str) -> Any:
+        """Read the Parquet file ``rel`` as a pandas DataFrame."""
         import pandas as pd
 
         return pd.read_parquet(io.BytesIO(self.read_bytes(rel)))
+
+
+def as_store(location: str | os.PathLike | ResultStore) -> ResultStore:
+    """``location`` as a ResultStore (a store is returned as is)."""
+    return location if isinstance(location, ResultStore) else ResultStore(location)

@@ -15,13 +15,13 @@ from chunkscope.corpus.report import (
     _f,
     _p,
     adaptive_gaps,
+    chunk_size_table,
     domain_breakdown,
     global_best,
+    metric_table,
+    selection_table,
+    selection_with_ties,
     spearman,
-    table2,
-    table3,
-    table4,
-    table4_ties,
     verdicts_by_domain,
     wilcoxon_tests,
 )
@@ -163,6 +163,50 @@ def _pages_section(report: Report, doc: Any, winner: str | None, runner: str | N
             + (f"<style>{''.join(styles)}</style>" if styles else "") + "".join(figs))
 
 
+REPORT_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;
+  color:#222;background:#fff}
+@media (prefers-color-scheme: dark){body{color:#ddd;background:#111} th{background:#222!important}}
+table{border-collapse:collapse;width:100%;font-size:13px} th,td{border:1px solid rgba(128,128,128,.4);padding:4px 6px;text-align:right}
+th{background:#f2f2f2} td:first-child,td:nth-child(2){text-align:left}
+.card{border:2px solid #009E73;border-radius:10px;padding:1em 1.4em;margin:1em 0}
+.muted{color:#888;font-size:13px} .warn{border-left:4px solid #D55E00;padding:.2em .6em;margin:.4em 0} pre{font-size:12px;overflow:auto}
+.verdict{padding:.3em .6em;border-left:4px solid #009E73} .verdict.tie{border-left-color:#E69F00}
+.cs-thumb{margin:1em 0} .cs-pair{display:grid;grid-template-columns:repeat(2,minmax(0,420px));gap:12px}
+"""
+LEADERBOARD_COLUMNS = ["chunking", "status", "chunks", "mean tok", *METRICS, "score", "broken blocks", "split pairs",
+                       "out-of-size", "seconds"]
+
+
+def _leaderboard_row(row: dict[str, Any], c: Any) -> str:
+    """One leaderboard row: name, status, sizes, shaded metrics with their intervals, problems, seconds."""
+    e = html.escape
+    pc = problem_counts(c)
+    name = e(c.id) + (" 🏆" if row["winner"] else "") + (" <small>(candidate)</small>" if c.candidate else "")
+    cells = [f"<td>{name}</td>", f"<td>{e(c.status)}{(': ' + e(c.reason)) if c.reason else ''}</td>",
+             *(f"<td>{row[k] if c.ok else '–'}</td>" for k in ("chunks", "mean tokens"))]
+    cells += [f"<td{_cell_shade(c.metrics.get(m))}>{'–' if c.metrics.get(m) is None else f'{c.metrics[m]:.3f}'}"
+              f"{_pm(c.metric_intervals.get(m))}</td>" for m in METRICS]
+    cells += [f"<td><b>{'–' if c.score is None else f'{c.score:.3f}'}</b>{_ci_small(c.score_interval)}</td>",
+              *(f"<td>{'–' if pc[k] is None else pc[k]}</td>" for k in ("broken blocks", "split pairs",
+                                                                         "out-of-size chunks")),
+              f"<td>{c.seconds:.2f}</td>"]
+    return "<tr>" + "".join(cells) + "</tr>"
+
+
+def _report_figures(report: Report, ex: Any) -> tuple[str, str, str]:
+    """The radar of the winner vs the runner-up (plotly.js inlined here, once), the radar of every chunking,
+    and the chunk sizes, as HTML."""
+    ok_ids = [c.id for c in report.ranked]
+    radar_ids = [i for i in (ex.winner, ex.runner) if i] if ex.winner else ok_ids[:2]
+    radar = radar_figure(report, radar_ids or ok_ids, bands=True).to_html(full_html=False, include_plotlyjs=True)
+    radar += _muted(radar_note(report, radar_ids or ok_ids, bands=True))
+    radar_all = radar_figure(report, ok_ids).to_html(full_html=False, include_plotlyjs=False)
+    radar_all += _muted(radar_note(report, ok_ids))
+    sizes = size_figure(report, ok_ids).to_html(full_html=False, include_plotlyjs=False)
+    return radar, radar_all, sizes
+
+
 def html_report(report: Report, doc: Any = None) -> str:
     """A self-contained HTML page (plotly.js inlined once) a stakeholder can open offline.
 
@@ -170,29 +214,10 @@ def html_report(report: Report, doc: Any = None) -> str:
     pages where the winner and the runner-up differ most, with their chunks' boxes drawn."""
     d = report.document
     e = html.escape
-    ok_ids = [c.id for c in report.ranked]
     ex = explain(report)  # the same runner-up, flags and warnings as the app and the CLI
-    radar_ids = [i for i in (ex.winner, ex.runner) if i] if ex.winner else ok_ids[:2]
-    radar = radar_figure(report, radar_ids or ok_ids, bands=True).to_html(full_html=False, include_plotlyjs=True)
-    radar += _muted(radar_note(report, radar_ids or ok_ids, bands=True))
-    radar_all = radar_figure(report, ok_ids).to_html(full_html=False, include_plotlyjs=False)
-    radar_all += _muted(radar_note(report, ok_ids))
-    sizes = size_figure(report, ok_ids).to_html(full_html=False, include_plotlyjs=False)
-    head = "".join(f"<th>{e(h)}</th>" for h in ["chunking", "status", "chunks", "mean tok", *METRICS, "score",
-                                                   "broken blocks", "split pairs", "out-of-size", "seconds"])
-    body = []
-    for row, c in zip(leaderboard_rows(report), report.leaderboard):
-        pc = problem_counts(c)
-        name = e(c.id) + (" 🏆" if row["winner"] else "") + (" <small>(candidate)</small>" if c.candidate else "")
-        cells = [f"<td>{name}</td>", f"<td>{e(c.status)}{(': ' + e(c.reason)) if c.reason else ''}</td>",
-                 *(f"<td>{row[k] if c.ok else '–'}</td>" for k in ("chunks", "mean tokens"))]
-        cells += [f"<td{_cell_shade(c.metrics.get(m))}>{'–' if c.metrics.get(m) is None else f'{c.metrics[m]:.3f}'}"
-                  f"{_pm(c.metric_intervals.get(m))}</td>" for m in METRICS]
-        cells += [f"<td><b>{'–' if c.score is None else f'{c.score:.3f}'}</b>{_ci_small(c.score_interval)}</td>",
-                  *(f"<td>{'–' if pc[k] is None else pc[k]}</td>" for k in ("broken blocks", "split pairs",
-                                                                             "out-of-size chunks")),
-                  f"<td>{c.seconds:.2f}</td>"]
-        body.append("<tr>" + "".join(cells) + "</tr>")
+    radar, radar_all, sizes = _report_figures(report, ex)
+    head = "".join(f"<th>{e(h)}</th>" for h in LEADERBOARD_COLUMNS)
+    body = [_leaderboard_row(row, c) for row, c in zip(leaderboard_rows(report), report.leaderboard)]
     settings = e(json.dumps({k: v for k, v in report.settings.items() if not k.startswith("_")}, indent=1,
                             ensure_ascii=False))
     warn = "".join(f"<li>{e(w)}</li>" for w in report.warnings)
@@ -201,17 +226,7 @@ def html_report(report: Report, doc: Any = None) -> str:
     pages = _pages_section(report, doc, ex.winner or report.winner, ex.runner)
     return f"""<!doctype html><html lang="en"><head><meta charset="utf-8">
 <title>ChunkScope report: {e(d.get('name', ''))}</title>
-<style>
-body{{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;
-  color:#222;background:#fff}}
-@media (prefers-color-scheme: dark){{body{{color:#ddd;background:#111}} th{{background:#222!important}}}}
-table{{border-collapse:collapse;width:100%;font-size:13px}} th,td{{border:1px solid rgba(128,128,128,.4);padding:4px 6px;text-align:right}}
-th{{background:#f2f2f2}} td:first-child,td:nth-child(2){{text-align:left}}
-.card{{border:2px solid #009E73;border-radius:10px;padding:1em 1.4em;margin:1em 0}}
-.muted{{color:#888;font-size:13px}} .warn{{border-left:4px solid #D55E00;padding:.2em .6em;margin:.4em 0}} pre{{font-size:12px;overflow:auto}}
-.verdict{{padding:.3em .6em;border-left:4px solid #009E73}} .verdict.tie{{border-left-color:#E69F00}}
-.cs-thumb{{margin:1em 0}} .cs-pair{{display:grid;grid-template-columns:repeat(2,minmax(0,420px));gap:12px}}
-</style></head><body>
+<style>{REPORT_CSS}</style></head><body>
 <h1>ChunkScope report</h1>
 <p class="muted">{e(d.get('name', ''))} · {d.get('chars', 0):,} characters · {d.get('tokens', 0):,} o200k tokens ·
 {len(d.get('pages', []))} pages · {len(d.get('blocks', []))} blocks · language {e(str(d.get('language')))} ·
@@ -242,85 +257,131 @@ def _html_table(headers: list[str], rows: list[list[Any]], bold_last: bool = Fal
     return "".join(out)
 
 
-def corpus_html_report(res: CorpusResults) -> str:
-    """A self-contained HTML page: the tables, the heatmap and charts (plotly.js inlined once)."""
-    t2, t3, t4 = table2(res), table3(res), table4(res)
-    docs = res.documents()
-    dom = domain_breakdown(res)
-    best = global_best(res)
-    gaps = adaptive_gaps(res)
-    corr = spearman(res)
-    figs = [corpus_correlation_figure(corr), corpus_selection_figure(t4), corpus_score_figure(res)]
+CORPUS_CSS = ("body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px}table{border-collapse:collapse;"
+              "margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}td:first-child,"
+              "th:first-child{text-align:left}tr.adaptive{font-weight:bold;background:#f3f3f3}caption{text-align:left}")
+
+
+def _marked(r: dict[str, Any]) -> str:
+    """A table row's chunker, ``* `` before a candidate (not before the Adaptive row)."""
+    return ("* " if r.get("candidate") and r["chunker"] != ADAPTIVE else "") + r["chunker"]
+
+
+def _corpus_figures_html(res: CorpusResults, dom: list[dict[str, Any]], selection: list[dict[str, Any]]) -> list[str]:
+    """The correlation heatmap (plotly.js inlined here, once), selection and score charts, and the per-domain
+    chart when some document has a domain."""
+    figs = [corpus_correlation_figure(spearman(res)), corpus_selection_figure(selection), corpus_score_figure(res)]
     if len([d for d in dom if d["domain"] != "(none)"]) >= 1:
         figs.append(corpus_domain_figure(res, dom))
-    fig_html = [f.to_html(full_html=False, include_plotlyjs=("inline" if i == 0 else False),
-                          config={"displaylogo": False}) for i, f in enumerate(figs)]
-    name = lambda r: ("* " if r.get("candidate") and r["chunker"] != ADAPTIVE else "") + r["chunker"]  # noqa: E731
-    t2h = _html_table(["Chunking method", "mean", "max", "min", "std. dev.", "# chunks", "time/doc [s]"],
-                      [[name(r), _f(r["mean"], 0), _f(r["max"], 0), _f(r["min"], 0), _f(r["std"], 0), r["chunks"],
-                        _f(r["time"], 2)] for r in t2], bold_last=True)
-    t3h = _html_table(["Chunking method", *METRICS, "mean", "score"],
-                      [[name(r)] + [f"{_f(r[m])} ± {_f(r[m + '_std'])}" if r[f"{m}_n"] else "–" for m in METRICS]
-                       + [_f(r["mean"], 2), _f(r["score"], 2)] for r in t3], bold_last=True)
-    t4h = _html_table(["Selected method", "% selection", "documents"],
-                      [[r["chunker"], f"{r['percent']:.0f}", r["documents"]] for r in t4])
+    return [f.to_html(full_html=False, include_plotlyjs=("inline" if i == 0 else False),
+                      config={"displaylogo": False}) for i, f in enumerate(figs)]
+
+
+def _chunk_sizes_html(res: CorpusResults) -> str:
+    """Table 2: chunk sizes and runtime."""
+    return _html_table(["Chunking method", "mean", "max", "min", "std. dev.", "# chunks", "time/doc [s]"],
+                       [[_marked(r), _f(r["mean"], 0), _f(r["max"], 0), _f(r["min"], 0), _f(r["std"], 0), r["chunks"],
+                         _f(r["time"], 2)] for r in chunk_size_table(res)], bold_last=True)
+
+
+def _metrics_html(res: CorpusResults) -> str:
+    """Table 3: metrics x100, mean ± std. dev. over documents."""
+    return _html_table(["Chunking method", *METRICS, "mean", "score"],
+                       [[_marked(r)] + [f"{_f(r[m])} ± {_f(r[m + '_std'])}" if r[f"{m}_n"] else "–" for m in METRICS]
+                        + [_f(r["mean"], 2), _f(r["score"], 2)] for r in metric_table(res)], bold_last=True)
+
+
+def _domains_html(res: CorpusResults, dom: list[dict[str, Any]]) -> str:
+    """The per-domain breakdown with its clear winners and ties."""
     vd = verdicts_by_domain(res)
-    domh = _html_table(["domain", "documents", "tokens", "adaptive score", "best candidate", "its score", "selected",
+    return _html_table(["domain", "documents", "tokens", "adaptive score", "best candidate", "its score", "selected",
                         "clear winners", "ties"],
                        [[d["domain"], d["documents"], d["tokens"], _f(d["adaptive"], 2), d["best"],
                          _f(d["best_score"], 2), ", ".join(f"{k} {v}" for k, v in d["selection"].items()),
                          vd.get(d["domain"], {}).get("clear", "–"), vd.get(d["domain"], {}).get("tie", "–")]
                         for d in dom])
-    t4t = table4_ties(res)
-    tot = t4t["totals"]
-    t4th = (f"<p>{tot['clear']} document(s) with a clear winner, {tot['tie']} tie(s) (broken by: "
-            + (", ".join(f"{html.escape(k)} {v}" for k, v in sorted(t4t["tie_breaks"].items())) or "none") + ")"
+
+
+def _ties_html(res: CorpusResults) -> str:
+    """Table 4 with ties counted separately: the totals, then one row per chunker."""
+    t = selection_with_ties(res)
+    tot = t["totals"]
+    return (f"<p>{tot['clear']} document(s) with a clear winner, {tot['tie']} tie(s) (broken by: "
+            + (", ".join(f"{html.escape(k)} {v}" for k, v in sorted(t["tie_breaks"].items())) or "none") + ")"
             + (f", {tot['no verdict']} without a verdict" if tot["no verdict"] else "") + ".</p>"
-            + _html_table(["Chunking method", "top score (paper)", "clear wins", "% clear", "in a tie", "picked in a tie"],
+            + _html_table(["Chunking method", "top score (paper)", "clear wins", "% clear", "in a tie",
+                           "picked in a tie"],
                           [[r["chunker"], r["top"], r["clear"], f"{r['percent_clear']:.0f}", r["tied"], r["picked"]]
-                           for r in t4t["rows"]]))
+                           for r in t["rows"]]))
+
+
+def _wilcoxon_html(res: CorpusResults) -> str:
+    """The Wilcoxon tests: per fixed chunker and measure, the median difference, Holm-adjusted p and n."""
     wil = wilcoxon_tests(res)
-    wil_by = {(r["chunker"], r["metric"]): r for r in wil}
-    wil_measures = list(dict.fromkeys(r["metric"] for r in wil))
-    wilh = _html_table(["vs chunker", *wil_measures],
-                       [[("* " if cid in res.candidates else "") + cid]
-                        + [("–" if not wil_by[(cid, m)]["documents"] else
-                            f"{wil_by[(cid, m)]['median_diff']:+.1f} (p {_p(wil_by[(cid, m)]['p_holm'])}, "
-                            f"n {wil_by[(cid, m)]['n']})") for m in wil_measures]
+    by = {(r["chunker"], r["metric"]): r for r in wil}
+    measures = list(dict.fromkeys(r["metric"] for r in wil))
+
+    def cell(r: dict[str, Any]) -> str:
+        """One test as a cell: the median difference, p and n, or a dash."""
+        return "–" if not r["documents"] else f"{r['median_diff']:+.1f} (p {_p(r['p_holm'])}, n {r['n']})"
+
+    return _html_table(["vs chunker", *measures],
+                       [[("* " if cid in res.candidates else "") + cid] + [cell(by[(cid, m)]) for m in measures]
                         for cid in dict.fromkeys(r["chunker"] for r in wil)])
-    gaph = _html_table(["document", "domain", "winner", "winner score", f"{best} score", "gap"],
-                       [[g["document"], g["domain"], g["winner"], _f(g["winner_score"] * 100, 2),
-                         _f(g["global_best_score"] * 100, 2), _f(g["gap"] * 100, 2)] for g in gaps]) if gaps else (
-        "<p>No candidate scored, so there is no global best to compare with.</p>" if best is None else
-        f"<p>The adaptive policy picked the global best ({html.escape(str(best))}) for every document: no gap "
-        "to show.</p>")
-    doch = _html_table(["document", "domain", "language", "tokens", "status", "winner", "reason"],
+
+
+def _gaps_html(res: CorpusResults, best: str | None) -> str:
+    """The documents where the adaptive choice beats the global best most, or why there are none."""
+    gaps = adaptive_gaps(res)
+    if gaps:
+        return _html_table(["document", "domain", "winner", "winner score", f"{best} score", "gap"],
+                           [[g["document"], g["domain"], g["winner"], _f(g["winner_score"] * 100, 2),
+                             _f(g["global_best_score"] * 100, 2), _f(g["gap"] * 100, 2)] for g in gaps])
+    if best is None:
+        return "<p>No candidate scored, so there is no global best to compare with.</p>"
+    return (f"<p>The adaptive policy picked the global best ({html.escape(str(best))}) for every document: no gap "
+            "to show.</p>")
+
+
+def _documents_html(res: CorpusResults) -> str:
+    """Every document of the run: domain, language, tokens, status, winner, reason."""
+    return _html_table(["document", "domain", "language", "tokens", "status", "winner", "reason"],
                        [[e.get("name", ""), e.get("domain", ""), e.get("language", ""), e.get("tokens", ""),
                          e.get("status", ""), e.get("winner") or "", e.get("reason", "")]
                         for e in res.summary.get("documents", [])])
+
+
+def corpus_html_report(res: CorpusResults) -> str:
+    """A self-contained HTML page: the tables, the heatmap and charts (plotly.js inlined once)."""
+    selection = selection_table(res)
+    docs = res.documents()
+    dom = domain_breakdown(res)
+    best = global_best(res)
+    fig_html = _corpus_figures_html(res, dom, selection)
+    t4h = _html_table(["Selected method", "% selection", "documents"],
+                      [[r["chunker"], f"{r['percent']:.0f}", r["documents"]] for r in selection])
     c = res.summary.get("counts", {})
-    css = ("body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px}table{border-collapse:collapse;"
-           "margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}td:first-child,"
-           "th:first-child{text-align:left}tr.adaptive{font-weight:bold;background:#f3f3f3}caption{text-align:left}")
     return (
         "<!DOCTYPE html><html><head><meta charset='utf-8'><title>ChunkScope corpus report</title>"
-        f"<style>{css}</style></head><body>"
+        f"<style>{CORPUS_CSS}</style></head><body>"
         "<h1>ChunkScope corpus report</h1>"
         f"<p>{len(docs)} documents with a report ({c.get('failed', 0)} failed), "
         f"{sum(int(e.get('tokens') or 0) for e in docs):,} tokens. Candidates of the adaptive policy are marked *.</p>"
         + "".join(f"<p>Not in the tables: {html.escape(cid)} ({html.escape(v['status'])} on {v['documents']} "
                   f"document(s): {html.escape(v['reason'][:150])})</p>" for cid, v in res.not_run.items())
-        + "<h2>Table 2: chunk sizes (o200k tokens) and runtime</h2>" + t2h
-        + "<h2>Table 3: metrics ×100, mean ± std. dev. over documents</h2>" + t3h
+        + "<h2>Table 2: chunk sizes (o200k tokens) and runtime</h2>" + _chunk_sizes_html(res)
+        + "<h2>Table 3: metrics ×100, mean ± std. dev. over documents</h2>" + _metrics_html(res)
         + "<h2>Table 4: selection by the adaptive policy</h2>" + t4h
-        + "<h2>Table 4, ties counted separately</h2>" + t4th
+        + "<h2>Table 4, ties counted separately</h2>" + _ties_html(res)
         + "<h2>Significance: Wilcoxon signed-rank, adaptive vs each chunker</h2>"
         + "<p>Paired by document, two-sided; each cell: median of (adaptive − chunker) ×100, Holm-adjusted p over "
-          "the chunkers of that metric, n = documents where the adaptive choice differs from that chunker.</p>" + wilh
+          "the chunkers of that metric, n = documents where the adaptive choice differs from that chunker.</p>"
+        + _wilcoxon_html(res)
         + "<h2>Figure 1: metric correlations</h2>" + fig_html[0]
         + "<h2>Selection and scores</h2>" + "".join(fig_html[1:3])
-        + "<h2>Per domain</h2>" + domh + ("".join(fig_html[3:]))
-        + "<h2>Adaptive choice vs the global best" + (f" ({html.escape(str(best))})" if best else "") + "</h2>" + gaph
-        + "<h2>Documents</h2>" + doch
+        + "<h2>Per domain</h2>" + _domains_html(res, dom) + ("".join(fig_html[3:]))
+        + "<h2>Adaptive choice vs the global best" + (f" ({html.escape(str(best))})" if best else "") + "</h2>"
+        + _gaps_html(res, best)
+        + "<h2>Documents</h2>" + _documents_html(res)
         + "</body></html>"
     )
