@@ -25,7 +25,6 @@ import json
 import math
 import threading
 from collections import OrderedDict
-from dataclasses import fields
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
@@ -34,9 +33,7 @@ from chunkscope.analysis.embedding import span_embedding
 from chunkscope.analysis.resources import Resources
 from chunkscope.analysis.run import fill_metrics
 from chunkscope.analysis.selection import rescore
-from chunkscope.analysis.settings import (
-    Settings,
-)
+from chunkscope.analysis.settings import SCORES, Settings, settings_affecting
 from chunkscope.analysis.structure import chunk_one, variant_label
 from chunkscope.caching import BoundedCache
 from chunkscope.document import Document
@@ -45,8 +42,7 @@ from chunkscope.report import METRICS, ChunkingResult, Report
 
 MAX_SWEEP_POINTS = 1000
 # settings that change a chunking's metrics (weights only change the score: not part of the key)
-METRIC_KEYS = ("min_tokens", "max_tokens", "bi_tolerance", "window_tokens", "window_step", "coref", "mentions",
-               "embedder", "embedding_mode", "embedding_backend")
+METRIC_KEYS = settings_affecting(SCORES)
 
 Progress = Callable[[str, float, str], None]
 
@@ -132,23 +128,12 @@ def resolve(chunker_id: str, params: Mapping[str, Any] | None = None) -> dict[st
 def problems(chunker_id: str, params: Mapping[str, Any] | None = None) -> list[str]:
     """Every problem with these values (types, ranges, combinations); [] when valid. For widgets."""
     from chunkscope.chunkers import registry
-    from chunkscope.chunkers.base import ParamError
 
     try:
         spec = registry.get(chunker_id)
     except KeyError as exc:
         return [str(exc)]
-    by_name = {p.name: p for p in spec.params}
-    out, values = [], {p.name: p.default for p in spec.params}
-    for k, v in (params or {}).items():
-        if k not in by_name:
-            out.append(f"unknown parameter '{k}' (known: {', '.join(by_name) or 'none'})")
-            continue
-        try:
-            values[k] = by_name[k].coerce(v)
-        except ParamError as exc:
-            out.append(str(exc))
-    return out or spec.problems(values)
+    return spec.check(params).problems
 
 
 def changed_params(chunker_id: str, params: Mapping[str, Any]) -> dict[str, Any]:
@@ -273,9 +258,8 @@ def seed_from_report(doc: Document, report: Report, settings: Settings, resource
     from chunkscope.chunkers.base import ParamError
 
     cache = DEFAULT_CACHE if cache is None else cache
-    known = {f.name for f in fields(Settings)}
     try:
-        scored_with = Settings.from_dict({k: v for k, v in report.settings.items() if k in known})
+        scored_with = Settings.of_report(report.settings)
     except (ValueError, TypeError):
         return 0
     if metric_key(settings) != metric_key(scored_with):

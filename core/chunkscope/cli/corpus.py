@@ -7,7 +7,7 @@ import sys
 import time
 from typing import Any
 
-from chunkscope.cli.analyze import add_analysis_options, settings_from_args
+from chunkscope.cli.settings import add_analysis_options, settings_from_args
 from chunkscope.ingest import FORMATS_IN_BRIEF
 
 
