@@ -50,10 +50,12 @@ Progress = Callable[[str, float, str], None]
 # ------------------------------------------------------------------ cache
 
 def canonical_params(params: Mapping[str, Any]) -> str:
+    """Parameters as canonical JSON (sorted keys): part of the cache key."""
     return json.dumps(params, sort_keys=True, ensure_ascii=False, default=str)
 
 
 def metric_key(settings: Settings) -> str:
+    """What a chunking's metrics depend on besides the chunking (``METRIC_KEYS`` and the provenance)."""
     from chunkscope.provenance import provenance_key
 
     return json.dumps([getattr(settings, k) for k in METRIC_KEYS] + [provenance_key(settings)], default=str)
@@ -71,6 +73,7 @@ class TuneCache:
         self.misses = 0  # = chunkings actually run and scored
 
     def get(self, key: tuple) -> ChunkingResult | None:
+        """The cached result for ``key`` (most recently used now), or None."""
         with self._lock:
             r = self._results.get(key)
             if r is not None:
@@ -79,6 +82,7 @@ class TuneCache:
             return r
 
     def put(self, key: tuple, r: ChunkingResult) -> None:
+        """Cache a scored chunking (a miss); the least recently used go beyond ``max_entries``."""
         with self._lock:
             self.misses += 1
             self._results[key] = r
@@ -96,6 +100,7 @@ class TuneCache:
             return True
 
     def pairs(self, doc: Document, settings: Settings) -> tuple:
+        """The coreference pairs of ``doc`` under ``settings``, computed once."""
         key = (doc.fingerprint, settings.coref, settings.mentions)
         return self._pairs.get_or_compute(key, lambda: coref_pairs(doc, settings))
 
@@ -104,6 +109,7 @@ class TuneCache:
         self._pairs.put((doc.fingerprint, settings.coref, settings.mentions), (pairs, reason, info))
 
     def clear(self) -> None:
+        """Forget every cached result and pair; reset the counters."""
         with self._lock:
             self._results.clear()
             self._pairs.clear()
@@ -287,6 +293,7 @@ def index_cost(c: ChunkingResult) -> int:
 
 
 def row_of(value: Any, c: ChunkingResult) -> dict[str, Any]:
+    """A sweep row of one value's chunking: chunks, tokens embedded, metrics, score (or its error)."""
     row: dict[str, Any] = {
         "value": value,
         "chunks": len(c.chunks) if c.ok else None,

@@ -42,7 +42,7 @@ class SettingSpec:
     kind: str  # whole | number | text | ids | params | weights | variants: the value's shape (from_dict's coercion)
     help: str  # one line, without the default (CLI help and widget tooltip add it)
     affects: str  # CHUNKINGS, SCORES, RANKING or SELECTION
-    label: str = ""  # the widget's label, and the setting's name in messages
+    label: str = ""  # the widget's label
     optional: bool = False  # None is a value (it stands for ``unset``)
     unset: str = ""  # what None (or the default) stands for, in help texts
     min: float | None = None  # checked by validate (and the widget's lower end)
@@ -312,12 +312,13 @@ def _finite_at_least(v: Any, low: float) -> bool:
 
 
 def _value_problems(s: SettingSpec, v: Any) -> list[str]:
+    what = s.name.replace("_", " ")
     if s.min is not None and s.kind == "number" and not _finite_at_least(v, s.min):
-        return [f"{s.label} must be a finite number >= {s.min:g} (got {v!r})"]
+        return [f"{what} must be a finite number >= {s.min:g} (got {v!r})"]
     if s.min is not None and s.kind == "whole" and v < s.min:
-        return [f"{s.label} must be >= {s.min:g} (got {v})"]
+        return [f"{what} must be >= {s.min:g} (got {v})"]
     if s.choices is not None and v not in s.choices:
-        return [f"{s.label} must be one of {', '.join(s.choices)} (got {v!r})"]
+        return [f"{what} must be one of {', '.join(s.choices)} (got {v!r})"]
     return []
 
 
@@ -402,6 +403,7 @@ def _variant_chunker_problems(s: Settings, registry: Any, hint: str) -> list[tup
 # ------------------------------------------------------------------ settings files
 
 def config_format(path: str | Path) -> str:
+    """Which format a settings file's name asks for: toml for ``.toml``, else json."""
     return "toml" if Path(path).suffix.lower() == ".toml" else "json"
 
 
@@ -426,6 +428,7 @@ def _drop_none(v: Any) -> Any:
 
 
 def config_text(settings: Settings, fmt: str = "toml", tune: Mapping[str, Any] | None = None) -> str:
+    """A settings file's text (TOML or JSON) of ``settings`` and the Tune page's ``tune`` table."""
     d = config_dict(settings, tune)
     if fmt == "toml":
         import tomli_w

@@ -25,6 +25,7 @@ def _bound(x: float) -> str:
 
 @dataclass(frozen=True)
 class ParamSpec:
+    """One declared chunker parameter: name, type, default, range or choices, help."""
     name: str
     type: type  # int | float | str | bool | list
     default: Any
@@ -73,6 +74,7 @@ class ParamSpec:
         return f"{'' if self.min is None else _bound(self.min)}–{'' if self.max is None else _bound(self.max)}"
 
     def to_dict(self) -> dict[str, Any]:
+        """The declaration as JSON (``chunkscope chunkers --json``)."""
         return {
             "name": self.name,
             "type": self.type.__name__,
@@ -102,18 +104,23 @@ class ChunkResult:
 
     @classmethod
     def skipped(cls, reason: str, **info: Any) -> "ChunkResult":
+        """A result for a chunker that does not apply to this document."""
         return cls(status="skipped", reason=reason, info=dict(info))
 
     @classmethod
     def failed(cls, reason: str, **info: Any) -> "ChunkResult":
+        """A result for a chunker that should apply but could not run."""
         return cls(status="failed", reason=reason, info=dict(info))
 
 
 class RunContext(Protocol):
     """Shared resources a chunker may use (all optional). See chunkscope.analysis.Resources."""
 
-    def embedder(self) -> Any: ...  # chunkscope.embeddings.embedder.Embedder (semantic chunker)
-    def llm(self) -> Any: ...  # chunkscope.llm.LLMClient or None (llm-regex chunker)
+    def embedder(self) -> Any:
+        """The run's chunkscope.embeddings.embedder.Embedder (semantic chunker)."""
+
+    def llm(self) -> Any:
+        """The run's chunkscope.llm.LLMClient, or None (llm-regex chunker)."""
 
 
 ChunkFn = Callable[[Document, dict[str, Any], "RunContext | None"], ChunkResult]

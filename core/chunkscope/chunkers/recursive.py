@@ -262,6 +262,7 @@ class RecursiveSplitter:
         return got
 
     def split(self, text: str, start: int = 0, end: int | None = None) -> list[Span]:
+        """The chunks of ``text[start:end]``: pass 1 (split), then pass 2 (greedy merge)."""
         end = len(text) if end is None else end
         if not text[start:end].strip():
             return []
@@ -303,6 +304,7 @@ def _params_for(size: int) -> tuple[ParamSpec, ...]:
 
 
 def splitter_from_params(params: dict[str, Any]) -> RecursiveSplitter:
+    """The splitter that resolved parameters describe (a final '' separator: the hard split)."""
     seps = params.get("separators") or list(PAPER_SEPARATORS)
     if seps and seps[-1] != "":
         seps = [*seps, ""]
@@ -315,12 +317,14 @@ def splitter_from_params(params: dict[str, Any]) -> RecursiveSplitter:
 
 
 def chunk_recursive(doc: Document, params: dict[str, Any], ctx: Any = None) -> ChunkResult:
+    """Chunk a document with the recursive splitter."""
     splitter = splitter_from_params(params)
     spans = splitter.split(doc.text)
     return ChunkResult(spans=spans)
 
 
 def specs() -> list[ChunkerSpec]:
+    """The registered recursive chunkers: recursive-1100 and recursive-600."""
     out = []
     for size in (1100, 600):
         out.append(ChunkerSpec(

@@ -25,6 +25,7 @@ class StderrProgress:
         self._printed = self.t0  # not a terminal: when the last line was written
 
     def __call__(self, stage: str, fraction: float, message: str) -> None:
+        """Show one progress update (stage, fraction done, message)."""
         if self.quiet:
             return
         now = time.perf_counter()
@@ -58,6 +59,7 @@ def _ci(lo_hi: list[float] | None) -> str:
 
 
 def leaderboard_lines(report: Report) -> list[str]:
+    """The leaderboard as text lines: one row per chunking, the winner and candidates marked."""
     head = f"{'chunking':<20} {'st':<4} {'chunks':>6} {'mean':>6} {'min':>5} {'max':>5}  " + "  ".join(
         f"{m:>5}" for m in METRICS) + f"  {'score':>6} {'95% interval':>13} {'sec':>6}"
     lines = [head, "-" * len(head)]
@@ -102,6 +104,7 @@ def partial_printer(stream=None):
 
 
 def add_analyze(sub) -> None:
+    """Declare ``chunkscope analyze``."""
     p = sub.add_parser(
         "analyze",
         help="run every chunker, score with RC/ICC/DCC/BI/SC, pick the adaptive winner",

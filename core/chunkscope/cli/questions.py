@@ -74,6 +74,7 @@ def questions_from_args(args: argparse.Namespace, doc: Any, path: str, resources
 
 
 def config_from_args(args: argparse.Namespace) -> Any:
+    """The retrieval configuration of the flags (retriever, k, budget); CLIError when invalid."""
     from chunkscope.retrieval.run import Config
 
     cfg = Config(retriever=args.retriever, k=args.k, budget=args.budget)

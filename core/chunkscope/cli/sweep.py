@@ -10,6 +10,7 @@ from chunkscope.report import METRICS
 
 
 def add_sweep(sub) -> None:
+    """Declare ``chunkscope sweep``."""
     from chunkscope.cli.common import add_input_arguments
     from chunkscope.cli.settings import add_analysis_options
 
@@ -40,6 +41,7 @@ def _fmt(v, digits: int = 3) -> str:
 
 
 def row_line(param: str, row: dict) -> str:
+    """One sweep row as a table line (or the reason the value is invalid)."""
     w = max(10, len(param))
     if row.get("error"):
         return f"{str(row['value']):>{w}}  invalid: {row['error']}"
@@ -49,6 +51,7 @@ def row_line(param: str, row: dict) -> str:
 
 
 def header(param: str) -> str:
+    """The sweep table's header line."""
     return f"{param:>10} {'chunks':>7} {'tokens':>9} " + " ".join(f"{k:>6}" for k in METRICS) + f" {'score':>6}"
 
 
