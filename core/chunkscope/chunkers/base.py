@@ -26,6 +26,7 @@ def _bound(x: float) -> str:
 @dataclass(frozen=True)
 class ParamSpec:
     """One declared chunker parameter: name, type, default, range or choices, help."""
+
     name: str
     type: type  # int | float | str | bool | list
     default: Any

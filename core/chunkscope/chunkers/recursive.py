@@ -119,8 +119,11 @@ def split_keep_start(text: str, pattern: Pattern, min_chars: int = MIN_PIECE_CHA
 
 @dataclass
 class RecursiveSplitter:
-    """The split-then-merge splitter. It trusts its sizes: ``chunk_size >= 1`` and ``0 <= chunk_overlap <
-    chunk_size`` are checked where the values come in (``ParamSpec`` ranges and ``overlap_below``)."""
+    """The paper's split-then-merge splitter.
+
+    It trusts its sizes: ``chunk_size >= 1`` and ``0 <= chunk_overlap < chunk_size`` are checked where the
+    values come in (``ParamSpec`` ranges and ``overlap_below``).
+    """
 
     chunk_size: int = 1100
     chunk_overlap: int = 0

@@ -46,6 +46,7 @@ OPTIONAL_ERRORS: dict[str, str] = {}  # module -> why it could not be imported
 
 class UnknownChunker(KeyError, ParamError):
     """A chunker id that names no registered chunker."""
+
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0]) if self.args else "unknown chunker"
 

@@ -141,8 +141,10 @@ def _retrieval_request(args: argparse.Namespace, doc: Any, settings: Settings) -
 
 
 def read_document(args: argparse.Namespace, settings: Settings, progress: StderrProgress) -> Any:
-    """The document, with progress (a long PDF takes minutes); an unusable explicit mentions file is a usage
-    error, not a silently missing RC."""
+    """The document, read with progress (a long PDF takes minutes).
+
+    An unusable explicit mentions file is a usage error, not a silently missing RC.
+    """
     from chunkscope.analysis.coreference import check_mentions
     from chunkscope.cli.common import read_input
     from chunkscope.coref import CorefError

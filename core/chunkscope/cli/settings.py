@@ -28,8 +28,11 @@ _TYPES = {"whole": int, "number": float}
 
 
 def add_setting_options(p: Any, names: Iterable[str], one_document: bool = True) -> None:
-    """The flags of the named settings, as declared (``one_document`` False: a per-document file's flag is
-    not listed; given anyway, the command says where corpus files go)."""
+    """Add the flags of the named settings, as declared.
+
+    ``one_document`` False: a per-document file's flag is not listed (given anyway, the command says where
+    corpus files go).
+    """
     for name in names:
         s = SPECS[name]
         kw: dict[str, Any] = {"dest": s.name, "default": None, "metavar": s.metavar, "help": s.described()}
@@ -45,8 +48,10 @@ def add_setting_options(p: Any, names: Iterable[str], one_document: bool = True)
 
 
 def add_analysis_options(p: argparse.ArgumentParser, one_document: bool = True) -> None:
-    """Options shared by ``analyze``, ``sweep`` and ``corpus``: ``--config`` and every setting's flag (those of
-    the retrieval check come with its options, ``add_question_options``)."""
+    """Add the options shared by ``analyze``, ``sweep`` and ``corpus``: ``--config`` and every setting's flag.
+
+    The flags of the retrieval check's settings come with its options (``add_question_options``).
+    """
     p.add_argument("--config", metavar="FILE", help="settings file (JSON or TOML) saved from the app or by hand")
     add_setting_options(p, [s.name for s in SETTING_SPECS if s.cli and not s.cli_group], one_document)
 
@@ -140,8 +145,11 @@ def _flag_settings(args: argparse.Namespace) -> list[tuple[SettingSpec, Any]]:
 
 
 def _apply_mentions(base: dict[str, Any], args: argparse.Namespace) -> None:
-    """``--mentions FILE`` means ``coref = precomputed`` unless ``--coref`` says otherwise (then a mentions
-    file, even the settings file's, would override the backend asked for)."""
+    """Apply ``--mentions FILE``: it means ``coref = precomputed`` unless ``--coref`` says otherwise.
+
+    With another ``--coref`` a mentions file, even the settings file's, is dropped: it would override the
+    backend asked for.
+    """
     mentions, coref = getattr(args, "mentions", None), getattr(args, "coref", None)
     if mentions and not Path(mentions).expanduser().is_file():  # before any other check: cheap
         raise SettingsError(f"--mentions: mentions file not found: {mentions}")
@@ -172,9 +180,12 @@ def settings_table(args: argparse.Namespace, config: dict[str, Any] | None = Non
 # ------------------------------------------------------------------ checks
 
 def check_chunkings(settings: Settings, explicit_params: dict[str, Any] | None = None) -> None:
-    """Refuse, before any work, chunking ids that name no chunker or variant and parameters that a chunker
-    rejects (``Settings.validate`` with the registry; the analysis would report them only as failed rows).
-    ``explicit_params`` (from ``--param``) must also name a chunking that actually runs."""
+    """Refuse, before any work, unknown chunking ids and parameters or variants that a chunker rejects.
+
+    ``Settings.validate`` with the registry finds them (an analysis would report them only as failed rows);
+    here they are named by their flag. ``explicit_params`` (from ``--param``) must also name a chunking that
+    actually runs.
+    """
     from chunkscope.analysis import chunking_plan
     from chunkscope.chunkers import registry
 
@@ -191,9 +202,11 @@ def check_chunkings(settings: Settings, explicit_params: dict[str, Any] | None =
 
 
 def check_coref(settings: Settings, asked: str, corpus: bool = False, remote: bool = False) -> None:
-    """An explicitly requested coreference backend that cannot run is a usage error (not an RC
-    silently left out): precomputed without a mentions file, maverick without its package, the
-    spaCy-based ones without the spaCy pipeline."""
+    """Refuse an explicitly requested coreference backend that cannot run (not an RC silently left out).
+
+    Precomputed without a mentions file, maverick without its package, the spaCy-based ones without the
+    spaCy pipeline.
+    """
     backend = settings.coref
     if backend == "precomputed" and not settings.mentions and not corpus:
         raise SettingsError(f"{asked} precomputed needs --mentions FILE (a reference mentions parquet "
@@ -226,9 +239,11 @@ def settings_from_table(base: dict[str, Any], explicit_params: list[str] | None 
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
-    """Settings from the flags over the settings file (``--config``) over the defaults; refuses,
-    before any work, what would otherwise degrade silently: unknown chunkers, a coreference backend
-    asked for that cannot run, an embedding model asked for that cannot be loaded."""
+    """Settings from the flags over the settings file (``--config``) over the defaults.
+
+    Refuses, before any work, what would otherwise degrade silently: unknown chunkers, a coreference backend
+    asked for that cannot run, an embedding model asked for that cannot be loaded.
+    """
     config = load_config(args.config) if getattr(args, "config", None) else {}
     coref = getattr(args, "coref", None)
     coref_asked = ("--coref" if coref else "settings file: coref") if coref or "coref" in config else None
