@@ -101,7 +101,7 @@ def test_embedding_backend_for_another_model_is_a_usage_error(md, capsys, no_ana
 
 
 def test_corpus_checks_the_embedder_without_loading_it(tmp_path, monkeypatch):
-    from chunkscope.cli.analyze import SettingsError, settings_from_args
+    from chunkscope.cli.settings import SettingsError, settings_from_args
     from chunkscope.embeddings.embedder import Embedder
 
     def no_load(*a, **k):
@@ -194,7 +194,7 @@ def test_mentions_alone_or_with_precomputed_are_used(mentions, tmp_path, capsys,
 def test_explicit_coref_drops_the_settings_files_mentions(mentions, tmp_path):
     """--coref heuristic means the heuristic, even when --config names a mentions file (the engine
     would otherwise read the file instead)."""
-    from chunkscope.cli.analyze import settings_from_args
+    from chunkscope.cli.settings import settings_from_args
 
     cfg = tmp_path / "settings.json"
     cfg.write_text(json.dumps({"mentions": str(mentions)}), encoding="utf-8")
@@ -210,7 +210,7 @@ def test_app_path_is_unchanged_and_corpus_finds_its_own_mentions(mentions, tmp_p
     takes --coref precomputed without --mentions (mentions lie beside each document)."""
     from chunkscope.analysis import Settings
     from chunkscope.analysis.coreference import coref_pairs
-    from chunkscope.cli.analyze import settings_from_args
+    from chunkscope.cli.settings import settings_from_args
     from chunkscope.ingest import load_document
 
     pairs, _, info = coref_pairs(load_document(str(POLICY)), Settings(coref="heuristic", mentions=str(mentions)))

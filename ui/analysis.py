@@ -18,25 +18,32 @@ from typing import Any, Callable
 
 import streamlit as st
 
-from chunkscope.analysis import DEFAULT_CANDIDATES, STAGES, Resources, Settings, analyze, rescore
+from chunkscope.analysis import STAGES, Resources, Settings, analyze, rescore
 from chunkscope.analysis.resources import ResourcesProtocol
-from chunkscope.coref.base import BACKENDS as COREF_BACKENDS
+from chunkscope.analysis.settings import RANKING, SETTING_SPECS, SPECS, SettingSpec, settings_affecting
 from chunkscope.document import Document
-from chunkscope.embeddings.embedder import BACKENDS as EMBEDDING_BACKENDS
-from chunkscope.embeddings.embedder import MODES as EMBEDDING_MODES
 from chunkscope.report import METRICS, Report
 from ui import keys
 
 REPORTS_KEY = "cs_reports"
 VARIANTS_KEY = "cs_variants"  # {name: {"chunker": id, "params": {...}}} promoted on the Tune page
 SETTINGS_KEY = "cs_settings_now"  # the sidebar's Settings of this run (None when invalid)
+RERANKED = settings_affecting(RANKING)  # a change re-ranks the report in place (rescore): not part of its key
 # the Chunk inspector's chunking and chunk, Compare's chunkings, problem kind and view: kept across pages, for
 # one document (``forget_places_of_other_documents``)
 _PLACE_WIDGETS = ("cs_insp_chunking", "cs_insp_no", "cs_cmp_sel", "cs_cmp_kind", "cs_cmp_mode")
-_WIDGETS = ("cs_sample", "cs_min_tokens", "cs_max_tokens", "cs_bi_tol", "cs_win_tokens", "cs_win_step", "cs_chunkers",
-            "cs_candidates", "cs_embedder", "cs_mode", "cs_backend", "cs_coref", "cs_llm_url", "cs_llm_model",
+
+def _setting_keys(s: SettingSpec) -> tuple[str, ...]:
+    """A setting's widget keys in session state (sliders: one per metric)."""
+    if not s.key:
+        return ()
+    return tuple(f"{s.key}{m}" for m in METRICS) if s.widget == "sliders" else (s.key,)
+
+
+SETTING_WIDGETS = tuple(k for s in SETTING_SPECS for k in _setting_keys(s))  # the sidebar's, as declared
+_WIDGETS = ("cs_sample", *SETTING_WIDGETS, "cs_llm_url", "cs_llm_model",
             "cs_target_model", "cs_target_limit", "cs_target_tokenizer",  # ui.limits: the user's embedding model
-            *_PLACE_WIDGETS, *(f"cs_w_{m}" for m in METRICS))
+            *_PLACE_WIDGETS)
 
 
 def keep_state() -> None:
@@ -60,39 +67,43 @@ def forget_places_of_other_documents(doc: Any) -> None:
         st.session_state["cs_places_for"] = doc.fingerprint
 
 
+def _seeded(s: SettingSpec, raw: str, ids: set[str]) -> tuple[Any, str]:
+    """(widget value, problem) of one address parameter: (None, why) when it cannot be used."""
+    if s.kind == "ids":
+        # an unencoded "+" arrives as a space; chunker ids hold no spaces
+        got = [x.strip().replace(" ", "+") for x in raw.split(",") if x.strip()]
+        bad = [x for x in got if x not in ids]
+        return [x for x in got if x in ids], f"unknown chunker id(s) in the address: {', '.join(bad)}" if bad else ""
+    if s.choices is not None:
+        ok = raw in s.choices
+        return (raw, "") if ok else (None, f"{s.query}={raw} is not one of {', '.join(s.choices)}")
+    try:
+        return max(int(s.min or 0), int(raw)), ""
+    except ValueError:
+        return None, f"{s.query}={raw} is not a whole number"
+
+
 def seed_from_query() -> list[str]:
     """Settings from the page address, once per session: ``?chunkers=a,b&candidates=a&coref=none
     &mode=composed&min_tokens=100&max_tokens=1100`` (a shareable link to a configuration; the
-    browser test uses it). Returns problems to show (unknown ids or values); never raises."""
+    browser test uses it; the names are the declarations' ``query``). Returns problems to show (unknown ids
+    or values); never raises."""
     if st.session_state.get("cs_query_seeded"):
         return []
     st.session_state["cs_query_seeded"] = True
     try:
         q = st.query_params
         ids = set(all_chunker_ids())
-    except Exception:
+    except Exception:  # the address and the registry are extras here: the page runs without them
         return []
     problems: list[str] = []
-    for name, key in (("chunkers", "cs_chunkers"), ("candidates", "cs_candidates")):
-        if name in q:
-            # an unencoded "+" arrives as a space; chunker ids hold no spaces
-            got = [x.strip().replace(" ", "+") for x in q[name].split(",") if x.strip()]
-            bad = [x for x in got if x not in ids]
-            if bad:
-                problems.append(f"unknown chunker id(s) in the address: {', '.join(bad)}")
-            st.session_state[key] = [x for x in got if x in ids]
-    for name, key, allowed in (("coref", "cs_coref", COREF_BACKENDS), ("mode", "cs_mode", EMBEDDING_MODES)):
-        if name in q:
-            if q[name] in allowed:
-                st.session_state[key] = q[name]
-            else:
-                problems.append(f"{name}={q[name]} is not one of {', '.join(allowed)}")
-    for name, key in (("min_tokens", "cs_min_tokens"), ("max_tokens", "cs_max_tokens")):
-        if name in q:
-            try:
-                st.session_state[key] = max(0, int(q[name]))
-            except ValueError:
-                problems.append(f"{name}={q[name]} is not a whole number")
+    for s in SETTING_SPECS:
+        if s.query and s.query in q:
+            value, problem = _seeded(s, q[s.query], ids)
+            if problem:
+                problems.append(problem)
+            if value is not None:
+                st.session_state[s.key] = value
     return problems
 
 
@@ -197,51 +208,74 @@ def widget_default(key: str, default: Any) -> Any:
 _d = widget_default  # short, for the sidebar's many widgets
 
 
+def _number_input(s: SettingSpec, defaults: Settings) -> int:
+    return int(st.number_input(s.label, int(s.min or 0), int(s.ui_max or 100_000),
+                               _d(s.key, getattr(defaults, s.name)), int(s.step or 1), key=s.key, help=s.help))
+
+
+def _choice_input(s: SettingSpec, defaults: Settings) -> Any:
+    if s.widget == "radio":
+        return st.radio(s.label, list(s.choices or ()), key=s.key, horizontal=True, help=s.help)
+    return st.selectbox(s.label, list(s.choices or ()), key=s.key, help=s.help)
+
+
+def _weight_sliders(s: SettingSpec, defaults: Settings) -> dict[str, float]:
+    st.caption("The leaderboard and the winner re-rank live; nothing is recomputed.")
+    return {m: st.slider(m, 0.0, float(s.ui_max or 3.0), value=_d(f"{s.key}{m}", float(defaults.weights[m])),
+                         step=s.step, key=f"{s.key}{m}") for m in METRICS}
+
+
+def _chunking_picker(s: SettingSpec, defaults: Settings) -> tuple[str, ...]:
+    """Chunking ids among those there are now (a variant may have gone); by default the declared ones."""
+    ids = all_chunker_ids()
+    if s.default is None:  # every default chunker
+        default = [i for i in ids if i in set(_default_ids())]
+    else:
+        default = [c for c in s.default if c in ids]
+    if any(i not in ids for i in st.session_state.get(s.key, [])):
+        st.session_state[s.key] = [i for i in st.session_state[s.key] if i in ids]
+    return tuple(st.multiselect(s.label, ids, default=_d(s.key, default), key=s.key))
+
+
+def _model_input(s: SettingSpec, defaults: Settings) -> str | None:
+    """The embedding model: on a shared server one the operator offers, else any name or path."""
+    from chunkscope.sharing import BUNDLED_EMBEDDER, policy
+
+    offered = policy().embedders if policy().shared else ()
+    if offered:  # a shared server: the operator's models only
+        if st.session_state.get(s.key) not in offered:
+            st.session_state[s.key] = offered[0]
+        emb = st.selectbox(f"{s.label} (offered by this server)", list(offered), key=s.key)
+        emb = "" if emb == BUNDLED_EMBEDDER else emb
+    else:
+        emb = st.text_input(f"{s.label} (name or path; blank = {s.unset})", _d(s.key, ""), key=s.key)
+    return emb.strip() or None
+
+
+# each declared widget kind (SettingSpec.widget) -> what draws it and returns its setting's value
+_DRAW = {"number": _number_input, "radio": _choice_input, "select": _choice_input, "sliders": _weight_sliders,
+         "pick": _chunking_picker, "text": _model_input, "file": lambda s, defaults: mentions_input()}
+# where each setting's widget sits (every setting declared with a widget, once: tests/test_settings_specs.py)
+SIDEBAR = (
+    ("Metric weights", ("weights",)),
+    ("Chunkers and candidates", ("chunkers", "candidates")),
+    ("Metric settings", ("min_tokens", "max_tokens", "bi_tolerance", "window_tokens", "window_step")),
+    ("Embeddings and coreference", ("embedder", "embedding_mode", "embedding_backend", "coref", "mentions")),
+)
+
+
+def _setting_widgets() -> dict[str, Any]:
+    """Every setting's widget, in the sidebar's expanders; {setting: value}."""
+    defaults, values = Settings(), {}
+    for title, names in SIDEBAR:
+        with st.sidebar.expander(title, expanded=False):
+            values.update({n: _DRAW[SPECS[n].widget](SPECS[n], defaults) for n in names})
+    return values
+
+
 def settings_sidebar() -> tuple[Settings | None, str]:
     """Render the settings panel; return (settings, "") or (None, what is wrong)."""
-    sb = st.sidebar
-    defaults = Settings()
-    with sb.expander("Metric weights", expanded=False):
-        st.caption("The leaderboard and the winner re-rank live; nothing is recomputed.")
-        weights = {m: st.slider(m, 0.0, 3.0, value=_d(f"cs_w_{m}", float(defaults.weights[m])), step=0.25,
-                                  key=f"cs_w_{m}") for m in METRICS}
-    ids = all_chunker_ids()
-    with sb.expander("Chunkers and candidates", expanded=False):
-        default_run = [i for i in ids if i in set(_default_ids())]
-        if any(i not in ids for i in st.session_state.get("cs_chunkers", [])):
-            st.session_state["cs_chunkers"] = [i for i in st.session_state["cs_chunkers"] if i in ids]
-        if any(i not in ids for i in st.session_state.get("cs_candidates", [])):
-            st.session_state["cs_candidates"] = [i for i in st.session_state["cs_candidates"] if i in ids]
-        chunkers = st.multiselect("Chunkings to run", ids, default=_d("cs_chunkers", default_run), key="cs_chunkers")
-        cands = st.multiselect("Candidates (may win)", ids,
-                               default=_d("cs_candidates", [c for c in DEFAULT_CANDIDATES if c in ids]), key="cs_candidates")
-    with sb.expander("Metric settings", expanded=False):
-        min_t = st.number_input("SC min tokens", 0, 100_000, _d("cs_min_tokens", defaults.min_tokens), 10, key="cs_min_tokens")
-        max_t = st.number_input("SC max tokens", 1, 100_000, _d("cs_max_tokens", defaults.max_tokens), 50, key="cs_max_tokens")
-        tol = st.number_input("BI tolerance (characters)", 0, 1000, _d("cs_bi_tol", defaults.bi_tolerance), 1, key="cs_bi_tol")
-        win = st.number_input("DCC window (tokens)", 100, 100_000, _d("cs_win_tokens", defaults.window_tokens), 250, key="cs_win_tokens")
-        step = st.number_input("DCC window step (chunks)", 1, 100, _d("cs_win_step", defaults.window_step), 1, key="cs_win_step")
-    with sb.expander("Embeddings and coreference", expanded=False):
-        from chunkscope.sharing import BUNDLED_EMBEDDER, policy
-
-        offered = policy().embedders if policy().shared else ()
-        if offered:  # a shared server: the operator's models only
-            if st.session_state.get("cs_embedder") not in offered:
-                st.session_state["cs_embedder"] = offered[0]
-            emb = st.selectbox("Embedding model (offered by this server)", list(offered), key="cs_embedder")
-            emb = "" if emb == BUNDLED_EMBEDDER else emb
-        else:
-            emb = st.text_input("Embedding model (name or path; blank = bundled all-MiniLM-L6-v2)",
-                                _d("cs_embedder", ""), key="cs_embedder")
-        mode = st.radio("Embedding mode", list(EMBEDDING_MODES), key="cs_mode", horizontal=True,
-                        help="composed: embed the document's sentences once and compose every span (fast); "
-                             "exact: embed every chunk, piece and window text (the paper's way, slow)")
-        backend = st.selectbox("Embedding backend", list(EMBEDDING_BACKENDS), key="cs_backend",
-                               help="auto: the bundled model on ONNX Runtime int8 (fast, same winners on the dev "
-                                    "corpus); reference: sentence-transformers fp32 (any model); see "
-                                    "docs/performance.md")
-        coref = st.selectbox("Coreference backend (RC)", list(COREF_BACKENDS), key="cs_coref")
-        mentions = mentions_input()
+    values = _setting_widgets()
     llm_panel()
     from ui.limits import target_sidebar
 
@@ -249,33 +283,15 @@ def settings_sidebar() -> tuple[Settings | None, str]:
     from ui.share import banner
 
     banner()
-    problems = []
-    if min_t > max_t:
-        problems.append(f"SC min tokens ({min_t}) is above max tokens ({max_t})")
-    if not chunkers:
+    s = Settings(**values, params=dict(st.session_state.get("cs_params", {})),
+                 variants=dict(st.session_state.get(VARIANTS_KEY, {})))
+    problems = [msg for _, msg in s.problems()]
+    if not s.chunkers:
         problems.append("choose at least one chunking to run")
-    if not any(w > 0 for w in weights.values()):
-        problems.append("at least one metric weight must be above 0")
-    if coref == "precomputed" and mentions is None:
+    if s.coref == "precomputed" and s.mentions is None:
         problems.append("the precomputed backend needs a mentions file")
-    if problems:
-        st.session_state[SETTINGS_KEY] = None
-        return None, "; ".join(problems)
-    s = Settings(
-        chunkers=tuple(chunkers), candidates=tuple(cands), min_tokens=int(min_t), max_tokens=int(max_t),
-        bi_tolerance=int(tol), window_tokens=int(win), window_step=int(step), weights=weights,
-        coref=coref, mentions=mentions, embedder=emb.strip() or None, embedding_mode=mode,
-        embedding_backend=backend,
-        params=dict(st.session_state.get("cs_params", {})),
-        variants=dict(st.session_state.get(VARIANTS_KEY, {})),
-    )
-    try:
-        s.validate()
-    except ValueError as exc:
-        st.session_state[SETTINGS_KEY] = None
-        return None, str(exc)
-    st.session_state[SETTINGS_KEY] = s
-    return s, ""
+    st.session_state[SETTINGS_KEY] = None if problems else s
+    return (None, "; ".join(problems)) if problems else (s, "")
 
 
 def _default_ids() -> list[str]:
@@ -332,10 +348,8 @@ def llm_panel() -> None:
 def analysis_key(doc: Document, s: Settings) -> str:
     from chunkscope.analysis import chunking_plan
 
-    d = s.to_dict()
-    d.pop("weights", None)
-    # candidates only re-rank (rescore) unless they add a chunking to run: key on what is run
-    d.pop("candidates", None)
+    # weights and candidates only re-rank (rescore) unless candidates add a chunking to run: key on what is run
+    d = {k: v for k, v in s.to_dict().items() if k not in RERANKED}
     d["_plan"] = chunking_plan(s)
     from chunkscope.llm import cache_identity_of
     from chunkscope.provenance import provenance_key
@@ -541,7 +555,7 @@ def current_report(doc: Document | None, s: Settings | None) -> Report | None:
     r = st.session_state.get(REPORTS_KEY, {}).get(key)
     if r is not None:
         rescore(r, s.weights, s.candidates)
-        r.settings = {**r.settings, **{k: v for k, v in s.to_dict().items() if k in ("weights", "candidates")}}
+        r.settings = {**r.settings, **{k: v for k, v in s.to_dict().items() if k in RERANKED}}
     return r
 
 

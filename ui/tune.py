@@ -9,7 +9,6 @@ from __future__ import annotations
 import copy
 import json
 import math
-from dataclasses import fields
 from typing import Any
 
 import streamlit as st
@@ -154,8 +153,7 @@ def sweep_defaults(p: ParamSpec) -> tuple[float, float, float]:
 
 def report_settings(report: Report) -> Settings:
     """The settings a report was computed with (metric settings, weights, candidates, variants)."""
-    known = {f.name for f in fields(Settings)}
-    return Settings.from_dict({k: v for k, v in report.settings.items() if k in known})
+    return Settings.of_report(report.settings)
 
 
 def sidebar_settings() -> Settings | None:

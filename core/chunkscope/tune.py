@@ -25,7 +25,6 @@ import json
 import math
 import threading
 from collections import OrderedDict
-from dataclasses import fields
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
@@ -34,9 +33,7 @@ from chunkscope.analysis.embedding import span_embedding
 from chunkscope.analysis.resources import Resources, ResourcesProtocol
 from chunkscope.analysis.run import fill_metrics
 from chunkscope.analysis.selection import rescore
-from chunkscope.analysis.settings import (
-    Settings,
-)
+from chunkscope.analysis.settings import SCORES, Settings, settings_affecting
 from chunkscope.analysis.structure import chunk_one, variant_label
 from chunkscope.caching import BoundedCache
 from chunkscope.document import Document
@@ -45,8 +42,7 @@ from chunkscope.report import METRICS, ChunkingResult, Report
 
 MAX_SWEEP_POINTS = 1000
 # settings that change a chunking's metrics (weights only change the score: not part of the key)
-METRIC_KEYS = ("min_tokens", "max_tokens", "bi_tolerance", "window_tokens", "window_step", "coref", "mentions",
-               "embedder", "embedding_mode", "embedding_backend")
+METRIC_KEYS = settings_affecting(SCORES)
 
 Progress = Callable[[str, float, str], None]
 
@@ -54,10 +50,12 @@ Progress = Callable[[str, float, str], None]
 # ------------------------------------------------------------------ cache
 
 def canonical_params(params: Mapping[str, Any]) -> str:
+    """Parameters as canonical JSON (sorted keys): part of the cache key."""
     return json.dumps(params, sort_keys=True, ensure_ascii=False, default=str)
 
 
 def metric_key(settings: Settings) -> str:
+    """What a chunking's metrics depend on besides the chunking (``METRIC_KEYS`` and the provenance)."""
     from chunkscope.provenance import provenance_key
 
     return json.dumps([getattr(settings, k) for k in METRIC_KEYS] + [provenance_key(settings)], default=str)
@@ -75,6 +73,7 @@ class TuneCache:
         self.misses = 0  # = chunkings actually run and scored
 
     def get(self, key: tuple) -> ChunkingResult | None:
+        """The cached result for ``key`` (most recently used now), or None."""
         with self._lock:
             r = self._results.get(key)
             if r is not None:
@@ -83,6 +82,7 @@ class TuneCache:
             return r
 
     def put(self, key: tuple, r: ChunkingResult) -> None:
+        """Cache a scored chunking (a miss); the least recently used go beyond ``max_entries``."""
         with self._lock:
             self.misses += 1
             self._results[key] = r
@@ -100,6 +100,7 @@ class TuneCache:
             return True
 
     def pairs(self, doc: Document, settings: Settings) -> tuple:
+        """The coreference pairs of ``doc`` under ``settings``, computed once."""
         key = (doc.fingerprint, settings.coref, settings.mentions)
         return self._pairs.get_or_compute(key, lambda: coref_pairs(doc, settings))
 
@@ -108,6 +109,7 @@ class TuneCache:
         self._pairs.put((doc.fingerprint, settings.coref, settings.mentions), (pairs, reason, info))
 
     def clear(self) -> None:
+        """Forget every cached result and pair; reset the counters."""
         with self._lock:
             self._results.clear()
             self._pairs.clear()
@@ -132,23 +134,12 @@ def resolve(chunker_id: str, params: Mapping[str, Any] | None = None) -> dict[st
 def problems(chunker_id: str, params: Mapping[str, Any] | None = None) -> list[str]:
     """Every problem with these values (types, ranges, combinations); [] when valid. For widgets."""
     from chunkscope.chunkers import registry
-    from chunkscope.chunkers.base import ParamError
 
     try:
         spec = registry.get(chunker_id)
     except KeyError as exc:
         return [str(exc)]
-    by_name = {p.name: p for p in spec.params}
-    out, values = [], {p.name: p.default for p in spec.params}
-    for k, v in (params or {}).items():
-        if k not in by_name:
-            out.append(f"unknown parameter '{k}' (known: {', '.join(by_name) or 'none'})")
-            continue
-        try:
-            values[k] = by_name[k].coerce(v)
-        except ParamError as exc:
-            out.append(str(exc))
-    return out or spec.problems(values)
+    return spec.check(params).problems
 
 
 def changed_params(chunker_id: str, params: Mapping[str, Any]) -> dict[str, Any]:
@@ -273,9 +264,8 @@ def seed_from_report(doc: Document, report: Report, settings: Settings, resource
     from chunkscope.chunkers.base import ParamError
 
     cache = DEFAULT_CACHE if cache is None else cache
-    known = {f.name for f in fields(Settings)}
     try:
-        scored_with = Settings.from_dict({k: v for k, v in report.settings.items() if k in known})
+        scored_with = Settings.of_report(report.settings)
     except (ValueError, TypeError):
         return 0
     if metric_key(settings) != metric_key(scored_with):
@@ -303,6 +293,7 @@ def index_cost(c: ChunkingResult) -> int:
 
 
 def row_of(value: Any, c: ChunkingResult) -> dict[str, Any]:
+    """A sweep row of one value's chunking: chunks, tokens embedded, metrics, score (or its error)."""
     row: dict[str, Any] = {
         "value": value,
         "chunks": len(c.chunks) if c.ok else None,

@@ -9,7 +9,7 @@ and the app's widgets are all generated from these declarations.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Mapping, Protocol
 
 from chunkscope.document import Document, Span
 
@@ -25,6 +25,8 @@ def _bound(x: float) -> str:
 
 @dataclass(frozen=True)
 class ParamSpec:
+    """One declared chunker parameter: name, type, default, range or choices, help."""
+
     name: str
     type: type  # int | float | str | bool | list
     default: Any
@@ -73,6 +75,7 @@ class ParamSpec:
         return f"{'' if self.min is None else _bound(self.min)}–{'' if self.max is None else _bound(self.max)}"
 
     def to_dict(self) -> dict[str, Any]:
+        """The declaration as JSON (``chunkscope chunkers --json``)."""
         return {
             "name": self.name,
             "type": self.type.__name__,
@@ -102,18 +105,23 @@ class ChunkResult:
 
     @classmethod
     def skipped(cls, reason: str, **info: Any) -> "ChunkResult":
+        """A result for a chunker that does not apply to this document."""
         return cls(status="skipped", reason=reason, info=dict(info))
 
     @classmethod
     def failed(cls, reason: str, **info: Any) -> "ChunkResult":
+        """A result for a chunker that should apply but could not run."""
         return cls(status="failed", reason=reason, info=dict(info))
 
 
 class RunContext(Protocol):
     """Shared resources a chunker may use (all optional). See chunkscope.analysis.Resources."""
 
-    def embedder(self) -> Any: ...  # chunkscope.embeddings.embedder.Embedder (semantic chunker)
-    def llm(self) -> Any: ...  # chunkscope.llm.LLMClient or None (llm-regex chunker)
+    def embedder(self) -> Any:
+        """The run's chunkscope.embeddings.embedder.Embedder (semantic chunker)."""
+
+    def llm(self) -> Any:
+        """The run's chunkscope.llm.LLMClient, or None (llm-regex chunker)."""
 
 
 ChunkFn = Callable[[Document, dict[str, Any], "RunContext | None"], ChunkResult]
@@ -183,16 +191,36 @@ class ChunkerSpec:
         """
         return list(self.validate(params)) if self.validate is not None else []
 
-    def resolve_params(self, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Defaults updated with coerced overrides; unknown names are a ParamError."""
+    def check(self, overrides: Mapping[str, Any] | None = None) -> "Checked":
+        """The defaults updated with the coerced overrides, and every problem with them.
+
+        Unknown names and values that do not coerce are the problems when there are any (the
+        combination of values is not meaningful then); otherwise the cross-parameter ``problems``.
+        """
         by_name = {p.name: p for p in self.params}
-        out = {p.name: p.default for p in self.params}
+        values = {p.name: p.default for p in self.params}
+        bad: list[str] = []
         for k, v in (overrides or {}).items():
             if k not in by_name:
-                known = ", ".join(by_name) or "none"
-                raise ParamError(f"{self.id}: unknown parameter '{k}' (known: {known})")
-            out[k] = by_name[k].coerce(v)
-        bad = self.problems(out)
-        if bad:
-            raise ParamError(f"{self.id}: " + "; ".join(bad))
-        return out
+                bad.append(f"unknown parameter '{k}' (known: {', '.join(by_name) or 'none'})")
+                continue
+            try:
+                values[k] = by_name[k].coerce(v)
+            except ParamError as exc:
+                bad.append(str(exc))
+        return Checked(values, bad or self.problems(values))
+
+    def resolve_params(self, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Defaults updated with coerced overrides; ParamError naming every problem when they are invalid."""
+        checked = self.check(overrides)
+        if checked.problems:
+            raise ParamError(f"{self.id}: " + "; ".join(checked.problems))
+        return checked.values
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A chunker's parameter values (defaults with the overrides that coerced) and their problems ([]: valid)."""
+
+    values: dict[str, Any]
+    problems: list[str]

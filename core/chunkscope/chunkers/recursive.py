@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Callable, Sequence
 
@@ -119,6 +119,12 @@ def split_keep_start(text: str, pattern: Pattern, min_chars: int = MIN_PIECE_CHA
 
 @dataclass
 class RecursiveSplitter:
+    """The paper's split-then-merge splitter.
+
+    It trusts its sizes: ``chunk_size >= 1`` and ``0 <= chunk_overlap < chunk_size`` are checked where the
+    values come in (``ParamSpec`` ranges and ``overlap_below``).
+    """
+
     chunk_size: int = 1100
     chunk_overlap: int = 0
     separators: Sequence[str] = PAPER_SEPARATORS
@@ -127,10 +133,6 @@ class RecursiveSplitter:
     regex_timeout: float = DEFAULT_REGEX_TIMEOUT  # budget of the user-typed separators per split()
 
     def __post_init__(self) -> None:
-        if self.chunk_size < 1:
-            raise ParamError("chunk_size must be >= 1")
-        if not 0 <= self.chunk_overlap < self.chunk_size:
-            raise ParamError(f"chunk_overlap must be in [0, chunk_size) (got {self.chunk_overlap})")
         self._patterns = [None if s == "" else _compile(s) for s in self.separators]
         self._regex_spent = 0.0  # seconds spent in user separators during the current split()
 
@@ -263,6 +265,7 @@ class RecursiveSplitter:
         return got
 
     def split(self, text: str, start: int = 0, end: int | None = None) -> list[Span]:
+        """The chunks of ``text[start:end]``: pass 1 (split), then pass 2 (greedy merge)."""
         end = len(text) if end is None else end
         if not text[start:end].strip():
             return []
@@ -299,13 +302,12 @@ def validate_recursive(params: dict[str, Any]) -> list[str]:
 
 
 def _params_for(size: int) -> tuple[ParamSpec, ...]:
-    return tuple(
-        ParamSpec(p.name, p.type, size, p.help, p.min, p.max, p.choices) if p.name == "chunk_size" else p
-        for p in RECURSIVE_PARAMS
-    )
+    """The recursive splitter's parameters with ``size`` as chunk_size's default."""
+    return tuple(replace(p, default=size) if p.name == "chunk_size" else p for p in RECURSIVE_PARAMS)
 
 
 def splitter_from_params(params: dict[str, Any]) -> RecursiveSplitter:
+    """The splitter that resolved parameters describe (a final '' separator: the hard split)."""
     seps = params.get("separators") or list(PAPER_SEPARATORS)
     if seps and seps[-1] != "":
         seps = [*seps, ""]
@@ -318,12 +320,14 @@ def splitter_from_params(params: dict[str, Any]) -> RecursiveSplitter:
 
 
 def chunk_recursive(doc: Document, params: dict[str, Any], ctx: Any = None) -> ChunkResult:
+    """Chunk a document with the recursive splitter."""
     splitter = splitter_from_params(params)
     spans = splitter.split(doc.text)
     return ChunkResult(spans=spans)
 
 
 def specs() -> list[ChunkerSpec]:
+    """The registered recursive chunkers: recursive-1100 and recursive-600."""
     out = []
     for size in (1100, 600):
         out.append(ChunkerSpec(

@@ -45,6 +45,8 @@ OPTIONAL_ERRORS: dict[str, str] = {}  # module -> why it could not be imported
 
 
 class UnknownChunker(KeyError, ParamError):
+    """A chunker id that names no registered chunker."""
+
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0]) if self.args else "unknown chunker"
 
@@ -58,6 +60,7 @@ def _base_id(chunker_id: str) -> str:
 
 
 def register(spec: ChunkerSpec) -> None:
+    """Register a base chunker (its '+pp' variant is derived); the same spec twice is fine, a clash raises."""
     if spec.id.endswith(PP_SUFFIX):
         raise ValueError(f"register the base chunker, not '{spec.id}': '+pp' variants are derived")
     if spec.id in _SPECS:
@@ -79,6 +82,7 @@ def unregister(chunker_id: str) -> None:
 
 
 def ids(include_pp: bool = True) -> list[str]:
+    """Registered chunker ids in registration order, each followed by its '+pp' variant unless ``include_pp`` is False."""
     out: list[str] = []
     for i in _SPECS:
         out.append(i)
@@ -115,10 +119,12 @@ def _pp_spec(base: ChunkerSpec) -> ChunkerSpec:
 
 
 def is_registered(chunker_id: str) -> bool:
+    """Whether ``chunker_id`` (with or without '+pp') names a registered chunker."""
     return _base_id(chunker_id) in _SPECS
 
 
 def get(chunker_id: str) -> ChunkerSpec:
+    """The spec of a chunker id ('+pp' derives the post-processed one); UnknownChunker otherwise."""
     base_id = _base_id(chunker_id)
     spec = _SPECS.get(base_id)
     if spec is None:

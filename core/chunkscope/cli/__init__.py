@@ -52,6 +52,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> _Parser:
+    """The ``chunkscope`` parser with every subcommand of ``SUBCOMMANDS``."""
     parser = _Parser(
         prog="chunkscope",
         description="Inspect RAG chunk quality: load a document, run chunkers, score them.",

@@ -19,6 +19,7 @@ from pathlib import Path
 
 
 def add_app(sub) -> None:
+    """Declare ``chunkscope app``."""
     p = sub.add_parser(
         "app",
         help="start the web app (127.0.0.1; --share: shared mode for a team, see docs/sharing.md)",
@@ -42,6 +43,7 @@ def add_app(sub) -> None:
 
 
 def app_script() -> Path:
+    """The Streamlit script (app.py) of a source checkout; CLIError when there is none."""
     import chunkscope
     from chunkscope.cli.common import CLIError
 
@@ -101,6 +103,7 @@ def launch_plan(args: argparse.Namespace, env: dict[str, str]) -> tuple[list[str
 
 
 def cmd_app(args: argparse.Namespace) -> int:
+    """Launch the app (or print the command and environment with ``--print-command``)."""
     from chunkscope.cli.common import CLIError
     from chunkscope.extras import require
     from chunkscope.sharing import load_policy

@@ -28,6 +28,7 @@ def _param_line(p) -> str:
 
 
 def add_chunkers(sub) -> None:
+    """Declare ``chunkscope chunkers``."""
     p = sub.add_parser("chunkers", help="list every chunker id with its parameters",
                        description="List every registered chunker id (each also exists as ID+pp, post-processed) "
                        "with its label, parameters and defaults, and a one-line description.")
@@ -37,6 +38,7 @@ def add_chunkers(sub) -> None:
 
 
 def cmd_chunkers(args: argparse.Namespace) -> int:
+    """List the registered chunkers and their parameters (text or JSON)."""
     from chunkscope.chunkers import registry
 
     specs = [registry.get(i) for i in registry.ids(include_pp=args.pp)]
@@ -59,6 +61,7 @@ def cmd_chunkers(args: argparse.Namespace) -> int:
 
 
 def add_chunk(sub) -> None:
+    """Declare ``chunkscope chunk``."""
     from chunkscope.cli.common import add_input_arguments
 
     p = sub.add_parser("chunk", help="chunk a document with one chunker and show the chunks",
@@ -76,6 +79,7 @@ def add_chunk(sub) -> None:
 
 
 def chunk_payload(doc, chunker_id: str, params: dict[str, Any], spans, tokens, audit_obj) -> dict[str, Any]:
+    """The JSON of one chunking of ``doc``: document, chunker, params, chunks (with boxes for PDFs), audit."""
     return {
         "document": doc.to_dict(),
         "chunker": chunker_id,
@@ -88,6 +92,7 @@ def chunk_payload(doc, chunker_id: str, params: dict[str, Any], spans, tokens, a
 
 
 def cmd_chunk(args: argparse.Namespace) -> int:
+    """Chunk one document with one chunker and print or write its chunks."""
     from chunkscope.chunkers import registry
     from chunkscope.chunkers.audit import audit
     from chunkscope.cli.common import CLIError, check_json_target, read_input, write_json

@@ -18,6 +18,7 @@ class CLIError(Exception):
 
 
 def one_line(exc: BaseException) -> str:
+    """An exception's message on one line."""
     text = " ".join(str(exc).split())
     return text or type(exc).__name__
 
@@ -44,6 +45,7 @@ def read_input(args: argparse.Namespace, running: str = "mark") -> Document:
 
 def load_input(path: str, max_bytes: int | None = None, running: str = "mark",
                language: str | None = None) -> Document:
+    """Read a document as every subcommand does (engine logs on one line)."""
     from chunkscope.ingest import load_document  # lazily: `chunkscope --help` stays instant
 
     one_line_engine_logs()  # every subcommand that reads a document runs the engine next

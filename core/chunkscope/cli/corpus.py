@@ -7,7 +7,7 @@ import sys
 import time
 from typing import Any
 
-from chunkscope.cli.analyze import add_analysis_options, settings_from_args
+from chunkscope.cli.settings import add_analysis_options, settings_from_args
 from chunkscope.ingest import FORMATS_IN_BRIEF
 
 
@@ -40,6 +40,7 @@ class CorpusProgress:
             self._bar_shown = False
 
     def __call__(self, done: int, total: int, entry: dict[str, Any]) -> None:
+        """Show one document's progress entry (start, running, retry, ok, skipped, failed)."""
         if self.quiet:
             return
         status = entry.get("status", "")
@@ -85,6 +86,7 @@ class CorpusProgress:
 
 
 def add_corpus(sub) -> None:
+    """Declare ``chunkscope corpus``."""
     p = sub.add_parser(
         "corpus",
         help="analyze every document in a folder (or glob): per-document reports, tidy tables, winners",
@@ -117,6 +119,7 @@ def add_corpus(sub) -> None:
 
 
 def cmd_corpus(args: argparse.Namespace) -> int:
+    """Analyze every document of a corpus and print the counts and where the results are."""
     from functools import partial
 
     from chunkscope.corpus.run import RunOptions, run_corpus
@@ -156,6 +159,7 @@ def cmd_corpus(args: argparse.Namespace) -> int:
 
 
 def add_corpus_report(sub) -> None:
+    """Declare ``chunkscope corpus-report``."""
     p = sub.add_parser(
         "corpus-report",
         help="print the paper's Tables 2, 3 and 4 for a corpus results directory; write an HTML report",
@@ -171,6 +175,7 @@ def add_corpus_report(sub) -> None:
 
 
 def cmd_corpus_report(args: argparse.Namespace) -> int:
+    """Print the corpus tables and write the HTML report."""
     from pathlib import Path
 
     from chunkscope.cli.common import CLIError, check_output_path, write_text_file

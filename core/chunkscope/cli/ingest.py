@@ -8,6 +8,7 @@ from chunkscope.cli.common import add_input_arguments, check_json_target, check_
 
 
 def add_ingest(sub) -> None:
+    """Declare ``chunkscope ingest``."""
     p = sub.add_parser(
         "ingest",
         help="load a document and show what was found",
@@ -24,6 +25,7 @@ def add_ingest(sub) -> None:
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
+    """Read one document and print (or write) what was extracted."""
     from chunkscope.ingest.health import format_health
     from chunkscope.ingest.summary import format_summary
 

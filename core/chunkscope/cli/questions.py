@@ -21,9 +21,11 @@ def add_question_options(p: argparse.ArgumentParser, analyze: bool = False) -> N
                    help="chunks retrieved per question for the top-k scores (default 5)")
     g.add_argument("--budget" if not analyze else "--retrieval-budget", dest="budget", type=int, default=1000,
                    metavar="TOKENS", help="token budget for the budgeted scores (default 1000)")
-    if analyze:
-        g.add_argument("--retrieval-weight", dest="retrieval_weight", type=float, default=None, metavar="W",
-                       help="weight of budgeted retrieval recall in the adaptive score (default 0: off)")
+    if analyze:  # the settings of the retrieval check (--retrieval-weight)
+        from chunkscope.analysis.settings import SETTING_SPECS
+        from chunkscope.cli.settings import add_setting_options
+
+        add_setting_options(g, [s.name for s in SETTING_SPECS if s.cli_group == "retrieval"])
 
 
 def questions_from_args(args: argparse.Namespace, doc: Any, path: str, resources: Any = None) -> Any:
@@ -72,6 +74,7 @@ def questions_from_args(args: argparse.Namespace, doc: Any, path: str, resources
 
 
 def config_from_args(args: argparse.Namespace) -> Any:
+    """The retrieval configuration of the flags (retriever, k, budget); CLIError when invalid."""
     from chunkscope.retrieval.run import Config
 
     cfg = Config(retriever=args.retriever, k=args.k, budget=args.budget)

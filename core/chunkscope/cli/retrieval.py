@@ -18,6 +18,7 @@ from chunkscope.cli.questions import add_question_options, config_from_args, que
 
 
 def add_retrieval(sub) -> None:
+    """Declare ``chunkscope retrieval``: a document, question options and the settings it uses."""
     p = sub.add_parser(
         "retrieval",
         help="retrieval check: how much of the questions' evidence each chunking lets a retriever find",
@@ -26,50 +27,35 @@ def add_retrieval(sub) -> None:
         "and at a matched token budget.",
     )
     from chunkscope.cli.common import add_input_arguments
+    from chunkscope.cli.settings import add_setting_options
 
     add_input_arguments(p)
     add_question_options(p)
-    p.add_argument("--chunkers", metavar="ID,...", help="chunkings to score (default: every default chunker)")
-    p.add_argument("--param", action="append", metavar="ID.NAME=VALUE", help="override a chunker parameter (repeatable)")
-    p.add_argument("--embedder", metavar="NAME_OR_PATH", help="model for dense/hybrid (default: bundled all-MiniLM-L6-v2)")
-    p.add_argument("--embedding-mode", dest="embedding_mode", choices=["composed", "exact"], default="composed")
+    add_setting_options(p, ("chunkers", "params", "embedder", "embedding_mode", "embedding_backend"))
     p.add_argument("--json", metavar="OUT", help="write chunkscope.retrieval/1 JSON to OUT ('-': stdout, which "
                    "then holds only the JSON; the table goes to stderr)")
     p.set_defaults(func=cmd_retrieval)
 
 
-def cmd_retrieval(args: argparse.Namespace) -> int:
-    from chunkscope.analysis import Resources, Settings, chunk_one, chunking_plan
-    from chunkscope.cli.analyze import SettingsError, check_chunkings, parse_params
-    from chunkscope.cli.common import (
-        check_embedder,
-        check_json_target,
-        check_language,
-        human_stream,
-        read_input,
-        write_json,
-    )
-    from chunkscope.retrieval.run import chunkings_from_report, evaluate, note_lines
+def retrieval_settings(args: argparse.Namespace) -> Any:
+    """The chunkings and embedder asked for (every --chunkers id scored, none of them a candidate); CLIError."""
+    from chunkscope.cli.settings import SettingsError, settings_from_table, settings_table
 
-    if all(getattr(args, x) is None for x in ("questions", "generate", "self_test")):
-        raise CLIError("give a question source: --questions FILE, --generate N or --self-test N")
-    check_language(args.language)  # cheap: before the embedding model is checked and loaded
-    cfg = config_from_args(args)
-    base: dict[str, Any] = {"embedding_mode": args.embedding_mode, "embedder": args.embedder}
+    base = settings_table(args)
     if args.chunkers:
-        base["chunkers"] = [c.strip() for c in args.chunkers.split(",") if c.strip()]
         base["candidates"] = []
-    if args.param:
-        base["params"] = parse_params(args.param)
     try:
-        settings = Settings.from_dict(base)
-        check_chunkings(settings, explicit_params=base.get("params") or {})
-    except (TypeError, SettingsError) as exc:
+        return settings_from_table(base, args.params)
+    except SettingsError as exc:
         raise CLIError(str(exc)) from None
-    check_json_target(args.json)
-    check_embedder(settings.embedder)  # a model asked for that cannot be loaded: now, in one line
-    doc = read_input(args)
-    resources = Resources(settings.embedder, settings.embedding_mode)
+
+
+def _scored(args: argparse.Namespace, doc: Any, settings: Any, cfg: Any) -> tuple[dict[str, Any], Any, float]:
+    """(chunkscope.retrieval/1 table, question set, seconds spent chunking) of the check on ``doc``."""
+    from chunkscope.analysis import Resources, chunk_one, chunking_plan
+    from chunkscope.retrieval.run import chunkings_from_report, evaluate
+
+    resources = Resources(settings.embedder, settings.embedding_mode, backend=settings.embedding_backend)
     qs = questions_from_args(args, doc, args.file, resources)
     t0 = time.perf_counter()
     results = [chunk_one(doc, cid, base_id, ov, resources) for cid, base_id, ov in chunking_plan(settings)]
@@ -79,12 +65,34 @@ def cmd_retrieval(args: argparse.Namespace) -> int:
         from chunkscope.retrieval.retrievers import dense_from_resources
 
         dense = dense_from_resources(resources, doc)
-    res = evaluate(doc.text, chunkings_from_report(results), qs, cfg, dense, doc.language)
-    out = res.to_dict()
+    out = evaluate(doc.text, chunkings_from_report(results), qs, cfg, dense, doc.language).to_dict()
     out["document"] = {"name": doc.name, "sha256": doc.sha256, "chars": len(doc.text)}
     out["not_scored"] = [{"id": r.id, "status": r.status, "reason": r.reason} for r in results if not r.ok or not r.chunks]
     out["timings"]["chunk"] = round(chunk_s, 4)
-    label = "SELF-TEST (proxy questions made from the document, not real questions)" if qs.source == "self-test" else qs.source
+    return out, qs, chunk_s
+
+
+def cmd_retrieval(args: argparse.Namespace) -> int:
+    """Run the check: the table (recall, precision, IoU per chunking), notes, and the JSON when asked."""
+    from chunkscope.cli.common import (
+        check_embedder,
+        check_json_target,
+        check_language,
+        human_stream,
+        read_input,
+        write_json,
+    )
+    from chunkscope.retrieval.run import note_lines
+
+    if all(getattr(args, x) is None for x in ("questions", "generate", "self_test")):
+        raise CLIError("give a question source: --questions FILE, --generate N or --self-test N")
+    check_language(args.language)  # cheap: before the embedding model is checked and loaded
+    cfg = config_from_args(args)
+    settings = retrieval_settings(args)
+    check_json_target(args.json)
+    check_embedder(settings.embedder, settings.embedding_backend)  # a model that cannot be loaded: now, in one line
+    doc = read_input(args)
+    out, qs, chunk_s = _scored(args, doc, settings, cfg)
     stream = human_stream(args.json)  # with --json -, stdout is the JSON only
 
     def say(line: str = "") -> None:
@@ -92,7 +100,7 @@ def cmd_retrieval(args: argparse.Namespace) -> int:
 
     say(f"{doc.name}: {qs.summary()} · retriever {cfg.retriever} · k {cfg.k} · budget {cfg.budget} tokens")
     if qs.source == "self-test":
-        say(f"note: {label}")
+        say("note: SELF-TEST (proxy questions made from the document, not real questions)")
     for p in qs.problems:
         print(f"problem: {p}", file=sys.stderr)
     say()
@@ -101,8 +109,7 @@ def cmd_retrieval(args: argparse.Namespace) -> int:
         say(f"note: {n}")
     for r in out["not_scored"]:
         say(f"not scored: {r['id']} ({r['status']}: {r['reason'] or 'no chunks'})")
-    t = out["timings"]
-    say(f"time: chunk {chunk_s:.2f}s, retrieval {t['total']:.2f}s")
+    say(f"time: chunk {chunk_s:.2f}s, retrieval {out['timings']['total']:.2f}s")
     if args.json:
         write_json(out, args.json)
         if args.json != "-":
