@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any
 import streamlit as st
 
 from chunkscope.analysis import DEFAULT_CANDIDATES, STAGES, Resources, Settings, analyze, rescore
+from chunkscope.caching import cache_root
 from chunkscope.coref.base import BACKENDS as COREF_BACKENDS
 from chunkscope.document import Document
 from chunkscope.embeddings.embedder import BACKENDS as EMBEDDING_BACKENDS
@@ -129,7 +129,7 @@ def _mentions_path(upload) -> str | None:
 
     data = upload.getvalue()
     ws = session_workspace()  # shared server: this session's private directory
-    d = ws.sub("mentions") if ws is not None else Path(os.environ.get("CHUNKSCOPE_CACHE_DIR") or tempfile.gettempdir()) / "mentions"
+    d = ws.sub("mentions") if ws is not None else cache_root("scratch") / "mentions"
     d.mkdir(parents=True, exist_ok=True)
     p = d / f"{hashlib.sha256(data).hexdigest()[:16]}{Path(upload.name).suffix.lower()}"
     if not p.exists():

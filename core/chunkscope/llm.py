@@ -363,22 +363,6 @@ def test_connection(settings: LLMSettings | None = None) -> tuple[bool, str]:
 test_connection.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
 
 
-# --- on-disk cache location (shared by model-driven chunkers) --------------------------
-
-def cache_dir() -> str:
-    """``CHUNKSCOPE_CACHE_DIR`` or the user's cache directory (``$XDG_CACHE_HOME/chunkscope``)."""
-    env = os.environ.get("CHUNKSCOPE_CACHE_DIR", "").strip()
-    if env:
-        return os.path.expanduser(env)
-    if os.name == "nt":
-        base = os.environ.get("LOCALAPPDATA") or os.path.expanduser("~\\AppData\\Local")
-    elif os.uname().sysname == "Darwin":
-        base = os.path.expanduser("~/Library/Caches")
-    else:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
-    return os.path.join(base, "chunkscope")
-
-
 _KEYLIKE = re.compile(r"\b(sk-[A-Za-z0-9_\-]{8,})\b")
 
 
@@ -421,11 +405,4 @@ def _scrub_text(text: str) -> str:
     for k in _known_keys:
         if k in text:
             text = text.replace(k, "***")
-    return _KEYLIKE.sub("sk-***", text)
-
-
-def scrub_secrets(text: str, settings: LLMSettings | None = None) -> str:
-    """Remove the configured key (and anything key-like) from a text before showing it."""
-    if settings is not None and settings.api_key:
-        text = text.replace(settings.api_key, "***")
     return _KEYLIKE.sub("sk-***", text)

@@ -42,7 +42,7 @@ class Dense:
     name: str = ""
 
 
-def _stopwords(language: str | None) -> set[str]:
+def stopwords(language: str | None) -> set[str]:
     """bm25s's stop-word list for the document's language ("und" and unknown: English)."""
     lang = (language or "en")[:2]
     attr = _STOP_LANGS.get(lang, "STOPWORDS_EN_PLUS" if lang in ("un", "") else None)
@@ -82,7 +82,7 @@ class QueryTokens:
     """Questions tokenized once per question set (reused for every chunking)."""
 
     def __init__(self, questions: Sequence[str], language: str | None = None):
-        self.stop = _stopwords(language)
+        self.stop = stopwords(language)
         self.tokens = tokenize(questions, self.stop)
 
 
