@@ -73,7 +73,7 @@ def verdict_badge(v: dict | None, score_interval: list[float] | None, narrow: bo
         body = (f"none is ahead of the others in ≥ {v['clear_share']:.0%} of {n} resamples (first: {firsts}); "
                 f"<b>{html.escape(v['winner'])}</b> picked by {rule}{ci}")
     return (f'<div class="cs-verdict" style="border-left:4px solid {color};padding:.25rem .6rem;margin:.1rem 0 .4rem 0;'
-            f'background:{figures._rgba(color, 0.10)}"><b style="color:{color}">{head}</b> — {body}</div>')
+            f'background:{figures.rgba(color, 0.10)}"><b style="color:{color}">{head}</b> — {body}</div>')
 
 
 def winner_card(report: Report, key: str | None = "cs_winner_card") -> list[str]:

@@ -43,7 +43,8 @@ def chunker_color(chunking_id: str) -> str:
     return _PALETTE[i]
 
 
-def _rgba(hex_color: str, alpha: float) -> str:
+def rgba(hex_color: str, alpha: float) -> str:
+    """A ``#rrggbb`` colour with opacity ``alpha``, as CSS ``rgba(r,g,b,alpha)``."""
     h = hex_color.lstrip("#")
     r, g, b = int(h[0:2], 16), int(h[2:4], 16), int(h[4:6], 16)
     return f"rgba({r},{g},{b},{alpha})"
@@ -98,12 +99,12 @@ def radar_figure(report: Report, ids: Sequence[str], bands: bool = False) -> go.
             # a ring: around the high edge, then back around the low edge
             fig.add_trace(go.Scatterpolar(
                 r=hi + hi[:1] + lo[:1] + lo[::-1], theta=theta + [METRICS[0]] + list(METRICS[::-1]),
-                fill="toself", fillcolor=_rgba(chunker_color(cid), 0.28), line=dict(width=0), mode="lines",
+                fill="toself", fillcolor=rgba(chunker_color(cid), 0.28), line=dict(width=0), mode="lines",
                 name=f"{cid} 95%", legendgroup=cid, showlegend=False, hoverinfo="skip"))
         fig.add_trace(go.Scatterpolar(
             r=vals, theta=theta, name=cid, fill="none" if (bands and ci) or gaps else "toself", legendgroup=cid,
             line=dict(color=chunker_color(cid), width=2, dash="dash" if gaps else "solid"), connectgaps=False,
-            fillcolor=_rgba(chunker_color(cid), 0.12), text=hover + hover[:1], hoverinfo="text+name",
+            fillcolor=rgba(chunker_color(cid), 0.12), text=hover + hover[:1], hoverinfo="text+name",
         ))
     fig.update_layout(polar=dict(bgcolor="rgba(0,0,0,0)", radialaxis=dict(range=[0, 1], tickvals=[0.25, 0.5, 0.75, 1.0])))
     return _layout(fig, "Metrics per chunking")
@@ -231,24 +232,6 @@ def boundary_strip_figure(report: Report, ids: Sequence[str], text_length: int,
     return fig
 
 
-def sweep_figure(rows: Sequence[dict[str, Any]], param: str) -> go.Figure:
-    """Metrics and score along a parameter sweep, chunk count on a second axis."""
-    from plotly.subplots import make_subplots
-
-    fig = make_subplots(specs=[[{"secondary_y": True}]])
-    xs = [r["value"] for r in rows]
-    for m in (*METRICS, "score"):
-        ys = [r["metrics"].get(m) if m != "score" else r.get("score") for r in rows]
-        fig.add_trace(go.Scatter(x=xs, y=ys, name=m, mode="lines+markers",
-                                 line=dict(width=4 if m == "score" else 2)), secondary_y=False)
-    fig.add_trace(go.Bar(x=xs, y=[r["chunks"] for r in rows], name="chunks", opacity=0.25,
-                         marker_color="#7F7F7F"), secondary_y=True)
-    fig.update_yaxes(title_text="metric", range=[0, 1.02], secondary_y=False)
-    fig.update_yaxes(title_text="chunks", secondary_y=True)
-    fig.update_xaxes(title_text=param)
-    return _layout(fig, f"Sweep of {param}")
-
-
 # ------------------------------------------------------------------ tune views
 
 def radar_results_figure(results: Sequence[ChunkingResult], names: Sequence[str] | None = None,
@@ -267,7 +250,7 @@ def radar_results_figure(results: Sequence[ChunkingResult], names: Sequence[str]
         color = chunker_color(c.id)
         fig.add_trace(go.Scatterpolar(
             r=vals + vals[:1], theta=theta, name=name, fill="toself",
-            line=dict(color=color, width=2, dash=dashes[i % len(dashes)]), fillcolor=_rgba(color, 0.10),
+            line=dict(color=color, width=2, dash=dashes[i % len(dashes)]), fillcolor=rgba(color, 0.10),
             text=hover + hover[:1], hoverinfo="text+name",
         ))
     fig.update_layout(polar=dict(bgcolor="rgba(0,0,0,0)", radialaxis=dict(range=[0, 1], tickvals=[0.25, 0.5, 0.75, 1.0])))
