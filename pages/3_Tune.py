@@ -11,8 +11,9 @@ import pandas as pd
 import streamlit as st
 
 from chunkscope import tune
-from chunkscope.analysis.selection import fewer_metrics_warning, missing_metrics
+from chunkscope.analysis.selection import missing_metrics
 from chunkscope.analysis.settings import config_text
+from chunkscope.analysis.wording import fewer_metrics_warning
 from chunkscope.chunkers import registry
 from chunkscope.present import figures, highlight, paging
 from chunkscope.report import METRICS, Report

@@ -558,7 +558,7 @@ def provisional_banner(report: Report) -> None:
     """Say when the results shown are not complete: still running, or a cancelled run's partial."""
     if not report.provisional:
         return
-    from chunkscope.analysis.selection import provisional_note
+    from chunkscope.analysis.wording import provisional_note
     from ui.common import md_escape
 
     job = st.session_state.get(JOB_KEY)
