@@ -15,7 +15,7 @@ Where each disk cache lives, and whether it is on, is one table (``cache_root``)
 
 * LLM answers (llm-regex patterns, generated questions) go to the user's cache directory
   (``platformdirs.user_cache_dir("chunkscope")``: ``$XDG_CACHE_HOME/chunkscope`` or ``~/.cache/chunkscope``,
-  ``~/Library/Caches/chunkscope``, ``%LOCALAPPDATA%\\chunkscope``): they cost a paid request each;
+  ``~/Library/Caches/chunkscope``, ``chunkscope`` in ``%LOCALAPPDATA%``): they cost a paid request each;
 * coreference pairs and embedding vectors are not cached on disk (in memory only): they are recomputed
   locally;
 * the app's scratch files (corpus uploads and results, uploaded mention files) go to the temp directory.
@@ -54,9 +54,11 @@ class BoundedCache(Generic[K, V]):
 
     @property
     def maxsize(self) -> float:
+        """The cap: entries, or total weight with ``getsizeof``."""
         return self._data.maxsize
 
     def get(self, key: K, default: Any = None) -> Any:
+        """The cached value of ``key``, else ``default``."""
         with self._lock:
             return self._data.get(key, default)
 
@@ -80,6 +82,7 @@ class BoundedCache(Generic[K, V]):
         return out
 
     def put_many(self, items: dict[K, V]) -> None:
+        """Store every item (one lock round)."""
         with self._lock:
             for k, v in items.items():
                 self.put(k, v)
@@ -92,10 +95,12 @@ class BoundedCache(Generic[K, V]):
         return self.put(key, compute())
 
     def pop(self, key: K, default: Any = None) -> Any:
+        """Remove ``key``; its value, else ``default``."""
         with self._lock:
             return self._data.pop(key, default)
 
     def clear(self) -> None:
+        """Remove every entry."""
         with self._lock:
             self._data.clear()
 
@@ -168,6 +173,7 @@ class DiskKV:
         return sqlite3.connect(self.path, timeout=30)
 
     def get_many(self, keys: list[str]) -> dict[str, bytes]:
+        """The stored values among ``keys`` (their rows marked used now)."""
         out: dict[str, bytes] = {}
         if not keys:
             return out
@@ -184,6 +190,7 @@ class DiskKV:
         return out
 
     def put_many(self, items: dict[str, bytes]) -> None:
+        """Store the items (keys already present keep their value), then bound the disk caches."""
         if not items:
             return
         now = time.time()

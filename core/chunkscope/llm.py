@@ -58,6 +58,8 @@ def _redact_url(url: str | None) -> str | None:
 
 @dataclass(frozen=True)
 class LLMSettings:
+    """Where and how to reach the endpoint (the key is never shown: see ``public_dict``)."""
+
     base_url: str | None = None
     api_key: str | None = field(default=None, repr=False, compare=False)
     model: str = DEFAULT_MODEL
@@ -69,6 +71,7 @@ class LLMSettings:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> "LLMSettings":
+        """The settings of the environment (``env``, default ``os.environ``), ``overrides`` on top."""
         e = os.environ if env is None else env
 
         def num(name: str, default: float) -> float:
@@ -96,6 +99,7 @@ class LLMSettings:
 
     @property
     def effective_url(self) -> str:
+        """The base URL requests go to (OpenAI's when none is set)."""
         return self.base_url or OPENAI_DEFAULT_URL
 
     def public_dict(self) -> dict[str, Any]:
@@ -138,6 +142,8 @@ def cache_identity_of(get_settings: Any) -> dict[str, Any]:
 
 @dataclass
 class LLMReply:
+    """One chat completion's text, the model that answered and what it cost."""
+
     text: str
     model: str
     prompt_tokens: int | None

@@ -44,6 +44,7 @@ class RegexRejected(ValueError):
 # --- prompt ---------------------------------------------------------------------------
 
 def prompt_template() -> str:
+    """The versioned prompt (appendix B of the paper), read from ``prompts/``."""
     return (Path(__file__).resolve().parent.parent / "prompts" / PROMPT_FILE).read_text(encoding="utf-8")
 
 
@@ -80,6 +81,7 @@ def document_context(text: str, max_tokens: int = 8000) -> tuple[str, int]:
 
 
 def build_prompt(context: str) -> str:
+    """The prompt with ``context`` (the document's first lines) in its placeholder."""
     return prompt_template().replace(PLACEHOLDER, context)
 
 
@@ -395,4 +397,5 @@ SPEC = ChunkerSpec(
 
 
 def specs() -> list[ChunkerSpec]:
+    """The chunker's registry entry."""
     return [SPEC]

@@ -369,7 +369,7 @@ def semantic_curve_figure(info: dict[str, Any], text_length: int | None = None) 
 # ------------------------------------------------------------------ corpus run
 
 def corpus_correlation_figure(corr):
-
+    """Heatmap of the Spearman correlations between the metrics over a corpus."""
     z = corr.values.tolist()
     text = [[_f(v, 2) for v in row] for row in z]
     fig = go.Figure(go.Heatmap(z=z, x=list(corr.columns), y=list(corr.index), zmin=-1, zmax=1,
@@ -380,7 +380,7 @@ def corpus_correlation_figure(corr):
 
 
 def corpus_selection_figure(rows: list[dict[str, Any]]):
-
+    """Bars: the share of documents for which the adaptive policy chose each chunker."""
     fig = go.Figure(go.Bar(x=[r["chunker"] for r in rows], y=[r["percent"] for r in rows],
                            marker_color=[chunker_color(r["chunker"]) for r in rows],
                            text=[f"{r['percent']:.0f}% ({r['documents']})" for r in rows], textposition="auto"))
@@ -389,7 +389,7 @@ def corpus_selection_figure(rows: list[dict[str, Any]]):
 
 
 def corpus_domain_figure(res: CorpusResults, rows: list[dict[str, Any]] | None = None):
-
+    """Grouped bars: each candidate's mean score per domain, the adaptive policy's as diamonds."""
     rows = rows if rows is not None else domain_breakdown(res)
     fig = go.Figure()
     doms = [r["domain"] for r in rows]
@@ -410,7 +410,7 @@ def corpus_domain_figure(res: CorpusResults, rows: list[dict[str, Any]] | None =
 
 
 def corpus_score_figure(res: CorpusResults):
-
+    """Box plots of every chunker's score over the corpus's documents."""
     w = res.wide()
     fig = go.Figure()
     for cid in res.order:

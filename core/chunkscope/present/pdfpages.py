@@ -180,6 +180,8 @@ def render_thumbnail(doc: Any, page: int, zoom: float = THUMB_ZOOM, quality: int
 
 @dataclass
 class ChunkShape:
+    """One chunk's boxes on a page, in its colour."""
+
     index: int
     color: str
     boxes: list[tuple[float, float, float, float]]  # rendered-page points
@@ -197,6 +199,8 @@ class ChunkShape:
 
 @dataclass
 class Layers:
+    """What is drawn over one page: chunks, broken blocks, split pairs."""
+
     page: int
     width: float
     height: float

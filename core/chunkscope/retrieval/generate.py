@@ -28,6 +28,7 @@ PROMPT_FILE = "retrieval_questions_v1.txt"
 
 
 def prompt_template() -> str:
+    """The versioned question-generation prompt, read from ``prompts/``."""
     return (Path(__file__).resolve().parent.parent / "prompts" / PROMPT_FILE).read_text(encoding="utf-8")
 
 

@@ -75,6 +75,7 @@ def cjk_split(word: str) -> list[str]:
 
 
 def tokenize(texts: Sequence[str], stop: set[str]) -> list[list[str]]:
+    """Each text's words (CJK runs as character pairs), lower-cased, stop words left out."""
     return [[w for x in _WORD.findall(t.lower()) for w in cjk_split(x) if w not in stop] for t in texts]
 
 
@@ -87,6 +88,7 @@ class QueryTokens:
 
 
 def bm25_rank(chunk_texts: Sequence[str], queries: QueryTokens) -> list[Ranking]:
+    """Every query's ranking of the chunks by BM25."""
     import bm25s
 
     n = len(chunk_texts)
@@ -108,6 +110,7 @@ def bm25_rank(chunk_texts: Sequence[str], queries: QueryTokens) -> list[Ranking]
 
 
 def dense_rank(spans: Sequence[Range], qvecs: np.ndarray, dense: Dense) -> list[Ranking]:
+    """Every query's ranking of the chunks by cosine similarity of their vectors."""
     if not len(spans):
         return [(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)) for _ in range(len(qvecs))]
     cvecs = np.asarray(dense.embed_spans(list(spans)), dtype=np.float32)
@@ -134,6 +137,7 @@ def rrf(rankings: Sequence[Sequence[Ranking]], k: int = RRF_K) -> list[Ranking]:
 
 def rank(retriever: str, spans: Sequence[Range], texts: Sequence[str], queries: QueryTokens,
          qvecs: np.ndarray | None, dense: Dense | None) -> list[Ranking]:
+    """Every query's ranking of the chunks by ``retriever`` (``RETRIEVERS``)."""
     if retriever not in RETRIEVERS:
         raise ValueError(f"retriever must be one of {', '.join(RETRIEVERS)} (got {retriever!r})")
     if retriever == "bm25":

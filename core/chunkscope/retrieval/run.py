@@ -26,6 +26,8 @@ KEYS = ("recall", "recall_std", "precision", "iou", "precision_omega", "full_rec
 
 @dataclass
 class Config:
+    """How the retrieval check ranks and scores: the retriever, k, the token budget, the curves."""
+
     retriever: str = "bm25"
     k: int = 5
     budget: int = 1000
@@ -34,6 +36,7 @@ class Config:
     per_question: bool = True
 
     def validate(self) -> None:
+        """Raise ValueError on an unknown retriever or a k or budget below 1."""
         if self.retriever not in RETRIEVERS:
             raise ValueError(f"retriever must be one of {', '.join(RETRIEVERS)} (got {self.retriever!r})")
         if self.k < 1:
@@ -42,12 +45,15 @@ class Config:
             raise ValueError(f"the token budget must be >= 1 (got {self.budget})")
 
     def to_dict(self) -> dict[str, Any]:
+        """The configuration as JSON."""
         return {"retriever": self.retriever, "k": self.k, "budget": self.budget, "ks": list(self.ks),
                 "curve": list(self.curve)}
 
 
 @dataclass
 class Chunking:
+    """One chunking to score: its chunk spans and token counts."""
+
     id: str
     spans: list[Range]
     tokens: list[int]
@@ -56,6 +62,8 @@ class Chunking:
 
 @dataclass
 class ChunkingScores:
+    """One chunking's retrieval scores: at k, within the budget, at every k and along the curve."""
+
     id: str
     label: str
     chunks: int
@@ -70,6 +78,7 @@ class ChunkingScores:
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
+        """The scores as JSON."""
         return {"id": self.id, "label": self.label, "chunks": self.chunks, "mean_tokens": round(self.mean_tokens, 1),
                 "at_k": self.at_k, "at_budget": self.at_budget, "at_ks": self.at_ks, "curve": self.curve,
                 "precision_omega_ideal": self.precision_omega_ideal, "notes": self.notes,
@@ -78,6 +87,8 @@ class ChunkingScores:
 
 @dataclass
 class RetrievalResult:
+    """The retrieval check of every chunking on one question set."""
+
     config: Config
     questions: QuestionSet
     chunkings: list[ChunkingScores]
@@ -86,9 +97,11 @@ class RetrievalResult:
     dense_model: str = ""
 
     def get(self, cid: str) -> ChunkingScores | None:
+        """The scores of chunking ``cid`` (None when it was not scored)."""
         return next((c for c in self.chunkings if c.id == cid), None)
 
     def to_dict(self) -> dict[str, Any]:
+        """The stable JSON ``chunkscope.retrieval/1``."""
         return {
             "schema": SCHEMA,
             "retriever": self.config.retriever,
