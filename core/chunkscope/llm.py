@@ -134,7 +134,8 @@ def cache_identity_of(get_settings: Any) -> dict[str, Any]:
     """
     try:
         return get_settings().cache_identity()
-    except Exception as exc:  # noqa: BLE001 - any failure gives a never-matching key
+    except Exception as exc:  # noqa: BLE001 - boundary: ``get_settings`` is any caller's getter (a UI session's
+        # panel); whatever it raises, the result is keyed as unrepeatable rather than the cache key failing
         import uuid
 
         return {"unavailable": type(exc).__name__, "nonce": uuid.uuid4().hex}
@@ -308,7 +309,8 @@ class LLMClient:
                     attempts -= 1
                     continue
                 raise self._map_error(exc, model, timeout, attempts) from None
-            except Exception as exc:  # noqa: BLE001 - every failure becomes one LLMError
+            except Exception as exc:  # noqa: BLE001 - boundary of the third-party client: every failure of the
+                # request (openai's errors, httpx's, a malformed response) becomes one LLMError (module docstring)
                 retry, wait = self._retryable(exc)
                 if retry and attempts <= self.settings.max_retries:
                     if wait is None:
@@ -396,7 +398,8 @@ def _scrub_http_logs(api_key: str | None) -> None:
         if record.name.startswith(_LOG_PREFIXES):
             try:
                 msg = record.getMessage()
-            except Exception:  # noqa: BLE001 - a bad format string: leave it to logging
+            except Exception:  # noqa: BLE001 - boundary: a log record factory must never raise (a bad format
+                # string, an argument whose str() fails): such a record is left to logging as it is
                 return record
             clean = _scrub_text(msg)
             if clean != msg:
