@@ -208,8 +208,10 @@ def _ensure_table(con: sqlite3.Connection) -> None:
 
 
 def store_json(path: Path, entry: dict[str, Any]) -> None:
-    """Write one JSON cache entry atomically (a temporary file renamed), then bound the disk caches; a cache
-    that cannot be written (read-only, full) is left as it is: it must not fail the run."""
+    """Write one JSON cache entry atomically (a temporary file renamed), then bound the disk caches.
+
+    A cache that cannot be written (read-only, full) is left as it is: it must not fail the run.
+    """
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = f"{path}.{os.getpid()}.tmp"

@@ -28,8 +28,11 @@ RETRIEVAL_GAP = 0.05  # budgeted recall a rival candidate must gain over the win
 
 @dataclass
 class Explanation:
-    """Why the report's winner won: the decision (``decide``: flags, runner-up, leads and trails, the facts
-    behind the flags) and, once worded (``explain``), its ``text`` and ``warnings``."""
+    """Why the report's winner won.
+
+    The decision (``decide``: flags, runner-up, leads and trails, the facts behind the flags) and, once worded
+    (``explain``), its ``text`` and ``warnings``.
+    """
 
     winner: str | None
     runner: str | None = None
@@ -206,8 +209,10 @@ def missing_metrics(c: ChunkingResult, weights: dict[str, float] | None = None,
 
 
 def _retrieval_rival(report: Report, best: ChunkingResult, recall: dict[str, float]) -> str | None:
-    """With a retrieval check that is not in the score (weight 0): the candidate that finds clearly more of the
-    evidence than the winner (``RETRIEVAL_GAP`` budgeted recall or more); None when none does."""
+    """The candidate that finds clearly more of the evidence than the winner; None when none does.
+
+    Clearly: ``RETRIEVAL_GAP`` budgeted recall or more. Asked when the retrieval check is not in the score.
+    """
     if best.id not in recall:
         return None
     rivals = [c for c in report.ranked if c.candidate and c.id != best.id and c.id in recall and not audit_failure(c)]
@@ -219,8 +224,11 @@ def _retrieval_rival(report: Report, best: ChunkingResult, recall: dict[str, flo
 
 def _compare(best: ChunkingResult, runner: ChunkingResult, weights: dict[str, float], ex: Explanation,
              recall: dict[str, float] | None = None) -> None:
-    """Fill leads/trails (weighted metrics that differ, and the retrieval recall when it is in the score:
-    ``recall``) and the metrics scored for one side only."""
+    """Fill leads, trails and the metrics scored for one side only.
+
+    Leads and trails: the weighted metrics that differ, and the retrieval recall when it is in the score
+    (``recall``).
+    """
     if recall and best.id in recall and runner.id in recall and abs(recall[best.id] - recall[runner.id]) > SAME:
         ra, rb = recall[best.id], recall[runner.id]
         (ex.leads if ra > rb else ex.trails).append({"metric": "retrieval recall", "winner": ra, "runner": rb,

@@ -138,9 +138,12 @@ _RESAMPLES: BoundedCache[tuple[int, tuple], tuple[weakref.ref, dict[str, np.ndar
 
 
 def metric_resamples(report: Report) -> dict[str, np.ndarray]:
-    """Chunking id -> (B, 5) resampled metric values (columns in ``METRICS`` order; NaN where the
-    metric has no value). Empty when the report cannot be resampled (no blocks, no per-item
-    values). Cached per report (the last 16); recomputed when its chunkings change."""
+    """Chunking id -> (B, 5) resampled metric values.
+
+    Columns in ``METRICS`` order; NaN where the metric has no value. Empty when the report cannot be
+    resampled (no blocks, no per-item values). Cached per report (the last 16); recomputed when its
+    chunkings change.
+    """
     key = (id(report), _cache_key(report))
     kept = _RESAMPLES.get(key)
     if kept is not None and kept[0]() is report:

@@ -176,8 +176,10 @@ def _no_winner_sentences(report: Report, ex: Explanation) -> list[str]:
 
 
 def _why_no_score(report: Report) -> str:
-    """Why no candidate has a score: the candidates that did not run (and why), and the weighted metrics
-    missing for those that did."""
+    """Why no candidate has a score.
+
+    The candidates that did not run (and why), and the weighted metrics missing for those that did.
+    """
     cands = list(report.settings.get("candidates") or [])
     weights = {m: 1.0 for m in METRICS} | dict(report.settings.get("weights") or {})
     ran = {c.id: c for c in report.chunkings}

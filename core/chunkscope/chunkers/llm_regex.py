@@ -252,8 +252,10 @@ def _client_from(ctx: RunContext | None) -> LLMClient | None:
 
 
 def chunk_llm_regex(doc: Document, params: dict[str, Any], ctx: RunContext | None = None) -> ChunkResult:
-    """The chunks of the model's pattern (cached answer first); skipped without an endpoint, failed when the
-    endpoint fails or the pattern is unusable twice."""
+    """The chunks of the model's pattern (a cached answer first).
+
+    Skipped without an endpoint; failed when the endpoint fails or the pattern is unusable twice.
+    """
     if not doc.text.strip():
         return ChunkResult.skipped("the document is empty")
     try:

@@ -417,8 +417,11 @@ def _svg_focus_and_label(s: ChunkShape, focus: int | None) -> list[str]:
 
 
 def _svg_backdrop(layers: Layers, image: tuple[bytes, int, int] | None, image_class: str, mime: str) -> str:
-    """What the overlay is drawn on: a box with the page image as its CSS background (``image_class``), the
-    image itself, or a blank page of the page's shape."""
+    """What the overlay is drawn on.
+
+    A box with the page image as its CSS background (``image_class``), the image itself, or a blank page of
+    the page's shape.
+    """
     w, h = layers.width, layers.height
     if image_class:
         return (f'<div class="{html.escape(image_class)}" style="width:100%;aspect-ratio:{_f(w)}/{_f(h)};'

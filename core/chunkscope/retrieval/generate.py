@@ -155,8 +155,10 @@ def _ask(client: LLMClient, doc_text: str, wins: list[tuple[int, int]], n: int) 
 
 
 def _verified(item: dict[str, Any], locator: Locator, hint: int | None, qid: str, request: int) -> Question | str:
-    """The item of answer ``request`` as a Question whose every quote is found in the document; else the problem
-    line that says why it was discarded."""
+    """The item of answer ``request`` as a Question, or the problem line that says why it was discarded.
+
+    An item is kept when it has a question and every one of its quotes is found in the document.
+    """
     q = item.get("question")
     quotes = item.get("quotes", item.get("quote", item.get("evidence")))
     quotes = [quotes] if isinstance(quotes, str) else quotes

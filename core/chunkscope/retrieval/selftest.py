@@ -100,16 +100,20 @@ def self_test(doc: Document | str, n: int = 30, *, terms: int = 6, multi: int = 
 
 
 def _blocks(doc: Document | str, text: str) -> list[tuple[int, int, str]]:
-    """The document's blocks as ``(start, end, kind)``; for a plain text (or a document without blocks), its
-    paragraphs (runs of lines without a blank line)."""
+    """The document's blocks as ``(start, end, kind)``.
+
+    For a plain text (or a document without blocks): its paragraphs (runs of lines without a blank line).
+    """
     blocks = [(b.start, b.end, b.kind) for b in doc.blocks] if isinstance(doc, Document) and doc.blocks else []
     return blocks or [(m.start(), m.end(), "paragraph") for m in re.finditer(r"\S(?:.|\n(?!\s*\n))*", text)]
 
 
 def _candidates(text: str, blocks: list[tuple[int, int, str]],
                 stop: set[str]) -> tuple[list[tuple[int, int, int]], dict[str, float]]:
-    """The candidate evidence sentences as ``(start, end, block index)``, and each word's inverse document
-    frequency over the blocks."""
+    """The candidate evidence sentences, and each word's inverse document frequency over the blocks.
+
+    A candidate is ``(start, end, block index)``.
+    """
     df: Counter[str] = Counter()
     cands: list[tuple[int, int, int]] = []
     for bi, (a, b, kind) in enumerate(blocks):
@@ -147,8 +151,10 @@ class _Salience:
 
 def _questions(text: str, cands: list[tuple[int, int, int]], want: int, salience: _Salience, multi: int,
                span_chars: int) -> list[Question]:
-    """Up to ``want`` questions from evenly spread picks among ``cands``; then the same over the candidates left,
-    for any pick that made no question or that a pair took."""
+    """Up to ``want`` questions from evenly spread picks among ``cands``.
+
+    Then the same over the candidates left, for any pick that made no question or that a pair took.
+    """
     questions: list[Question] = []
     used: set[int] = set()
     while len(questions) < want:
@@ -172,8 +178,11 @@ def _questions(text: str, cands: list[tuple[int, int, int]], want: int, salience
 
 
 def _partner(cands: list[tuple[int, int, int]], ci: int, used: set[int], span_chars: int) -> list[tuple[int, int]]:
-    """The second excerpt of a two-excerpt question (marked used): the next unused candidate of the same passage
-    (at most ``span_chars`` after candidate ``ci``, in its block or the next); [] when there is none."""
+    """The second excerpt of a two-excerpt question ([] when there is none), marked used.
+
+    It is the next unused candidate of the same passage: at most ``span_chars`` after candidate ``ci``, in its
+    block or the next.
+    """
     _, e, bi = cands[ci]
     for cj in range(ci + 1, min(len(cands), ci + 4)):
         s2, e2, bj = cands[cj]
