@@ -313,7 +313,7 @@ def same_document(corpus_id: str, doc_name: str) -> bool:
 
 
 def resolve_evidence(items: Iterable[dict[str, Any]], doc_text: str, raw_text: str | None, locator: Locator,
-                     where: str, problems: list[str], raw_locator: Locator | None = None) -> list[Range] | None:
+                     where: str, problems: list[str]) -> list[Range] | None:
     """Evidence items -> ranges of ``doc_text``; every item that fails adds one problem line.
     None when a span is malformed: the row's evidence is not known, so the row is left out."""
     out: list[Range] = []
