@@ -14,8 +14,9 @@ import streamlit as st
 from chunkscope import tune
 from chunkscope.analysis import Settings
 from chunkscope.analysis.resources import ResourcesProtocol
-from chunkscope.analysis.selection import fewer_metrics_warning, missing_metrics
+from chunkscope.analysis.selection import missing_metrics
 from chunkscope.analysis.settings import config_text
+from chunkscope.analysis.wording import fewer_metrics_warning
 from chunkscope.chunkers import registry
 from chunkscope.chunkers.base import ChunkerSpec
 from chunkscope.document import Document

@@ -203,7 +203,7 @@ def test_weights_rerank_without_recomputation():
 
 def test_a_small_lead_is_written_with_the_decimals_that_show_it():
     """refman.pdf's explanation said "leads on ... SC 0.996 vs 0.996"."""
-    from chunkscope.analysis.selection import apart
+    from chunkscope.analysis.wording import apart
 
     a = _c("a", {"SC": 0.9962, "BI": 1.0, "ICC": 0.5})
     b = _c("b", {"SC": 0.9956, "BI": 0.9, "ICC": 0.5})
@@ -231,7 +231,7 @@ def test_chunkings_with_the_same_chunks_are_named_on_the_leaderboard():
 
 def test_a_margin_shown_beside_two_scores_adds_up_with_them():
     """R-data.pdf's card read "0.886 … +0.008 vs page+pp" with page+pp at 0.879 on the leaderboard."""
-    from chunkscope.analysis.selection import margin_text
+    from chunkscope.analysis.wording import margin_text
 
     assert margin_text(0.8864 - 0.8786, signed=True, scores=(0.8864, 0.8786)) == "+0.0078"
     assert margin_text(0.8864 - 0.8736, scores=(0.8864, 0.8736)) == "0.0128"  # shown 0.886 vs 0.874

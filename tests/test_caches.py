@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import numpy as np
 
@@ -185,3 +186,22 @@ def test_a_pdf_over_the_page_limit_is_refused_before_parsing(monkeypatch):
     monkeypatch.setenv("CHUNKSCOPE_MAX_PAGES", "20")
     with pytest.raises(IngestError, match="30 pages; the limit is 20"):
         load_bytes(d.tobytes(), "many.pdf")
+
+
+def test_cache_root_is_one_policy_per_kind(monkeypatch, tmp_path):
+    """With CHUNKSCOPE_CACHE_DIR every disk cache lives below it; without it LLM answers go to the user's cache
+    directory, coreference pairs and embedding vectors stay in memory, the app's scratch files go to temp."""
+    import tempfile
+
+    from platformdirs import user_cache_dir
+
+    from chunkscope.caching import CACHE_DIR_ENV, cache_root
+
+    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path))
+    assert all(cache_root(k) == tmp_path for k in ("llm", "coref", "embeddings", "scratch"))
+    monkeypatch.setenv(CACHE_DIR_ENV, "  ")
+    assert cache_root("coref") is None
+    monkeypatch.delenv(CACHE_DIR_ENV)
+    assert cache_root("llm") == Path(user_cache_dir("chunkscope", appauthor=False, opinion=False))
+    assert cache_root("coref") is None and cache_root("embeddings") is None
+    assert cache_root("scratch") == Path(tempfile.gettempdir())

@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from llm_server import ScriptedLLMServer, empty_choices, error, malformed, reply, slow  # noqa: E402
 
-from chunkscope.chunkers import llm_regex  # noqa: E402
+from chunkscope.caching import cache_root  # noqa: E402
 from chunkscope.chunkers.llm_regex import (  # noqa: E402
     PROMPT_VERSION,
     RegexRejected,
@@ -370,7 +370,7 @@ def test_settings_from_env_and_key_never_shown(monkeypatch, server):
     res = chunk_llm_regex(Document("d", DOC_TEXT, "markdown"), {}, None)  # env-configured, no ctx
     assert res.status == "ok" and res.info["model"] == "env-model"
     assert KEY not in repr(res) and KEY not in str(res.info)
-    cache_files = list(Path(llm_regex.cache_dir()).rglob("*.json"))
+    cache_files = list(cache_root("llm").rglob("*.json"))
     assert cache_files and all(KEY not in f.read_text() for f in cache_files)
 
 

@@ -222,8 +222,7 @@ def test_html_report_without_pdf_bytes_draws_blank_pages_and_non_pdf_has_no_sect
     from chunkscope.present.html_report import html_report
 
     doc, report = pdf_doc_report
-    with pdfpages._lock:
-        saved = pdfpages._PDFS.pop(doc.meta[pdfpages.PDF_KEY])
+    saved = pdfpages._PDFS.pop(doc.meta[pdfpages.PDF_KEY])
     try:
         page = html_report(report, doc)
     finally:

@@ -341,7 +341,8 @@ def test_same_configuration_names_the_chunking_a_variant_would_copy():
 
 
 def test_one_wording_for_a_score_over_fewer_metrics():
-    from chunkscope.analysis.selection import fewer_metrics_warning, missing_metrics
+    from chunkscope.analysis.selection import missing_metrics
+    from chunkscope.analysis.wording import fewer_metrics_warning
     from chunkscope.report import ChunkingResult
 
     c = ChunkingResult(id="x", label="x", params={}, candidate=True, status="ok", metrics={"RC": None, "ICC": 0.5, "DCC": None, "BI": 1.0,

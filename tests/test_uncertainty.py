@@ -224,6 +224,20 @@ def test_same_document_and_settings_give_the_same_intervals_and_verdict():
     assert r3.get("a").score_interval != r1.get("a").score_interval
 
 
+def test_resamples_are_kept_per_report_and_never_served_to_another():
+    """The bootstrap is computed once per report (new weights re-rank in microseconds); a report with the same
+    chunkings, or one that changed, gets its own."""
+    lengths = [800] * 20
+    spans = {"a": fixed(16000, 800), "b": fixed(16000, 800, 400)}
+    r1, r2 = make_report(lengths, spans), make_report(lengths, spans)
+    first = U.metric_resamples(r1)
+    assert first and U.metric_resamples(r1) is first
+    assert U.metric_resamples(r2) is not first
+    np.testing.assert_array_equal(U.metric_resamples(r2)["a"], first["a"])
+    r1.chunkings[0].metrics["SC"] = 0.5  # a changed chunking: recomputed
+    assert U.metric_resamples(r1) is not first
+
+
 def test_report_json_carries_the_intervals_and_the_verdict():
     lengths = [800] * 20
     r = make_report(lengths, {"a": fixed(16000, 800), "b": fixed(16000, 800, 400)})

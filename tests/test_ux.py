@@ -305,7 +305,8 @@ def test_readme_is_a_guide_whose_links_resolve():
 def test_a_tiny_real_margin_is_not_written_as_zero():
     """A new user read "Narrow win: 0.000 ahead" and "↑ +0.000" next to "Clear winner, by a narrow margin": a
     margin under 0.0005 is written to two significant digits."""
-    from chunkscope.analysis.selection import explain, margin_text
+    from chunkscope.analysis.selection import explain
+    from chunkscope.analysis.wording import margin_text
 
     assert margin_text(0.00023) == "0.00023" and margin_text(0.00023, signed=True) == "+0.00023"
     assert margin_text(0.004) == "0.004" and margin_text(0.0) == "0.000" and margin_text(0.0123, True) == "+0.012"
@@ -352,7 +353,8 @@ def test_a_tie_is_said_once_and_its_badge_points_nowhere():
     from streamlit.testing.v1 import AppTest
 
     from chunkscope.analysis import rescore
-    from chunkscope.analysis.selection import apart, explain
+    from chunkscope.analysis.selection import explain
+    from chunkscope.analysis.wording import apart
 
     r = narrow_report()
     r.get("b").metrics["SC"] = 0.9

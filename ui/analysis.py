@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -21,6 +20,7 @@ import streamlit as st
 from chunkscope.analysis import STAGES, Resources, Settings, analyze, rescore
 from chunkscope.analysis.resources import ResourcesProtocol
 from chunkscope.analysis.settings import RANKING, SETTING_SPECS, SPECS, SettingSpec, settings_affecting
+from chunkscope.caching import cache_root
 from chunkscope.document import Document
 from chunkscope.report import METRICS, Report
 from ui import keys
@@ -140,7 +140,7 @@ def _mentions_path(upload: Any) -> str:
 
     data = upload.getvalue()
     ws = session_workspace()  # shared server: this session's private directory
-    d = ws.sub("mentions") if ws is not None else Path(os.environ.get("CHUNKSCOPE_CACHE_DIR") or tempfile.gettempdir()) / "mentions"
+    d = ws.sub("mentions") if ws is not None else cache_root("scratch") / "mentions"
     d.mkdir(parents=True, exist_ok=True)
     p = d / f"{hashlib.sha256(data).hexdigest()[:16]}{Path(upload.name).suffix.lower()}"
     if not p.exists():
@@ -588,7 +588,7 @@ def provisional_banner(report: Report) -> None:
     """Say when the results shown are not complete: still running, or a cancelled run's partial."""
     if not report.provisional:
         return
-    from chunkscope.analysis.selection import provisional_note
+    from chunkscope.analysis.wording import provisional_note
     from ui.common import md_escape
 
     job = st.session_state.get(JOB_KEY)

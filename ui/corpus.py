@@ -19,6 +19,7 @@ from typing import Any
 import streamlit as st
 
 from chunkscope.analysis import Settings
+from chunkscope.caching import cache_root
 from chunkscope.ingest import SUPPORTED_EXTENSIONS
 from chunkscope.report import METRICS, Report
 from ui.common import md_escape
@@ -34,7 +35,7 @@ def work_dir() -> Path:
     ws = session_workspace()
     if ws is not None:
         return ws.sub("corpus")
-    base = Path(os.environ.get("CHUNKSCOPE_CACHE_DIR") or tempfile.gettempdir()) / "corpus"
+    base = cache_root("scratch") / "corpus"
     base.mkdir(parents=True, exist_ok=True)
     return base
 

@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from chunkscope.analysis import selection, uncertainty
+from chunkscope.analysis import selection, uncertainty, wording
 from chunkscope.document import Document
 from chunkscope.integrations.export import pipeline_snippet, winner_settings_text
 from chunkscope.present import figures, highlight, html_report
@@ -39,7 +39,7 @@ def swatch(cid: str) -> str:
 def _chips(items: list[dict], sign: str) -> str:
     if not items:
         return '<span style="opacity:.7">none</span>'
-    from chunkscope.analysis.selection import apart
+    from chunkscope.analysis.wording import apart
 
     color = "#009E73" if sign == "+" else "#D55E00"
     return " ".join(
@@ -86,7 +86,7 @@ def winner_card(report: Report, key: str | None = "cs_winner_card") -> list[str]
     with st.container(border=True, key=key):
         if report.provisional:
             st.html('<div class="cs-provisional" style="font-weight:600;color:#b26b00">⏳ '
-                    f'{html.escape(selection.provisional_note(report))}</div>')
+                    f'{html.escape(wording.provisional_note(report))}</div>')
         if ws.get("verdict"):
             st.html(verdict_badge(ws["verdict"], best.score_interval, "narrow-win" in (ws.get("flags") or [])))
         c1, c2, c3, c4 = st.columns([1.9, 1.7, 0.7, 0.8])  # "0.890 ± 0.010" needs the room
@@ -100,7 +100,7 @@ def winner_card(report: Report, key: str | None = "cs_winner_card") -> list[str]
         c2.metric(f"score on {', '.join(known)} so far" if known else "score",
                   f"{best.score:.3f}" + (f" ± {(ci[1] - ci[0]) / 2:.3f}" if ci else ""),
                   delta=(f"tie with {ws['runner']}" if tie else
-                         f"{selection.margin_text(ws['margin'], signed=True, scores=(best.score or 0.0, runner.score or 0.0))}"
+                         f"{wording.margin_text(ws['margin'], signed=True, scores=(best.score or 0.0, runner.score or 0.0))}"
                          f" vs {ws['runner']}") if runner is not None else None,
                   delta_color="off" if tie else "normal", delta_arrow="off" if tie else "auto",
                   help=f"95% interval {ci[0]:.3f}–{ci[1]:.3f} (bootstrap over the document's blocks)" if ci else None)
@@ -263,7 +263,7 @@ def board_notes(report: Report, right: list[str], not_run: list[ChunkingResult],
                "(bootstrap over the document's blocks) · problem counts (hover a header for what it counts): where "
                "they are, see Compare"
                + (f" · scroll the table sideways for {md_escape(', '.join(right))}" if right else "")
-               + (f" · **{selection.provisional_note(report)}** (– = not known yet)" if report.provisional else ""))
+               + (f" · **{wording.provisional_note(report)}** (– = not known yet)" if report.provisional else ""))
     if not_run:
         st.caption("Not run, so not ranked: " + md_escape("; ".join(
             f"{c.id} ({c.reason or c.status})" for c in not_run)))

@@ -6,22 +6,34 @@ cap it evicts one old entry per new one (never a clear-all), and callers take wh
 computed from their own hands, never by re-reading the cache (an entry may be evicted by another
 thread between the write and the read).
 
-The disk caches (below ``CHUNKSCOPE_CACHE_DIR``) are bounded on a shared server only: ``DiskKV`` (SQLite
+The disk caches (below ``cache_root``) are bounded on a shared server only: ``DiskKV`` (SQLite
 rows that record their last use) and JSON files, least recently used evicted first (``trim_disk_cache``).
 cachetools keeps nothing on disk, so the eviction there is this module's own.
+
+Where each disk cache lives, and whether it is on, is one table (``cache_root``): with
+``CHUNKSCOPE_CACHE_DIR`` set, every one of them is below it; without it,
+
+* LLM answers (llm-regex patterns, generated questions) go to the user's cache directory
+  (``platformdirs.user_cache_dir("chunkscope")``: ``$XDG_CACHE_HOME/chunkscope`` or ``~/.cache/chunkscope``,
+  ``~/Library/Caches/chunkscope``, ``chunkscope`` in ``%LOCALAPPDATA%``): they cost a paid request each;
+* coreference pairs and embedding vectors are not cached on disk (in memory only): they are recomputed
+  locally;
+* the app's scratch files (corpus uploads and results, uploaded mention files) go to the temp directory.
 """
 
 from __future__ import annotations
 
 import heapq
+import json
 import logging
 import os
 import sqlite3
+import tempfile
 import threading
 import time
 from contextlib import closing, suppress
 from pathlib import Path
-from typing import Any, Callable, Generic, Hashable, Iterable, TypeVar
+from typing import Any, Callable, Generic, Hashable, Iterable, Literal, TypeVar, overload
 
 from cachetools import LRUCache
 
@@ -42,9 +54,11 @@ class BoundedCache(Generic[K, V]):
 
     @property
     def maxsize(self) -> float:
+        """The cap: entries, or total weight with ``getsizeof``."""
         return self._data.maxsize
 
     def get(self, key: K, default: Any = None) -> Any:
+        """The cached value of ``key``, else ``default``."""
         with self._lock:
             return self._data.get(key, default)
 
@@ -68,6 +82,7 @@ class BoundedCache(Generic[K, V]):
         return out
 
     def put_many(self, items: dict[K, V]) -> None:
+        """Store every item (one lock round)."""
         with self._lock:
             for k, v in items.items():
                 self.put(k, v)
@@ -80,10 +95,12 @@ class BoundedCache(Generic[K, V]):
         return self.put(key, compute())
 
     def pop(self, key: K, default: Any = None) -> Any:
+        """Remove ``key``; its value, else ``default``."""
         with self._lock:
             return self._data.pop(key, default)
 
     def clear(self) -> None:
+        """Remove every entry."""
         with self._lock:
             self._data.clear()
 
@@ -106,6 +123,37 @@ class BoundedCache(Generic[K, V]):
 
 log = logging.getLogger(__name__)
 CACHE_DIR_ENV = "CHUNKSCOPE_CACHE_DIR"
+CacheKind = Literal["llm", "coref", "embeddings", "scratch"]
+_WITHOUT_ENV = {"llm": "user", "coref": "off", "embeddings": "off", "scratch": "temp"}  # the module docstring's table
+
+
+@overload
+def cache_root(kind: Literal["llm", "scratch"]) -> Path: ...
+
+
+@overload
+def cache_root(kind: Literal["coref", "embeddings"]) -> Path | None: ...
+
+
+def cache_root(kind: CacheKind) -> Path | None:
+    """The folder the disk cache of ``kind`` lives below, or None when that cache is off (module docstring)."""
+    root = _env_root()
+    if root is not None:
+        return root
+    where = _WITHOUT_ENV[kind]
+    if where == "user":
+        from platformdirs import user_cache_dir
+
+        return Path(user_cache_dir("chunkscope", appauthor=False, opinion=False))
+    return Path(tempfile.gettempdir()) if where == "temp" else None
+
+
+def _env_root() -> Path | None:
+    """``CACHE_DIR_ENV``'s folder; None when it is unset or blank."""
+    env = os.environ.get(CACHE_DIR_ENV, "").strip()
+    return Path(env).expanduser() if env else None
+
+
 SQLITE_SUFFIX = ".sqlite"
 TRIM_TO = 0.8  # over the bound, evict down to this share of it (not one entry per write)
 _trim_lock = threading.Lock()
@@ -125,6 +173,7 @@ class DiskKV:
         return sqlite3.connect(self.path, timeout=30)
 
     def get_many(self, keys: list[str]) -> dict[str, bytes]:
+        """The stored values among ``keys`` (their rows marked used now)."""
         out: dict[str, bytes] = {}
         if not keys:
             return out
@@ -141,6 +190,7 @@ class DiskKV:
         return out
 
     def put_many(self, items: dict[str, bytes]) -> None:
+        """Store the items (keys already present keep their value), then bound the disk caches."""
         if not items:
             return
         now = time.time()
@@ -155,6 +205,22 @@ def _ensure_table(con: sqlite3.Connection) -> None:
     con.execute("CREATE TABLE IF NOT EXISTS emb (key TEXT PRIMARY KEY, vec BLOB NOT NULL, used REAL NOT NULL DEFAULT 0)")
     if "used" not in [r[1] for r in con.execute("PRAGMA table_info(emb)")]:
         con.execute("ALTER TABLE emb ADD COLUMN used REAL NOT NULL DEFAULT 0")
+
+
+def store_json(path: Path, entry: dict[str, Any]) -> None:
+    """Write one JSON cache entry atomically (a temporary file renamed), then bound the disk caches.
+
+    A cache that cannot be written (read-only, full) is left as it is: it must not fail the run.
+    """
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(entry, f, ensure_ascii=False, indent=1)
+        os.replace(tmp, path)
+    except OSError:
+        pass
+    disk_cache_written()
 
 
 def file_used(path: str | os.PathLike) -> None:
@@ -178,9 +244,9 @@ def set_disk_budget(max_bytes: int | None) -> None:
 def disk_cache_written() -> None:
     """Called after a write to a disk cache: on a shared server, trim the caches to the bound."""
     budget = _disk_budget
-    root = os.environ.get(CACHE_DIR_ENV, "").strip()
-    if budget is not None and root:
-        trim_disk_cache(Path(root).expanduser(), budget)
+    root = _env_root()  # bounded on a shared server, which always sets it
+    if budget is not None and root is not None:
+        trim_disk_cache(root, budget)
 
 
 def _sqlite_bytes(con: sqlite3.Connection) -> int:

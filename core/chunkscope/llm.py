@@ -58,6 +58,8 @@ def _redact_url(url: str | None) -> str | None:
 
 @dataclass(frozen=True)
 class LLMSettings:
+    """Where and how to reach the endpoint (the key is never shown: see ``public_dict``)."""
+
     base_url: str | None = None
     api_key: str | None = field(default=None, repr=False, compare=False)
     model: str = DEFAULT_MODEL
@@ -69,6 +71,7 @@ class LLMSettings:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> "LLMSettings":
+        """The settings of the environment (``env``, default ``os.environ``), ``overrides`` on top."""
         e = os.environ if env is None else env
 
         def num(name: str, default: float) -> float:
@@ -96,6 +99,7 @@ class LLMSettings:
 
     @property
     def effective_url(self) -> str:
+        """The base URL requests go to (OpenAI's when none is set)."""
         return self.base_url or OPENAI_DEFAULT_URL
 
     def public_dict(self) -> dict[str, Any]:
@@ -130,7 +134,8 @@ def cache_identity_of(get_settings: Any) -> dict[str, Any]:
     """
     try:
         return get_settings().cache_identity()
-    except Exception as exc:  # noqa: BLE001 - any failure gives a never-matching key
+    except Exception as exc:  # noqa: BLE001 - boundary: ``get_settings`` is any caller's getter (a UI session's
+        # panel); whatever it raises, the result is keyed as unrepeatable rather than the cache key failing
         import uuid
 
         return {"unavailable": type(exc).__name__, "nonce": uuid.uuid4().hex}
@@ -138,6 +143,8 @@ def cache_identity_of(get_settings: Any) -> dict[str, Any]:
 
 @dataclass
 class LLMReply:
+    """One chat completion's text, the model that answered and what it cost."""
+
     text: str
     model: str
     prompt_tokens: int | None
@@ -304,7 +311,8 @@ class LLMClient:
                     attempts -= 1
                     continue
                 raise self._map_error(exc, model, timeout, attempts) from None
-            except Exception as exc:  # noqa: BLE001 - every failure becomes one LLMError
+            except Exception as exc:  # noqa: BLE001 - boundary of the third-party client: every failure of the
+                # request (openai's errors, httpx's, a malformed response) becomes one LLMError (module docstring)
                 retry, wait = self._retryable(exc)
                 if retry and attempts <= self.settings.max_retries:
                     if wait is None:
@@ -365,22 +373,6 @@ def test_connection(settings: LLMSettings | None = None) -> tuple[bool, str]:
 test_connection.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
 
 
-# --- on-disk cache location (shared by model-driven chunkers) --------------------------
-
-def cache_dir() -> str:
-    """``CHUNKSCOPE_CACHE_DIR`` or the user's cache directory (``$XDG_CACHE_HOME/chunkscope``)."""
-    env = os.environ.get("CHUNKSCOPE_CACHE_DIR", "").strip()
-    if env:
-        return os.path.expanduser(env)
-    if os.name == "nt":
-        base = os.environ.get("LOCALAPPDATA") or os.path.expanduser("~\\AppData\\Local")
-    elif os.uname().sysname == "Darwin":
-        base = os.path.expanduser("~/Library/Caches")
-    else:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
-    return os.path.join(base, "chunkscope")
-
-
 _KEYLIKE = re.compile(r"\b(sk-[A-Za-z0-9_\-]{8,})\b")
 
 
@@ -408,7 +400,8 @@ def _scrub_http_logs(api_key: str | None) -> None:
         if record.name.startswith(_LOG_PREFIXES):
             try:
                 msg = record.getMessage()
-            except Exception:  # noqa: BLE001 - a bad format string: leave it to logging
+            except Exception:  # noqa: BLE001 - boundary: a log record factory must never raise (a bad format
+                # string, an argument whose str() fails): such a record is left to logging as it is
                 return record
             clean = _scrub_text(msg)
             if clean != msg:
@@ -423,11 +416,4 @@ def _scrub_text(text: str) -> str:
     for k in _known_keys:
         if k in text:
             text = text.replace(k, "***")
-    return _KEYLIKE.sub("sk-***", text)
-
-
-def scrub_secrets(text: str, settings: LLMSettings | None = None) -> str:
-    """Remove the configured key (and anything key-like) from a text before showing it."""
-    if settings is not None and settings.api_key:
-        text = text.replace(settings.api_key, "***")
     return _KEYLIKE.sub("sk-***", text)

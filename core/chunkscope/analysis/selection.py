@@ -1,9 +1,10 @@
-"""Stage 7, selection: scores, the adaptive winner, and the one explanation of why it won.
+"""Stage 7, selection: scores, the adaptive winner, and the one decision of why it won.
 
-``explain(report)`` is the only place the winner's story is computed (runner-up, margin, the
-metrics where it leads and trails, degenerate and fragile wins as flags and warnings, the verdict:
-clear winner or tie and the tie-break). The CLI text, the app's winner card, the JSON report's
-``flags`` and the HTML report all read it, so they can never disagree.
+``decide(report)`` is the only place the winner's story is decided (runner-up, margin, the metrics
+where it leads and trails, degenerate and fragile wins as flags, the verdict: clear winner or tie and
+the tie-break); ``chunkscope.analysis.wording`` says it in English, and ``explain`` does both. The CLI
+text, the app's winner card, the JSON report's ``flags`` and the HTML report all read it, so they can
+never disagree.
 
 ``rescore`` computes the winner: the best candidate by point score, unless the bootstrap
 (``chunkscope.analysis.uncertainty``) cannot separate it from other candidates; then the tie-break
@@ -12,11 +13,10 @@ clear winner or tie and the tie-break). The CLI text, the app's winner card, the
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from chunkscope.analysis import uncertainty
+from chunkscope.analysis import uncertainty, wording
 from chunkscope.analysis.settings import DEFAULT_CANDIDATES
 from chunkscope.metrics import score as metric_score
 from chunkscope.report import METRICS, ChunkingResult, Report
@@ -28,6 +28,12 @@ RETRIEVAL_GAP = 0.05  # budgeted recall a rival candidate must gain over the win
 
 @dataclass
 class Explanation:
+    """Why the report's winner won.
+
+    The decision (``decide``: flags, runner-up, leads and trails, the facts behind the flags) and, once worded
+    (``explain``), its ``text`` and ``warnings``.
+    """
+
     winner: str | None
     runner: str | None = None
     margin: float | None = None
@@ -37,28 +43,35 @@ class Explanation:
     warnings: list[str] = field(default_factory=list)  # what the winner card and reports warn about
     text: str = ""
     verdict: dict[str, Any] | None = None  # report.verdict plus "text" (None: not computed)
+    # the facts the flags stand for, as the wording needs them (not part of ``to_dict``)
+    one_sided: list[tuple[str, str, str]] = field(default_factory=list)  # (metric, scored for, not scored for)
+    missing: list[str] = field(default_factory=list)  # weighted metrics left out of the winner's score
+    excluded: list[tuple[str, str]] = field(default_factory=list)  # (id, audit failure), best score first
+    every_candidate_excluded: bool = False  # no winner because every scored candidate fails the audit
+    out_of_size: float | None = None  # the winner's SC, when most of its chunks are out of the size bounds
+    recall: dict[str, float] = field(default_factory=dict)  # budgeted retrieval recall per id
+    retrieval_weight: float = 0.0
+    rival: str | None = None  # the candidate that finds clearly more evidence ("retrieval-disagrees")
+    outscored_by: str | None = None  # the best non-candidate that scores above the winner
+
+    def has(self, flag: str) -> bool:
+        """Whether ``flag`` was raised."""
+        return flag in self.flags
+
+    def own_verdict(self) -> dict[str, Any]:
+        """The verdict when it is about this winner ({} when there is none, or it is about another)."""
+        v = self.verdict
+        return v if v and v.get("winner") == self.winner and self.winner is not None else {}
 
     def cautions(self) -> list[str]:
         """The warnings a reader has not just read in ``text`` (shown apart, below it)."""
         return [w for w in self.warnings if w not in self.text]
 
     def to_dict(self) -> dict[str, Any]:
+        """What the winner card reads."""
         return {"winner": self.winner, "runner": self.runner, "margin": self.margin, "leads": self.leads,
                 "trails": self.trails, "flags": self.flags, "warnings": self.warnings, "text": self.text,
                 "verdict": self.verdict, "cautions": self.cautions()}
-
-
-def margin_text(margin: float, signed: bool = False, scores: tuple[float, float] | None = None) -> str:
-    """A score margin to three decimals, or to two significant digits when three would read 0.000 for a real
-    lead ("0.00023 ahead", not "0.000 ahead" next to "Narrow win"). ``scores``: the two scores, shown to three
-    decimals beside it; when their shown values differ by another amount than the margin rounds to (0.886 vs
-    0.879 for a margin of 0.0078), the margin takes four decimals ("0.0078"), so the figures add up."""
-    sign = "+" if signed else ""
-    if margin and abs(margin) < 0.0005:  # two significant digits, never in exponent form ("0.000040", not "4e-05")
-        return f"{margin:{sign}.{1 - math.floor(math.log10(abs(margin)))}f}"
-    if scores is not None and f"{margin:.3f}" != f"{round(scores[0], 3) - round(scores[1], 3):.3f}":
-        return f"{margin:{sign}.4f}"
-    return f"{margin:{sign}.3f}"
 
 
 def audit_failure(c: ChunkingResult) -> str:
@@ -125,93 +138,66 @@ def judge(report: Report, weights: dict[str, float], pool: Sequence[ChunkingResu
 
 
 def explain(report: Report) -> Explanation:
-    """Why the report's winner won (or why there is none), from the report alone."""
-    weights = {m: 1.0 for m in METRICS} | dict(report.settings.get("weights") or {})
+    """Why the report's winner won (or why there is none), from the report alone: ``decide``, worded."""
+    ex = decide(report)
+    ex.text, ex.warnings = wording.explanation_text(report, ex), wording.explanation_warnings(report, ex)
+    return ex
+
+
+def decide(report: Report) -> Explanation:
+    """The decision behind the report's winner, as data (no text, no warnings: ``explain`` adds them)."""
+    ex = Explanation(winner=report.winner, excluded=[(c.id, audit_failure(c)) for c in excluded(report)])
     if report.winner is None:
-        return _no_winner(report, weights)
+        ex.flags.append("no-winner")
+        ex.every_candidate_excluded = bool(ex.excluded) and len(ex.excluded) == len(
+            [c for c in report.ranked if c.candidate])
+        if ex.excluded:
+            ex.flags.append("excluded-coverage")
+        if report.provisional:
+            ex.flags.append("provisional")
+        return ex
     best = report.get(report.winner)
     assert best is not None and best.score is not None
-    pool = [c for c in report.ranked if c.candidate and c.id != best.id and not audit_failure(c)]
-    runner = pool[0] if pool else None
-    ex = Explanation(winner=best.id, verdict=report.verdict)
-    rw = float(report.settings.get("retrieval_weight") or 0.0)
-    recall = uncertainty.retrieval_recall(report)  # the score's, the tie-break's and the explanation's: one reading
-    v: dict[str, Any] = report.verdict if report.verdict and report.verdict.get("winner") == best.id else {}
-    parts = [f"{best.id} wins with a score of {best.score:.3f}{_ci(best)}"]
+    weights = {m: 1.0 for m in METRICS} | dict(report.settings.get("weights") or {})
+    ex.verdict = report.verdict
+    ex.retrieval_weight = float(report.settings.get("retrieval_weight") or 0.0)
+    ex.recall = uncertainty.retrieval_recall(report)  # the score's, the tie-break's and the explanation's: one reading
+    _decide_against_runner(report, best, weights, ex)
+    ex.missing = missing_metrics(best, weights, set(report.pending_metrics) if report.provisional else set())
+    for flag, raised in (("provisional", report.provisional), ("metrics-missing", bool(ex.missing)),
+                         ("single-chunk", len(best.chunks) == 1), ("excluded-coverage", bool(ex.excluded))):
+        if raised:
+            ex.flags.append(flag)
+    sc = best.metrics.get("SC")
+    ex.out_of_size = sc if sc is not None and sc < 0.5 else None
+    if ex.retrieval_weight <= 0 and ex.recall:
+        ex.rival = _retrieval_rival(report, best, ex.recall)
+        if ex.rival is not None:
+            ex.flags.append("retrieval-disagrees")
+    others = [c for c in report.chunkings if c.ok and not c.candidate and c.score is not None and c.score > best.score]
+    ex.outscored_by = max(others, key=lambda c: c.score or 0.0).id if others else None
+    return ex
+
+
+def _decide_against_runner(report: Report, best: ChunkingResult, weights: dict[str, float], ex: Explanation) -> None:
+    """The verdict's flags, the runner-up and the margin, tie or narrow win, leads and trails."""
+    v = ex.own_verdict()
     tied = bool(v) and v["kind"] == "tie"
     if tied:
         ex.flags += ["statistical-tie", f"tie-break:{v['tie_break']['rule']}"]
-        scores = ", ".join(f"{c.id} {c.score:.3f}{_ci(c)}" for c in (report.get(i) for i in [v["top"], *v["tied"]])
-                           if c is not None and c.score is not None)
-        parts = [v["text"], f"Scores: {scores}."]
     elif v:
         ex.flags.append("clear-winner")
-    if runner is None:
-        parts[0] += " as the only candidate with a score."
+    pool = [c for c in report.ranked if c.candidate and c.id != best.id and not audit_failure(c)]
+    if not pool:
         ex.flags.append("single-candidate")
-        ex.warnings.append("Only one candidate produced a score, so there was nothing to compare it with.")
-    else:
-        ex.runner, ex.margin = runner.id, best.score - (runner.score or 0.0)
-        if not tied:
-            parts[0] += (f", {margin_text(ex.margin, scores=(best.score, runner.score or 0.0))} ahead of {runner.id} "
-                         f"({runner.score:.3f}).")
-        if v and not tied:
-            parts.append(v["text"])
-        if ex.margin == 0 and not tied:
-            ex.flags.append("tie")
-            said = (f"Tie on score with the runner-up: decided by fewer chunks ({len(best.chunks)} vs "
-                    f"{len(runner.chunks)}), then id.")
-            parts.append(said)  # said once: in the text, so not again among the cautions below it
-            ex.warnings.append(said)
-        elif 0 < ex.margin < NEAR and not tied:
-            ex.flags.append("narrow-win")
-            # with a resampling verdict it is consistently ahead: not a contradiction, so say both
-            why = (". It is ahead on nearly every resample of this document, but by so little that a small settings "
-                   "change (a weight, the size bounds) can flip it") if v else \
-                ", within what a small settings change can flip"
-            ex.warnings.append(f"Narrow win: {margin_text(ex.margin, scores=(best.score, runner.score or 0.0))} "
-                               f"ahead of {runner.id}{why}. "
-                               "Compare the two before deciding.")
-        one_sided = _compare(best, runner, weights, ex, recall if rw > 0 else {})
-        if ex.leads:
-            who = f"Against {runner.id}, {best.id}" if tied else "It"
-            parts.append(f"{who} leads on " + ", ".join(_fmt(x) for x in ex.leads) + ".")
-        if ex.trails:
-            parts.append("It trails on " + ", ".join(_fmt(x) for x in ex.trails) + ".")
-        if one_sided:
-            parts.append("; ".join(one_sided) + ".")
-        if not ex.leads and not ex.trails and not one_sided:
-            parts.append("Both score the same on every metric.")
-    pending = set(report.pending_metrics) if report.provisional else set()
-    missing = missing_metrics(best, weights, pending)
-    if report.provisional:
-        _provisional(report, ex, parts)
-    if missing:
-        ex.flags.append("metrics-missing")
-        reasons = "; ".join(f"{m}: {best.metric_reasons.get(m, 'not computed')}" for m in missing)
-        parts.append(f"Scored without {', '.join(missing)} ({reasons}), so the mean covers fewer metrics.")
-        ex.warnings.append(fewer_metrics_warning("The winner's", missing))
-    if len(best.chunks) == 1:
-        ex.flags.append("single-chunk")
-        parts.append("Warning: the winner is a single chunk (the whole document); BI and RC are trivially "
-                     "perfect and ICC/DCC may be undefined, so check that this is what you want.")
-        ex.warnings.append("Degenerate win: the winner is a single chunk (the whole document). BI and RC are "
-                           "trivially perfect; check that this is what you want.")
-    sc = best.metrics.get("SC")
-    if sc is not None and sc < 0.5:
-        ex.warnings.append(f"Most of the winner's chunks are out of the size bounds (SC {sc:.2f}).")
-    _explain_excluded(report, ex, parts)
-    if rw > 0 and recall:
-        parts.append(f"Scores include budgeted retrieval recall with weight {rw:g} (winner {recall.get(best.id, 0.0):.3f}"
-                     + (f", {ex.runner} {recall[ex.runner]:.3f}" if ex.runner in recall else "") + ").")
-    elif recall:
-        _retrieval_disagrees(report, best, recall, ex, parts)
-    others = [c for c in report.chunkings if c.ok and not c.candidate and c.score is not None and c.score > best.score]
-    if others:
-        top = max(others, key=lambda c: c.score or 0.0)
-        parts.append(f"(Non-candidate {top.id} scores higher, {top.score:.3f}; add it to the candidates to let it win.)")
-    ex.text = " ".join(parts)
-    return ex
+        return
+    runner = pool[0]
+    ex.runner, ex.margin = runner.id, (best.score or 0.0) - (runner.score or 0.0)
+    if ex.margin == 0 and not tied:
+        ex.flags.append("tie")
+    elif 0 < ex.margin < NEAR and not tied:
+        ex.flags.append("narrow-win")
+    _compare(best, runner, weights, ex, ex.recall if ex.retrieval_weight > 0 else {})
 
 
 def missing_metrics(c: ChunkingResult, weights: dict[str, float] | None = None,
@@ -222,70 +208,27 @@ def missing_metrics(c: ChunkingResult, weights: dict[str, float] | None = None,
     return [m for m in METRICS if c.metrics.get(m) is None and w.get(m, 0) > 0 and m not in pending]
 
 
-def fewer_metrics_warning(whose: str, missing: Sequence[str]) -> str:
-    """The one wording of "this score is a mean over fewer metrics" (winner card, reports, Tune)."""
-    return f"{whose} score averages fewer than five metrics (missing: {', '.join(missing)})."
+def _retrieval_rival(report: Report, best: ChunkingResult, recall: dict[str, float]) -> str | None:
+    """The candidate that finds clearly more of the evidence than the winner; None when none does.
 
-
-def _explain_excluded(report: Report, ex: Explanation, parts: list[str]) -> None:
-    """Candidates kept from winning by the coverage audit: a flag, a warning each, a sentence."""
-    out = excluded(report)
-    if not out:
-        return
-    ex.flags.append("excluded-coverage")
-    best = report.get(report.winner) if report.winner else None
-    for c in out:
-        above = best is not None and best.score is not None and (c.score or 0.0) > best.score
-        ex.warnings.append(f"{c.id} was excluded from winning: it fails the coverage audit ({audit_failure(c)})"
-                           + (f", although it scores higher ({c.score:.3f})." if above else "."))
-    parts.append("Excluded from winning because they fail the coverage audit (they lose text): "
-                 + "; ".join(f"{c.id} ({audit_failure(c)})" for c in out) + ".")
-
-
-def provisional_note(report: Report) -> str:
-    """"provisional: ICC/DCC pending" (and the chunkings still to run); "" for a complete report."""
-    if not report.provisional:
-        return ""
-    what = "/".join(report.pending_metrics)
-    note = f"provisional: {what} pending" if what else "provisional"
-    if report.pending_chunkings:
-        note += f"; still to run: {', '.join(report.pending_chunkings)}"
-    return note
-
-
-def _provisional(report: Report, ex: Explanation, parts: list[str]) -> None:
-    ex.flags.append("provisional")
-    note = provisional_note(report)
-    said = f"{note[0].upper() + note[1:]}: the ranking uses the metrics known so far and may change."
-    parts.insert(0, said)  # said once: in the text, so not again among the cautions shown below it
-    ex.warnings.append(said)
-
-
-def _retrieval_disagrees(report: Report, best: ChunkingResult, recall: dict[str, float], ex: Explanation,
-                         parts: list[str]) -> None:
-    """With a retrieval check that is not in the score (weight 0): say so when another candidate finds clearly
-    more of the evidence than the winner (``RETRIEVAL_GAP`` budgeted recall or more)."""
+    Clearly: ``RETRIEVAL_GAP`` budgeted recall or more. Asked when the retrieval check is not in the score.
+    """
     if best.id not in recall:
-        return
+        return None
     rivals = [c for c in report.ranked if c.candidate and c.id != best.id and c.id in recall and not audit_failure(c)]
     if not rivals:
-        return
+        return None
     top = max(rivals, key=lambda c: recall[c.id])
-    gap = recall[top.id] - recall[best.id]
-    if gap < RETRIEVAL_GAP:
-        return
-    ex.flags.append("retrieval-disagrees")
-    msg = (f"Retrieval disagrees: {top.id} finds more of the evidence (budgeted recall {recall[top.id]:.3f} vs "
-           f"{recall[best.id]:.3f}). The scores leave retrieval out (weight 0); give it a weight to let it count.")
-    ex.warnings.append(msg)
-    parts.append(msg)
+    return top.id if recall[top.id] - recall[best.id] >= RETRIEVAL_GAP else None
 
 
 def _compare(best: ChunkingResult, runner: ChunkingResult, weights: dict[str, float], ex: Explanation,
-             recall: dict[str, float] | None = None) -> list[str]:
-    """Fill leads/trails (weighted metrics that differ, and the retrieval recall when it is in the score:
-    ``recall``); return the metrics scored for one side only."""
-    one_sided: list[str] = []
+             recall: dict[str, float] | None = None) -> None:
+    """Fill leads, trails and the metrics scored for one side only.
+
+    Leads and trails: the weighted metrics that differ, and the retrieval recall when it is in the score
+    (``recall``).
+    """
     if recall and best.id in recall and runner.id in recall and abs(recall[best.id] - recall[runner.id]) > SAME:
         ra, rb = recall[best.id], recall[runner.id]
         (ex.leads if ra > rb else ex.trails).append({"metric": "retrieval recall", "winner": ra, "runner": rb,
@@ -296,62 +239,12 @@ def _compare(best: ChunkingResult, runner: ChunkingResult, weights: dict[str, fl
             continue
         if a is None or b is None:
             who, other = (runner, best) if a is None else (best, runner)
-            one_sided.append(f"{m} is scored for {who.id} ({who.metrics[m]:.3f}) but not for {other.id} "
-                             f"({other.metric_reasons.get(m, 'not computed')})")
+            ex.one_sided.append((m, who.id, other.id))
             continue
         if abs(a - b) > SAME:
             (ex.leads if a > b else ex.trails).append({"metric": m, "winner": a, "runner": b, "delta": a - b})
     ex.leads.sort(key=lambda x: -x["delta"])
     ex.trails.sort(key=lambda x: x["delta"])
-    return one_sided
-
-
-def _ci(c: ChunkingResult) -> str:
-    lo_hi = c.score_interval
-    return f" (95% interval {lo_hi[0]:.3f}–{lo_hi[1]:.3f})" if lo_hi else ""
-
-
-def apart(a: float, b: float) -> tuple[str, str, str]:
-    """``a``, ``b`` and ``a - b`` with the fewest decimals (3 to 5) that show them apart: a lead of 0.0006 reads
-    "0.9962 vs 0.9956", not "0.996 vs 0.996". The difference takes one decimal more when the shown values differ
-    by another amount than it rounds to ("0.590 vs 0.593 (-0.0025)", not "(-0.002)"), as ``margin_text`` does."""
-    d = 3
-    while d < 5 and f"{a:.{d}f}" == f"{b:.{d}f}":
-        d += 1
-    diff = f"{a - b:+.{d}f}"
-    if abs(float(diff) - (round(a, d) - round(b, d))) > 0.5 * 10 ** -d:
-        diff = f"{a - b:+.{d + 1}f}"
-    return f"{a:.{d}f}", f"{b:.{d}f}", diff
-
-
-def _fmt(x: dict[str, Any]) -> str:
-    a, b, _ = apart(x["winner"], x["runner"])
-    return f"{x['metric']} {a} vs {b}"
-
-
-def _no_winner(report: Report, weights: dict[str, float]) -> Explanation:
-    cands = list(report.settings.get("candidates") or [])
-    ran = {c.id: c for c in report.chunkings}
-    missing = [c for c in cands if c not in ran or not ran[c].ok]
-    why = "; ".join(f"{cid}: {ran[cid].reason if cid in ran else 'not run'}" for cid in missing)
-    scoreless = [c for c in report.chunkings if c.id in cands and c.ok]
-    if scoreless:  # they ran, but every metric with a positive weight is missing for them
-        used = [m for m in METRICS if weights.get(m, 0) > 0]
-        c0 = scoreless[0]
-        reasons = ", ".join(f"{m}: {c0.metric_reasons.get(m) or 'not computed'}" for m in used)
-        why = "; ".join(filter(None, [why, f"no metric with a positive weight ({', '.join(used)}) is "
-                                           f"available for the candidates ({reasons})"]))
-    ex = Explanation(winner=None, flags=["no-winner"])
-    out = excluded(report)
-    if out and len(out) == len([c for c in report.ranked if c.candidate]):
-        parts = ["Every scored candidate fails the coverage audit, so there is no adaptive winner."]
-    else:
-        parts = ["No candidate chunking produced a score, so there is no adaptive winner" + (f" ({why})." if why else ".")]
-    _explain_excluded(report, ex, parts)
-    if report.provisional:
-        _provisional(report, ex, parts)
-    ex.text = " ".join(parts)
-    return ex
 
 
 def winner_summary(report: Report) -> dict[str, Any]:

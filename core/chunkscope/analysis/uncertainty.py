@@ -30,7 +30,7 @@ broken by the budgeted retrieval recall when the report has a retrieval check, e
 chunks (cheaper to index and to serve), else by the point score (``tie_break`` setting). The
 picked chunking is the report's winner.
 
-The per-metric resamples (B x 5 per chunking) are kept on the report object, so new weights
+The per-metric resamples (B x 5 per chunking) are kept per report object (``metric_resamples``), so new weights
 re-rank and re-judge in microseconds (``rescore``); a report read from JSON recomputes them
 from its diagnostics (tens of milliseconds).
 """
@@ -39,10 +39,12 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import weakref
 from typing import Any, Sequence
 
 import numpy as np
 
+from chunkscope.caching import BoundedCache
 from chunkscope.report import METRICS, ChunkingResult, Report
 
 RESAMPLES = 1000
@@ -130,16 +132,24 @@ def _cache_key(report: Report) -> tuple:
             tuple((c.id, len(c.chunks), tuple(c.metrics.get(m) for m in METRICS)) for c in report.chunkings if c.ok))
 
 
+# report identity and content -> (a weak reference to the report, its resamples): the reference is checked, so an
+# entry never serves another report that happens to get a dead one's id
+_RESAMPLES: BoundedCache[tuple[int, tuple], tuple[weakref.ref, dict[str, np.ndarray]]] = BoundedCache(16)
+
+
 def metric_resamples(report: Report) -> dict[str, np.ndarray]:
-    """Chunking id -> (B, 5) resampled metric values (columns in ``METRICS`` order; NaN where the
-    metric has no value). Empty when the report cannot be resampled (no blocks, no per-item
-    values). Cached on the report object; recomputed when its chunkings change."""
-    key = _cache_key(report)
-    cache = report._resamples
-    if cache is not None and cache[0] == key:
-        return cache[1]
+    """Chunking id -> (B, 5) resampled metric values.
+
+    Columns in ``METRICS`` order; NaN where the metric has no value. Empty when the report cannot be
+    resampled (no blocks, no per-item values). Cached per report (the last 16); recomputed when its
+    chunkings change.
+    """
+    key = (id(report), _cache_key(report))
+    kept = _RESAMPLES.get(key)
+    if kept is not None and kept[0]() is report:
+        return kept[1]
     out = _compute(report)
-    report._resamples = (key, out)
+    _RESAMPLES.put(key, (weakref.ref(report), out))
     return out
 
 

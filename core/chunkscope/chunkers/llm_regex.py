@@ -18,18 +18,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import regex
 
-from chunkscope.caching import disk_cache_written, file_used
+from chunkscope.caching import cache_root, file_used, store_json
 from chunkscope.chunkers.base import ChunkerSpec, ChunkResult, ParamSpec, RunContext
 from chunkscope.document import Document, Span
-from chunkscope.llm import NOT_CONFIGURED, LLMClient, LLMError, cache_dir
+from chunkscope.llm import NOT_CONFIGURED, LLMClient, LLMError
 from chunkscope.text.tokens import count_many, encoding
 
 PROMPT_VERSION = "llm_regex_v1"
@@ -45,6 +44,7 @@ class RegexRejected(ValueError):
 # --- prompt ---------------------------------------------------------------------------
 
 def prompt_template() -> str:
+    """The versioned prompt (appendix B of the paper), read from ``prompts/``."""
     return (Path(__file__).resolve().parent.parent / "prompts" / PROMPT_FILE).read_text(encoding="utf-8")
 
 
@@ -81,6 +81,7 @@ def document_context(text: str, max_tokens: int = 8000) -> tuple[str, int]:
 
 
 def build_prompt(context: str) -> str:
+    """The prompt with ``context`` (the document's first lines) in its placeholder."""
     return prompt_template().replace(PLACEHOLDER, context)
 
 
@@ -172,8 +173,9 @@ def cache_key(doc_sha256: str, model: str, max_context_tokens: int, endpoint: st
     return hashlib.sha256(raw.encode("utf-8")).hexdigest()
 
 
-def cache_path(key: str) -> str:
-    return os.path.join(cache_dir(), "llm-regex", f"{key}.json")
+def cache_path(key: str) -> Path:
+    """The file of the cached answer ``key`` (below ``caching.cache_root("llm")``)."""
+    return cache_root("llm") / "llm-regex" / f"{key}.json"
 
 
 def _cache_load(key: str) -> dict[str, Any] | None:
@@ -188,28 +190,18 @@ def _cache_load(key: str) -> dict[str, Any] | None:
     return entry
 
 
-def _cache_store(key: str, entry: dict[str, Any]) -> None:
-    path = cache_path(key)
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(entry, f, ensure_ascii=False, indent=1)
-        os.replace(tmp, path)
-    except OSError:
-        pass  # a read-only cache must not fail the chunking
-    disk_cache_written()
-
-
 # --- the chunker ----------------------------------------------------------------------
 
 @dataclass
 class _Totals:
+    """What the requests to the model cost so far, and why its patterns were rejected."""
+
     attempts: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     latency_s: float = 0.0
     model: str = ""
+    errors: list[str] = field(default_factory=list)
 
     def add(self, reply: Any) -> None:
         self.attempts += 1
@@ -219,6 +211,40 @@ class _Totals:
         self.model = reply.model
 
 
+@dataclass(frozen=True)
+class _Ask:
+    """One run's request: the parameters, the endpoint's facts every result carries, the cache key."""
+
+    model: str
+    max_ctx: int
+    timeout: float
+    regex_timeout: float
+    max_chunks: int
+    use_cache: bool
+    base_info: dict[str, Any]
+    key: str
+
+    @classmethod
+    def of(cls, doc: Document, params: dict[str, Any], client: LLMClient) -> "_Ask":
+        """The parameters read with their defaults (the client's model and timeout)."""
+        model = str(params.get("model") or "") or client.settings.model
+        max_ctx = int(params.get("max_context_tokens") or 8000)
+        who = client.settings.cache_identity()
+        return cls(
+            model=model, max_ctx=max_ctx,
+            timeout=float(params.get("timeout") or 0) or client.settings.timeout,
+            regex_timeout=float(params.get("regex_timeout") or 5.0),
+            max_chunks=int(params.get("max_chunks") or 5000),
+            use_cache=bool(params.get("use_cache", True)),
+            base_info={"model": model, "prompt_version": PROMPT_VERSION,
+                       "endpoint": client.settings.public_dict()["base_url"]},
+            key=cache_key(doc.sha256, model, max_ctx, f"{client.settings.effective_url}|{who['credentials']}"))
+
+    def split(self, text: str, pattern: str) -> tuple[list[Span], int]:
+        """``split_spans`` with this run's timeout and chunk cap."""
+        return split_spans(text, pattern, timeout=self.regex_timeout, max_chunks=self.max_chunks)
+
+
 def _client_from(ctx: RunContext | None) -> LLMClient | None:
     if ctx is not None and hasattr(ctx, "llm"):
         return ctx.llm()
@@ -226,6 +252,10 @@ def _client_from(ctx: RunContext | None) -> LLMClient | None:
 
 
 def chunk_llm_regex(doc: Document, params: dict[str, Any], ctx: RunContext | None = None) -> ChunkResult:
+    """The chunks of the model's pattern (a cached answer first).
+
+    Skipped without an endpoint; failed when the endpoint fails or the pattern is unusable twice.
+    """
     if not doc.text.strip():
         return ChunkResult.skipped("the document is empty")
     try:
@@ -234,53 +264,48 @@ def chunk_llm_regex(doc: Document, params: dict[str, Any], ctx: RunContext | Non
         return ChunkResult.skipped(str(exc)) if exc.kind == "not_configured" else ChunkResult.failed(str(exc))
     if client is None:
         return ChunkResult.skipped(NOT_CONFIGURED)
+    ask = _Ask.of(doc, params, client)
+    cached = _from_cache(doc, ask) if ask.use_cache else None
+    return cached if cached is not None else _from_model(doc, client, ask)
 
-    model = str(params.get("model") or "") or client.settings.model
-    max_ctx = int(params.get("max_context_tokens") or 8000)
-    timeout = float(params.get("timeout") or 0) or client.settings.timeout
-    regex_timeout = float(params.get("regex_timeout") or 5.0)
-    max_chunks = int(params.get("max_chunks") or 5000)
-    use_cache = bool(params.get("use_cache", True))
-    base_info: dict[str, Any] = {
-        "model": model,
-        "prompt_version": PROMPT_VERSION,
-        "endpoint": client.settings.public_dict()["base_url"],
-    }
 
-    who = client.settings.cache_identity()
-    key = cache_key(doc.sha256, model, max_ctx, f"{client.settings.effective_url}|{who['credentials']}")
-    if use_cache:
-        entry = _cache_load(key)
-        if entry is not None:
-            try:
-                spans, matches = split_spans(doc.text, entry["regex"], timeout=regex_timeout, max_chunks=max_chunks)
-            except RegexRejected:
-                spans = []  # stale or too slow here: ask the model again
-            if spans:
-                return ChunkResult(spans=spans, info={
-                    **base_info,
-                    "regex": entry["regex"],
-                    "response_model": entry.get("response_model", model),
-                    "tokens_sent": entry.get("tokens_sent"),
-                    "tokens_received": entry.get("tokens_received"),
-                    "context_tokens": entry.get("context_tokens"),
-                    "latency_s": entry.get("latency_s"),
-                    "attempts": entry.get("attempts"),
-                    "matches": matches,
-                    "cached": True,
-                })
+def _from_cache(doc: Document, ask: _Ask) -> ChunkResult | None:
+    """The chunks of the cached pattern; None without one, or when it is stale or too slow here (ask again)."""
+    entry = _cache_load(ask.key)
+    if entry is None:
+        return None
+    try:
+        spans, matches = ask.split(doc.text, entry["regex"])
+    except RegexRejected:
+        return None
+    if not spans:
+        return None
+    return ChunkResult(spans=spans, info={
+        **ask.base_info,
+        "regex": entry["regex"],
+        "response_model": entry.get("response_model", ask.model),
+        "tokens_sent": entry.get("tokens_sent"),
+        "tokens_received": entry.get("tokens_received"),
+        "context_tokens": entry.get("context_tokens"),
+        "latency_s": entry.get("latency_s"),
+        "attempts": entry.get("attempts"),
+        "matches": matches,
+        "cached": True,
+    })
 
-    context, context_tokens = document_context(doc.text, max_ctx)
+
+def _from_model(doc: Document, client: LLMClient, ask: _Ask) -> ChunkResult:
+    """Ask the model for a pattern, once more with the error fed back when it is unusable."""
+    context, context_tokens = document_context(doc.text, ask.max_ctx)
     messages: list[dict[str, str]] = [{"role": "user", "content": build_prompt(context)}]
     totals = _Totals()
-    errors: list[str] = []
     pattern: str | None = None
     t0 = time.perf_counter()
     for attempt in (1, 2):
         try:
-            reply = client.chat(messages, model=model, timeout=timeout)
+            reply = client.chat(messages, model=ask.model, timeout=ask.timeout)
         except LLMError as exc:
-            info = {**base_info, "attempts": totals.attempts + 1, "errors": errors + [str(exc)],
+            info = {**ask.base_info, "attempts": totals.attempts + 1, "errors": totals.errors + [str(exc)],
                     "regex": pattern, "cached": False, "tokens_sent": totals.prompt_tokens,
                     "tokens_received": totals.completion_tokens}
             prefix = "" if attempt == 1 else "retry after a rejected regex failed: "
@@ -288,12 +313,12 @@ def chunk_llm_regex(doc: Document, params: dict[str, Any], ctx: RunContext | Non
         totals.add(reply)
         try:
             pattern = extract_regex(reply.text)
-            spans, matches = split_spans(doc.text, pattern, timeout=regex_timeout, max_chunks=max_chunks)
+            spans, matches = ask.split(doc.text, pattern)
             if not spans:
                 raise RegexRejected("the regex yields no chunk")
         except RegexRejected as exc:
             shown = f"regex {pattern!r}: {exc}" if pattern is not None and "<regex>" not in str(exc) else str(exc)
-            errors.append(shown)
+            totals.errors.append(shown)
             if attempt == 2:
                 break
             messages = messages + [
@@ -304,37 +329,51 @@ def chunk_llm_regex(doc: Document, params: dict[str, Any], ctx: RunContext | Non
             ]
             pattern = None
             continue
-        info = {
-            **base_info,
-            "regex": pattern,
-            "response_model": totals.model,
-            "tokens_sent": totals.prompt_tokens,
-            "tokens_received": totals.completion_tokens,
-            "context_tokens": context_tokens,
-            "latency_s": round(totals.latency_s, 3),
-            "attempts": totals.attempts,
-            "matches": matches,
-            "cached": False,
-        }
-        if errors:
-            info["errors"] = errors
-        if use_cache:
-            _cache_store(key, {
-                "doc_sha256": doc.sha256, "model": model, "prompt_version": PROMPT_VERSION,
-                "max_context_tokens": max_ctx, "regex": pattern, "answer": reply.text,
-                "response_model": totals.model, "tokens_sent": totals.prompt_tokens,
-                "tokens_received": totals.completion_tokens, "context_tokens": context_tokens,
-                "latency_s": round(totals.latency_s, 3), "attempts": totals.attempts,
-                "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            })
-        return ChunkResult(spans=spans, info=info)
-
+        return _accepted(doc, ask, spans, _Answer(pattern, reply.text, matches, context_tokens), totals)
     return ChunkResult.failed(
-        f"the model's regex was unusable after {totals.attempts} attempts: {errors[-1]}",
-        **base_info, regex=pattern, errors=errors, attempts=totals.attempts, cached=False,
+        f"the model's regex was unusable after {totals.attempts} attempts: {totals.errors[-1]}",
+        **ask.base_info, regex=pattern, errors=totals.errors, attempts=totals.attempts, cached=False,
         tokens_sent=totals.prompt_tokens, tokens_received=totals.completion_tokens,
         latency_s=round(time.perf_counter() - t0, 3),
     )
+
+
+@dataclass(frozen=True)
+class _Answer:
+    """A usable answer of the model: its pattern, its text, the pattern's matches, the context it saw."""
+
+    pattern: str
+    text: str
+    matches: int
+    context_tokens: int
+
+
+def _accepted(doc: Document, ask: _Ask, spans: list[Span], answer: _Answer, totals: _Totals) -> ChunkResult:
+    """The chunking of a usable pattern, its answer cached (when the cache is used)."""
+    info = {
+        **ask.base_info,
+        "regex": answer.pattern,
+        "response_model": totals.model,
+        "tokens_sent": totals.prompt_tokens,
+        "tokens_received": totals.completion_tokens,
+        "context_tokens": answer.context_tokens,
+        "latency_s": round(totals.latency_s, 3),
+        "attempts": totals.attempts,
+        "matches": answer.matches,
+        "cached": False,
+    }
+    if totals.errors:
+        info["errors"] = totals.errors
+    if ask.use_cache:
+        store_json(cache_path(ask.key), {
+            "doc_sha256": doc.sha256, "model": ask.model, "prompt_version": PROMPT_VERSION,
+            "max_context_tokens": ask.max_ctx, "regex": answer.pattern, "answer": answer.text,
+            "response_model": totals.model, "tokens_sent": totals.prompt_tokens,
+            "tokens_received": totals.completion_tokens, "context_tokens": answer.context_tokens,
+            "latency_s": round(totals.latency_s, 3), "attempts": totals.attempts,
+            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        })
+    return ChunkResult(spans=spans, info=info)
 
 
 PARAMS = (
@@ -360,4 +399,5 @@ SPEC = ChunkerSpec(
 
 
 def specs() -> list[ChunkerSpec]:
+    """The chunker's registry entry."""
     return [SPEC]

@@ -91,7 +91,7 @@ def winner_line(report: Report) -> str:
 
 def partial_printer(stream=None):
     """``on_partial`` for ``--progress``: the provisional leaderboard and winner after each stage."""
-    from chunkscope.analysis.selection import provisional_note
+    from chunkscope.analysis.wording import provisional_note
 
     def show(report: Report, stage: str) -> None:
         out = stream or sys.stderr

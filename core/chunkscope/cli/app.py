@@ -56,6 +56,7 @@ def app_script() -> Path:
 def launch_plan(args: argparse.Namespace, env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
     """(command, environment) that start the app as asked; ShareError (a ValueError) when the
     operator settings are invalid."""
+    from chunkscope.caching import CACHE_DIR_ENV
     from chunkscope.sharing import CONFIG_ENV, SHARED_ENV, load_policy, settings_file
 
     env = dict(env)
@@ -88,7 +89,7 @@ def launch_plan(args: argparse.Namespace, env: dict[str, str]) -> tuple[list[str
         root = pol.workspace_root.absolute()
         env["CHUNKSCOPE_WORKSPACE_ROOT"] = str(root)  # the server uses the root chosen here (and shown)
         # disk caches of this server run live in its workspace root, not the user's cache
-        env.setdefault("CHUNKSCOPE_CACHE_DIR", str(root / "cache"))
+        env.setdefault(CACHE_DIR_ENV, str(root / "cache"))
     cmd = [sys.executable, "-m", "streamlit", "run", str(app_script()),
            "--server.headless", "true",
            "--server.address", pol.bind,
@@ -104,6 +105,7 @@ def launch_plan(args: argparse.Namespace, env: dict[str, str]) -> tuple[list[str
 
 def cmd_app(args: argparse.Namespace) -> int:
     """Launch the app (or print the command and environment with ``--print-command``)."""
+    from chunkscope.caching import CACHE_DIR_ENV
     from chunkscope.cli.common import CLIError
     from chunkscope.extras import require
     from chunkscope.sharing import load_policy
@@ -120,7 +122,7 @@ def cmd_app(args: argparse.Namespace) -> int:
         if pol.shared:  # where uploads, results and disk caches go (the operator's view, not the users')
             shown["workspace_root"] = ("a fresh private temp dir per run, deleted when the app stops"
                                        if env.get("_CHUNKSCOPE_OWN_WORKSPACE_ROOT") else str(pol.workspace_root))
-            shown["cache_dir"] = env.get("CHUNKSCOPE_CACHE_DIR")
+            shown["cache_dir"] = env.get(CACHE_DIR_ENV)
         print(" ".join(cmd))
         print(json.dumps(shown, indent=1))
         return 0

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chunkscope.caching import disk_cache_written, file_used
+from chunkscope.caching import cache_root, disk_cache_written, file_used
 from chunkscope.document import Document, Span
 
 BACKENDS = ("heuristic", "learned", "maverick", "precomputed", "none")
@@ -88,8 +87,9 @@ def document_language(doc: Document) -> str:
 
 
 def cache_dir() -> Path | None:
-    d = os.environ.get("CHUNKSCOPE_CACHE_DIR")
-    return Path(d) / "coref" if d else None
+    """Where coreference pairs are cached on disk; None when they are not (``caching.cache_root``)."""
+    root = cache_root("coref")
+    return root / "coref" if root is not None else None
 
 
 NO_PAIRS = "no third-person pronouns with an antecedent found: RC not computed"

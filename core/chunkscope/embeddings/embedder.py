@@ -20,7 +20,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from chunkscope.caching import BoundedCache, DiskKV
+from chunkscope.caching import BoundedCache, DiskKV, cache_root
 from chunkscope.embeddings.bundled import EmbedderUnavailable, bundled_model_path
 
 BUNDLED_NAME = "all-MiniLM-L6-v2"
@@ -263,12 +263,12 @@ class Embedder:
             bundled_model_path()  # the same clear error when the weights are missing
             name, model = BUNDLED_NAME, _load_onnx(_BACKEND_FACTS[chosen][1], device)
             if cache_dir == "env":
-                cache_dir = os.environ.get("CHUNKSCOPE_CACHE_DIR") or None
+                cache_dir = cache_root("embeddings")
             return cls(model, name, cache_dir=cache_dir)
         name, target = _resolve(name_or_path)
         model = _load_model(target, device)
         if cache_dir == "env":
-            cache_dir = os.environ.get("CHUNKSCOPE_CACHE_DIR") or None
+            cache_dir = cache_root("embeddings")
         return cls(model, name, cache_dir=cache_dir)
 
     @property

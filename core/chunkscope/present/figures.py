@@ -44,7 +44,7 @@ def chunker_color(chunking_id: str) -> str:
 
 
 def rgba(hex_color: str, alpha: float) -> str:
-    """``#rrggbb`` with opacity ``alpha``, as a CSS ``rgba(...)`` colour."""
+    """A ``#rrggbb`` colour with opacity ``alpha``, as CSS ``rgba(r,g,b,alpha)``."""
     h = hex_color.lstrip("#")
     r, g, b = int(h[0:2], 16), int(h[2:4], 16), int(h[4:6], 16)
     return f"rgba({r},{g},{b},{alpha})"
@@ -232,24 +232,6 @@ def boundary_strip_figure(report: Report, ids: Sequence[str], text_length: int,
     return fig
 
 
-def sweep_figure(rows: Sequence[dict[str, Any]], param: str) -> go.Figure:
-    """Metrics and score along a parameter sweep, chunk count on a second axis."""
-    from plotly.subplots import make_subplots
-
-    fig = make_subplots(specs=[[{"secondary_y": True}]])
-    xs = [r["value"] for r in rows]
-    for m in (*METRICS, "score"):
-        ys = [r["metrics"].get(m) if m != "score" else r.get("score") for r in rows]
-        fig.add_trace(go.Scatter(x=xs, y=ys, name=m, mode="lines+markers",
-                                 line=dict(width=4 if m == "score" else 2)), secondary_y=False)
-    fig.add_trace(go.Bar(x=xs, y=[r["chunks"] for r in rows], name="chunks", opacity=0.25,
-                         marker_color="#7F7F7F"), secondary_y=True)
-    fig.update_yaxes(title_text="metric", range=[0, 1.02], secondary_y=False)
-    fig.update_yaxes(title_text="chunks", secondary_y=True)
-    fig.update_xaxes(title_text=param)
-    return _layout(fig, f"Sweep of {param}")
-
-
 # ------------------------------------------------------------------ tune views
 
 def radar_results_figure(results: Sequence[ChunkingResult], names: Sequence[str] | None = None,
@@ -387,7 +369,7 @@ def semantic_curve_figure(info: dict[str, Any], text_length: int | None = None) 
 # ------------------------------------------------------------------ corpus run
 
 def corpus_correlation_figure(corr):
-
+    """Heatmap of the Spearman correlations between the metrics over a corpus."""
     z = corr.values.tolist()
     text = [[_f(v, 2) for v in row] for row in z]
     fig = go.Figure(go.Heatmap(z=z, x=list(corr.columns), y=list(corr.index), zmin=-1, zmax=1,
@@ -398,7 +380,7 @@ def corpus_correlation_figure(corr):
 
 
 def corpus_selection_figure(rows: list[dict[str, Any]]):
-
+    """Bars: the share of documents for which the adaptive policy chose each chunker."""
     fig = go.Figure(go.Bar(x=[r["chunker"] for r in rows], y=[r["percent"] for r in rows],
                            marker_color=[chunker_color(r["chunker"]) for r in rows],
                            text=[f"{r['percent']:.0f}% ({r['documents']})" for r in rows], textposition="auto"))
@@ -407,7 +389,7 @@ def corpus_selection_figure(rows: list[dict[str, Any]]):
 
 
 def corpus_domain_figure(res: CorpusResults, rows: list[dict[str, Any]] | None = None):
-
+    """Grouped bars: each candidate's mean score per domain, the adaptive policy's as diamonds."""
     rows = rows if rows is not None else domain_breakdown(res)
     fig = go.Figure()
     doms = [r["domain"] for r in rows]
@@ -428,7 +410,7 @@ def corpus_domain_figure(res: CorpusResults, rows: list[dict[str, Any]] | None =
 
 
 def corpus_score_figure(res: CorpusResults):
-
+    """Box plots of every chunker's score over the corpus's documents."""
     w = res.wide()
     fig = go.Figure()
     for cid in res.order:

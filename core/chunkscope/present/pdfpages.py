@@ -1,7 +1,8 @@
 """Chunks drawn on the PDF page: rendered pages, overlay layers, SVG and Plotly renderings.
 
 - ``remember(doc, data)`` / ``pdf_bytes(doc)``: the PDF bytes of loaded documents, kept in a small
-  LRU (``MAX_PDFS`` documents, ``MAX_BYTES`` in all) keyed by the sha256 of the *file* (noted in
+  LRU (a ``BoundedCache`` of ``MAX_BYTES`` in all; a file larger than that is not kept) keyed by the sha256 of
+  the *file* (noted in
   ``doc.meta["pdf_sha256"]``), so pages can be rendered after the upload widget forgot the file.
   Not by the document's sha256, which is its text's: two PDFs with the same text (a form, one copy
   signed) would show each other's pages.
@@ -21,17 +22,15 @@ from __future__ import annotations
 import base64
 import hashlib
 import html
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Sequence
 
+from chunkscope.caching import BoundedCache
 from chunkscope.geometry import Geometry, boxes_for, to_display
 from chunkscope.present.highlight import Problems, pair_color, pair_tag
 from chunkscope.report import ChunkingResult
 
-MAX_PDFS = 6
 MAX_BYTES = 200 * 1024 * 1024
 DEFAULT_ZOOM = 1.5  # 108 dpi: body text reads well, a page PNG is ~100-300 KB
 MAX_PIXELS = 4_000_000  # a rendered page at most (A4 at DEFAULT_ZOOM is 1.1 million): larger pages get a lower zoom
@@ -41,28 +40,29 @@ FOCUS_COLOR = "#F0E442"
 # one colour per chunk, cycling (adjacent chunks always differ); the cut and focus colours excluded
 CHUNK_COLORS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#7F7F7F", "#8C564B", "#9467BD"]
 
-_lock = threading.Lock()
-_PDFS: "OrderedDict[str, bytes]" = OrderedDict()
+_PDFS: BoundedCache[str, bytes] = BoundedCache(MAX_BYTES, getsizeof=len)
 
 
 def remember(doc: Any, data: bytes) -> None:
-    """Keep a PDF document's bytes for rendering (LRU, bounded by ``MAX_PDFS`` and ``MAX_BYTES``)."""
+    """Keep a PDF document's bytes for rendering (least recently used first out, ``MAX_BYTES`` in all)."""
     if getattr(doc, "source_format", "") != "pdf" or not data:
         return
     key = hashlib.sha256(data).hexdigest()
     doc.meta[PDF_KEY] = key
-    with _lock:
-        _PDFS[key] = data
-        _PDFS.move_to_end(key)
-        while len(_PDFS) > MAX_PDFS or (len(_PDFS) > 1 and sum(map(len, _PDFS.values())) > MAX_BYTES):
-            _PDFS.popitem(last=False)
+    _PDFS.put(key, data)
 
 
 def pdf_bytes(doc: Any) -> bytes | None:
     """The bytes of the PDF file ``doc`` was loaded from, when ``remember`` still holds them."""
     key = (getattr(doc, "meta", None) or {}).get(PDF_KEY)
-    with _lock:
-        return _PDFS.get(key) if isinstance(key, str) else None
+    return _PDFS.get(key) if isinstance(key, str) else None
+
+
+def _render_errors() -> tuple[type[BaseException], ...]:
+    """What PyMuPDF raises on a damaged file or page (its own errors, MuPDF's, a page out of range)."""
+    import pymupdf
+
+    return (RuntimeError, ValueError, IndexError, MemoryError, pymupdf.mupdf.FzErrorBase)
 
 
 def unavailable_reason(doc: Any) -> str | None:
@@ -103,15 +103,16 @@ def render_page(doc: Any, page: int, zoom: float = DEFAULT_ZOOM, fmt: str = "png
         return None
     try:
         return _render(doc.meta[PDF_KEY], int(page), float(zoom), data, fmt, int(quality))
-    except Exception:
+    except _render_errors():
         return None
 
 
 VIEW_PAD = 14.0  # points of white kept around what a page prints, when the Page view crops its margins
 MIN_CROP = 0.9  # crop only when what the page prints spans less than this share of its width or height
 MIN_VIEW = 0.6  # ... and never show less than this share of either (a page holding only its number stays a page)
-_BOXES: OrderedDict[tuple[str, int], tuple[float, float, float, float] | None] = OrderedDict()
 MAX_BOXES = 512  # pages whose box is remembered (four numbers each)
+_BOXES: BoundedCache[tuple[str, int], tuple[float, float, float, float] | None] = BoundedCache(MAX_BOXES)
+_NOT_KEPT = object()
 
 
 def content_box(doc: Any, page: int) -> tuple[float, float, float, float] | None:
@@ -121,22 +122,18 @@ def content_box(doc: Any, page: int) -> tuple[float, float, float, float] | None
     The Page view shows this box, so that a page with wide margins (a LaTeX manual prints on 60% of the width) is
     drawn larger. Remembered per document and page."""
     key = (str(doc.meta.get(PDF_KEY, "")), int(page))
-    with _lock:
-        if key[0] and key in _BOXES:
-            _BOXES.move_to_end(key)
-            return _BOXES[key]
+    if key[0]:
+        kept = _BOXES.get(key, _NOT_KEPT)
+        if kept is not _NOT_KEPT:
+            return kept
     image = render_page(doc, page)
-    if image is None:
+    if image is None or getattr(doc, "geometry", None) is None:
         return None
     try:
         box = _content_box(image, doc.geometry.page_size(int(page)))
-    except Exception:
+    except _render_errors():  # a page out of range, or an image PyMuPDF cannot read back
         return None
-    with _lock:
-        _BOXES[key] = box
-        while len(_BOXES) > MAX_BOXES:
-            _BOXES.popitem(last=False)
-    return box
+    return _BOXES.put(key, box)
 
 
 def _widen(lo: float, hi: float, size: float) -> tuple[float, float]:
@@ -183,6 +180,8 @@ def render_thumbnail(doc: Any, page: int, zoom: float = THUMB_ZOOM, quality: int
 
 @dataclass
 class ChunkShape:
+    """One chunk's boxes on a page, in its colour."""
+
     index: int
     color: str
     boxes: list[tuple[float, float, float, float]]  # rendered-page points
@@ -200,6 +199,8 @@ class ChunkShape:
 
 @dataclass
 class Layers:
+    """What is drawn over one page: chunks, broken blocks, split pairs."""
+
     page: int
     width: float
     height: float
@@ -341,61 +342,95 @@ def page_svg(layers: Layers, image: tuple[bytes, int, int] | None = None, focus:
            f'style="position:absolute;left:0;top:0;width:100%;height:100%">']
     if title:
         out.append(f"<title>{html.escape(title)}</title>")
-    for s in layers.chunks:
+    out += _svg_chunks(layers.chunks, focus)
+    for b in layers.broken:
+        out += _svg_broken(b)
+    for pair in layers.split:
+        out += _svg_pair(pair)
+    for s in layers.chunks:  # drawn last: on top of everything
+        out += _svg_focus_and_label(s, focus)
+    out.append("</svg>")
+    style = f"max-width:{width_px}px;" if width_px else ""
+    return (f'<div class="cs-page" style="position:relative;{style}border:1px solid rgba(128,128,128,.45)">'
+            f'{_svg_backdrop(layers, image, image_class, mime)}{"".join(out)}</div>')
+
+
+def _svg_chunks(chunks: Sequence[ChunkShape], focus: int | None) -> list[str]:
+    """Every chunk's boxes, translucent in its colour (the ``focus`` chunk stronger, the others fainter)."""
+    out = []
+    for s in chunks:
         op = 0.42 if focus == s.index else (0.16 if focus is not None else 0.26)
         for (x0, y0, x1, y1) in s.boxes:
             out.append(f'<rect class="cs-chunk" data-chunk="{s.index}" x="{_f(x0)}" y="{_f(y0)}" '
                        f'width="{_f(x1 - x0)}" height="{_f(y1 - y0)}" fill="{s.color}" fill-opacity="{op}" '
                        f'stroke="{s.color}" stroke-width="0.6"/>')
-    for b in layers.broken:
-        for (x0, y0, x1, y1) in b["boxes"]:
-            out.append(f'<rect class="cs-broken" x="{_f(x0 - 2)}" y="{_f(y0 - 2)}" width="{_f(x1 - x0 + 4)}" '
-                       f'height="{_f(y1 - y0 + 4)}" fill="none" stroke="{CUT_COLOR}" stroke-width="1.5" '
-                       f'stroke-dasharray="5 3"/>')
-        if b["cut"]:
-            x, y0, y1 = b["cut"]
-            out.append(f'<line class="cs-cut" x1="{_f(x)}" y1="{_f(y0 - 4)}" x2="{_f(x)}" y2="{_f(y1 + 4)}" '
-                       f'stroke="{CUT_COLOR}" stroke-width="3.5"/>')
-            out.append(f'<text x="{_f(x + 3)}" y="{_f(y0 - 5)}" font-size="9" font-weight="700" '
-                       f'fill="{CUT_COLOR}">✂ cut</text>')
-    for pair in layers.split:
-        for end in pair["ends"]:
-            for (x0, y0, x1, y1) in end:
-                out.append(f'<rect class="cs-pair" x="{_f(x0 - 1)}" y="{_f(y0 - 1)}" width="{_f(x1 - x0 + 2)}" '
-                           f'height="{_f(y1 - y0 + 2)}" fill="none" stroke="{pair["color"]}" stroke-width="2"/>')
-            if end:
-                x0, y0 = end[0][0], end[0][1]
-                out.append(f'<text x="{_f(x0)}" y="{_f(y0 - 2)}" font-size="8" font-weight="700" '
-                           f'fill="{pair["color"]}">{html.escape(pair["tag"])}</text>')
-    for s in layers.chunks:
-        if focus == s.index:
-            for (x0, y0, x1, y1) in s.boxes:
-                out.append(f'<rect class="cs-focus" x="{_f(x0 - 1.5)}" y="{_f(y0 - 1.5)}" '
-                           f'width="{_f(x1 - x0 + 3)}" height="{_f(y1 - y0 + 3)}" fill="none" '
-                           f'stroke="{FOCUS_COLOR}" stroke-width="2.5"/>')
-        if s.label_at:
-            x, y = s.label_at
-            tag = s.tag
-            wlab = 6 + 5.2 * len(tag)
-            out.append(f'<g class="cs-label" data-chunk="{s.index}"><rect x="{_f(x - wlab - 1)}" y="{_f(y)}" '
-                       f'width="{_f(wlab)}" height="10" rx="2" fill="{s.color}"/>'
-                       f'<text x="{_f(x - wlab / 2 - 1)}" y="{_f(y + 8)}" font-size="8" font-weight="700" '
-                       f'fill="#fff" text-anchor="middle">{html.escape(tag)}</text></g>')
-    out.append("</svg>")
-    img = ""
+    return out
+
+
+def _svg_broken(b: dict[str, Any]) -> list[str]:
+    """A broken block: its dashed outline, and a bar with "✂ cut" at the boundary that broke it."""
+    out = []
+    for (x0, y0, x1, y1) in b["boxes"]:
+        out.append(f'<rect class="cs-broken" x="{_f(x0 - 2)}" y="{_f(y0 - 2)}" width="{_f(x1 - x0 + 4)}" '
+                   f'height="{_f(y1 - y0 + 4)}" fill="none" stroke="{CUT_COLOR}" stroke-width="1.5" '
+                   f'stroke-dasharray="5 3"/>')
+    if b["cut"]:
+        x, y0, y1 = b["cut"]
+        out.append(f'<line class="cs-cut" x1="{_f(x)}" y1="{_f(y0 - 4)}" x2="{_f(x)}" y2="{_f(y1 + 4)}" '
+                   f'stroke="{CUT_COLOR}" stroke-width="3.5"/>')
+        out.append(f'<text x="{_f(x + 3)}" y="{_f(y0 - 5)}" font-size="9" font-weight="700" '
+                   f'fill="{CUT_COLOR}">✂ cut</text>')
+    return out
+
+
+def _svg_pair(pair: dict[str, Any]) -> list[str]:
+    """A split pair: both mentions outlined in the pair's colour, its tag above each."""
+    out = []
+    for end in pair["ends"]:
+        for (x0, y0, x1, y1) in end:
+            out.append(f'<rect class="cs-pair" x="{_f(x0 - 1)}" y="{_f(y0 - 1)}" width="{_f(x1 - x0 + 2)}" '
+                       f'height="{_f(y1 - y0 + 2)}" fill="none" stroke="{pair["color"]}" stroke-width="2"/>')
+        if end:
+            x0, y0 = end[0][0], end[0][1]
+            out.append(f'<text x="{_f(x0)}" y="{_f(y0 - 2)}" font-size="8" font-weight="700" '
+                       f'fill="{pair["color"]}">{html.escape(pair["tag"])}</text>')
+    return out
+
+
+def _svg_focus_and_label(s: ChunkShape, focus: int | None) -> list[str]:
+    """The yellow outline of the ``focus`` chunk, and a chunk's number at its first box."""
+    out = []
+    if focus == s.index:
+        for (x0, y0, x1, y1) in s.boxes:
+            out.append(f'<rect class="cs-focus" x="{_f(x0 - 1.5)}" y="{_f(y0 - 1.5)}" '
+                       f'width="{_f(x1 - x0 + 3)}" height="{_f(y1 - y0 + 3)}" fill="none" '
+                       f'stroke="{FOCUS_COLOR}" stroke-width="2.5"/>')
+    if s.label_at:
+        x, y = s.label_at
+        tag = s.tag
+        wlab = 6 + 5.2 * len(tag)
+        out.append(f'<g class="cs-label" data-chunk="{s.index}"><rect x="{_f(x - wlab - 1)}" y="{_f(y)}" '
+                   f'width="{_f(wlab)}" height="10" rx="2" fill="{s.color}"/>'
+                   f'<text x="{_f(x - wlab / 2 - 1)}" y="{_f(y + 8)}" font-size="8" font-weight="700" '
+                   f'fill="#fff" text-anchor="middle">{html.escape(tag)}</text></g>')
+    return out
+
+
+def _svg_backdrop(layers: Layers, image: tuple[bytes, int, int] | None, image_class: str, mime: str) -> str:
+    """What the overlay is drawn on.
+
+    A box with the page image as its CSS background (``image_class``), the image itself, or a blank page of
+    the page's shape.
+    """
+    w, h = layers.width, layers.height
     if image_class:
-        img = (f'<div class="{html.escape(image_class)}" style="width:100%;aspect-ratio:{_f(w)}/{_f(h)};'
-               f'background-color:#fff;background-size:100% 100%;background-repeat:no-repeat"></div>')
-    elif image is not None:
+        return (f'<div class="{html.escape(image_class)}" style="width:100%;aspect-ratio:{_f(w)}/{_f(h)};'
+                f'background-color:#fff;background-size:100% 100%;background-repeat:no-repeat"></div>')
+    if image is not None:
         b64 = base64.b64encode(image[0]).decode("ascii")
-        img = (f'<img src="data:{html.escape(mime)};base64,{b64}" style="width:100%;display:block" '
-               f'alt="page {layers.page}"/>')
-    else:
-        img = (f'<div style="width:100%;aspect-ratio:{_f(w)}/{_f(h)};background:#fff;'
-               f'border:1px dashed #999"></div>')
-    style = f"max-width:{width_px}px;" if width_px else ""
-    return (f'<div class="cs-page" style="position:relative;{style}border:1px solid rgba(128,128,128,.45)">'
-            f'{img}{"".join(out)}</div>')
+        return (f'<img src="data:{html.escape(mime)};base64,{b64}" style="width:100%;display:block" '
+                f'alt="page {layers.page}"/>')
+    return f'<div style="width:100%;aspect-ratio:{_f(w)}/{_f(h)};background:#fff;border:1px dashed #999"></div>'
 
 
 # ------------------------------------------------------------------ Plotly (clickable)
@@ -403,7 +438,7 @@ def page_svg(layers: Layers, image: tuple[bytes, int, int] | None = None, focus:
 
 def page_figure(layers: Layers, image: tuple[bytes, int, int] | None = None, focus: int | None = None,
                 texts: Sequence[str] | None = None, height_px: int = 900,
-                view: tuple[float, float, float, float] | None = None):
+                view: tuple[float, float, float, float] | None = None) -> Any:
     """A Plotly figure of the page with the layers; each chunk is one trace whose points (one per
     box, ``customdata`` = chunk index) can be clicked (``st.plotly_chart(on_select=...)``).
     ``texts[i]``: hover text of chunk ``i`` (escaped here). ``view``: the part of the page shown
@@ -417,30 +452,9 @@ def page_figure(layers: Layers, image: tuple[bytes, int, int] | None = None, foc
         fig.add_layout_image(source=f"data:image/png;base64,{b64}", xref="x", yref="y", x=0, y=0,
                              sizex=w, sizey=h, sizing="stretch", layer="below", xanchor="left", yanchor="top")
     for s in layers.chunks:
-        xs: list[float | None] = []
-        ys: list[float | None] = []
-        for (x0, y0, x1, y1) in s.boxes:
-            xs += [x0, x1, x1, x0, x0, None]
-            ys += [y0, y0, y1, y1, y0, None]
-        foc = focus == s.index
-        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", fill="toself", fillcolor=_rgba(s.color, 0.42 if foc else 0.22),
-                                 line=dict(color=FOCUS_COLOR if foc else s.color, width=3 if foc else 0.8),
-                                 hoverinfo="skip", showlegend=False))
-        hover = html.escape(texts[s.index]) if texts is not None and s.index < len(texts) else f"chunk {s.index + 1}"
-        cx = [(b[0] + b[2]) / 2 for b in s.boxes]
-        cy = [(b[1] + b[3]) / 2 for b in s.boxes]
-        fig.add_trace(go.Scatter(x=cx, y=cy, mode="markers", marker=dict(size=14, color=s.color, opacity=0.02),
-                                 customdata=[s.index] * len(cx), hovertext=[hover] * len(cx), hoverinfo="text",
-                                 showlegend=False, name=f"chunk {s.index + 1}"))
-        if s.label_at:
-            fig.add_annotation(x=s.label_at[0], y=s.label_at[1], text=f"<b>{html.escape(s.tag)}</b>", showarrow=False,
-                               xanchor="right", yanchor="top", font=dict(size=12, color="#fff"), bgcolor=s.color,
-                               borderpad=1)
+        _figure_chunk(fig, s, focus == s.index, texts)
     for b in layers.broken:
-        xs, ys = [], []
-        for (x0, y0, x1, y1) in b["boxes"]:
-            xs += [x0 - 2, x1 + 2, x1 + 2, x0 - 2, x0 - 2, None]
-            ys += [y0 - 2, y0 - 2, y1 + 2, y1 + 2, y0 - 2, None]
+        xs, ys = _outline(b["boxes"], 2)
         fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line=dict(color=CUT_COLOR, width=1.5, dash="dash"),
                                  hoverinfo="skip", showlegend=False))
         if b["cut"]:
@@ -448,11 +462,7 @@ def page_figure(layers: Layers, image: tuple[bytes, int, int] | None = None, foc
             fig.add_trace(go.Scatter(x=[x, x], y=[y0 - 4, y1 + 4], mode="lines", line=dict(color=CUT_COLOR, width=4),
                                      hovertext="broken block: cut here", hoverinfo="text", showlegend=False))
     for pair in layers.split:
-        xs, ys = [], []
-        for end in pair["ends"]:
-            for (x0, y0, x1, y1) in end:
-                xs += [x0 - 1, x1 + 1, x1 + 1, x0 - 1, x0 - 1, None]
-                ys += [y0 - 1, y0 - 1, y1 + 1, y1 + 1, y0 - 1, None]
+        xs, ys = _outline([box for end in pair["ends"] for box in end], 1)
         fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line=dict(color=pair["color"], width=2),
                                  hovertext=f"split pair {pair['tag']}", hoverinfo="text", showlegend=False))
     x0, y0, x1, y1 = view if view is not None else (0.0, 0.0, w, h)
@@ -464,6 +474,33 @@ def page_figure(layers: Layers, image: tuple[bytes, int, int] | None = None, foc
     return fig
 
 
-def _rgba(hex_color: str, alpha: float) -> str:
-    hx = hex_color.lstrip("#")
-    return f"rgba({int(hx[0:2], 16)},{int(hx[2:4], 16)},{int(hx[4:6], 16)},{alpha})"
+def _outline(boxes: Sequence[tuple[float, float, float, float]], pad: float) -> tuple[list[float | None], ...]:
+    """The x and y of closed rectangles around ``boxes`` (``pad`` points out), one line trace (None between)."""
+    xs: list[float | None] = []
+    ys: list[float | None] = []
+    for (x0, y0, x1, y1) in boxes:
+        xs += [x0 - pad, x1 + pad, x1 + pad, x0 - pad, x0 - pad, None]
+        ys += [y0 - pad, y0 - pad, y1 + pad, y1 + pad, y0 - pad, None]
+    return xs, ys
+
+
+def _figure_chunk(fig: Any, s: ChunkShape, focused: bool, texts: Sequence[str] | None) -> None:
+    """One chunk: its filled boxes, invisible markers at their centres to click and hover, its number."""
+    import plotly.graph_objects as go
+
+    from chunkscope.present.figures import rgba
+
+    xs, ys = _outline(s.boxes, 0)
+    fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", fill="toself", fillcolor=rgba(s.color, 0.42 if focused else 0.22),
+                             line=dict(color=FOCUS_COLOR if focused else s.color, width=3 if focused else 0.8),
+                             hoverinfo="skip", showlegend=False))
+    hover = html.escape(texts[s.index]) if texts is not None and s.index < len(texts) else f"chunk {s.index + 1}"
+    cx = [(b[0] + b[2]) / 2 for b in s.boxes]
+    cy = [(b[1] + b[3]) / 2 for b in s.boxes]
+    fig.add_trace(go.Scatter(x=cx, y=cy, mode="markers", marker=dict(size=14, color=s.color, opacity=0.02),
+                             customdata=[s.index] * len(cx), hovertext=[hover] * len(cx), hoverinfo="text",
+                             showlegend=False, name=f"chunk {s.index + 1}"))
+    if s.label_at:
+        fig.add_annotation(x=s.label_at[0], y=s.label_at[1], text=f"<b>{html.escape(s.tag)}</b>", showarrow=False,
+                           xanchor="right", yanchor="top", font=dict(size=12, color="#fff"), bgcolor=s.color,
+                           borderpad=1)

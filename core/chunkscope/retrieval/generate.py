@@ -14,14 +14,13 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import re
 import time
 from pathlib import Path
 from typing import Any
 
-from chunkscope.caching import disk_cache_written, file_used
-from chunkscope.llm import NOT_CONFIGURED, LLMClient, LLMError, cache_dir
+from chunkscope.caching import cache_root, file_used, store_json
+from chunkscope.llm import NOT_CONFIGURED, LLMClient, LLMError
 from chunkscope.retrieval.questions import MIN_QUOTE_CHARS, Locator, Question, QuestionSet, short
 
 PROMPT_VERSION = "retrieval_questions_v1"
@@ -29,6 +28,7 @@ PROMPT_FILE = "retrieval_questions_v1.txt"
 
 
 def prompt_template() -> str:
+    """The versioned question-generation prompt, read from ``prompts/``."""
     return (Path(__file__).resolve().parent.parent / "prompts" / PROMPT_FILE).read_text(encoding="utf-8")
 
 
@@ -82,8 +82,8 @@ def parse_answer(answer: str) -> list[dict[str, Any]]:
     return [x for x in items if isinstance(x, dict)]
 
 
-def _cache_path(key: str) -> str:
-    return os.path.join(cache_dir(), "retrieval-questions", f"{key}.json")
+def _cache_path(key: str) -> Path:
+    return cache_root("llm") / "retrieval-questions" / f"{key}.json"
 
 
 def generate(doc_text: str, doc_sha256: str, n: int, client: LLMClient | None, *, per_request: int = 5,
@@ -95,44 +95,19 @@ def generate(doc_text: str, doc_sha256: str, n: int, client: LLMClient | None, *
         raise LLMError(NOT_CONFIGURED + " (set OPENAI_BASE_URL / OPENAI_API_KEY, or use --self-test)", "not_configured")
     model = client.settings.model
     key = hashlib.sha256(f"{doc_sha256}|{model}|{PROMPT_VERSION}|{n}|{per_request}|{window_tokens}".encode()).hexdigest()
-    answers: list[str] | None = None
-    cached = False
-    if use_cache:
-        try:
-            with open(_cache_path(key), encoding="utf-8") as f:
-                entry = json.load(f)
-            if isinstance(entry.get("answers"), list):
-                answers, cached = [str(a) for a in entry["answers"]], True
-                file_used(_cache_path(key))
-        except (OSError, ValueError, AttributeError):
-            answers = None
+    answers = _cached_answers(key) if use_cache else None
+    cached = answers is not None
     t0 = time.perf_counter()
     wins = windows(doc_text, math.ceil(n / per_request), window_tokens)
     if answers is None:
-        answers = []
-        left = n
-        for i, (a, b) in enumerate(wins):
-            ask = math.ceil(left / (len(wins) - i))
-            left -= ask
-            prompt = prompt_template().replace("{n}", str(ask)).replace("{document_context}", doc_text[a:b])
-            answers.append(client.chat([{"role": "user", "content": prompt}]).text)
+        answers = _ask(client, doc_text, wins, n)
         if use_cache:
-            path = _cache_path(key)
-            try:
-                os.makedirs(os.path.dirname(path), exist_ok=True)
-                tmp = f"{path}.{os.getpid()}.tmp"
-                with open(tmp, "w", encoding="utf-8") as f:
-                    json.dump({"doc_sha256": doc_sha256, "model": model, "prompt_version": PROMPT_VERSION, "n": n,
-                               "answers": answers, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())},
-                              f, ensure_ascii=False, indent=1)
-                os.replace(tmp, path)
-            except OSError:
-                pass  # a read-only cache must not fail the run
-            disk_cache_written()
-    locator = Locator(doc_text)
+            store_json(_cache_path(key), {"doc_sha256": doc_sha256, "model": model, "prompt_version": PROMPT_VERSION, "n": n,
+                                 "answers": answers, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
     qs = QuestionSet([], "generated", info={"model": model, "prompt_version": PROMPT_VERSION, "cached": cached,
                                             "requests": 0 if cached else len(answers),
                                             "seconds": round(time.perf_counter() - t0, 3)})
+    locator = Locator(doc_text)
     proposed = 0
     for w, answer in enumerate(answers):
         items = parse_answer(answer)
@@ -141,25 +116,61 @@ def generate(doc_text: str, doc_sha256: str, n: int, client: LLMClient | None, *
         hint = wins[w][0] if w < len(wins) else None
         for it in items:
             proposed += 1
-            q = it.get("question")
-            quotes = it.get("quotes", it.get("quote", it.get("evidence")))
-            quotes = [quotes] if isinstance(quotes, str) else quotes
-            if not isinstance(q, str) or not q.strip() or not isinstance(quotes, list) or not quotes:
-                qs.problems.append(f"request {w + 1}: discarded an item without a question and quotes")
+            q = _verified(it, locator, hint, f"g{len(qs.questions) + 1}", w + 1)
+            if isinstance(q, str):
+                qs.problems.append(q)
                 continue
-            ev, bad = [], []
-            for quote in quotes:
-                if not isinstance(quote, str) or len(quote.strip()) < MIN_QUOTE_CHARS:
-                    bad.append(str(quote))
-                    continue
-                r = locator.find(quote, hint)
-                (ev.append(r) if r else bad.append(quote))
-            if bad or not ev:
-                qs.problems.append(f"discarded {short(q)}: quote not in the document: {short(bad[0] if bad else '')}")
-                continue
-            qs.questions.append(Question(" ".join(q.split()), sorted(ev), "generated", f"g{len(qs.questions) + 1}"))
+            qs.questions.append(q)
             if len(qs.questions) >= n:
                 break
     qs.rows = proposed
     qs.info["discarded"] = proposed - len(qs.questions)
     return qs
+
+
+def _cached_answers(key: str) -> list[str] | None:
+    """The answers cached under ``key`` (the file marked used); None when there are none or they are unreadable."""
+    path = _cache_path(key)
+    try:
+        with open(path, encoding="utf-8") as f:
+            entry = json.load(f)
+        if isinstance(entry.get("answers"), list):
+            file_used(path)
+            return [str(a) for a in entry["answers"]]
+    except (OSError, ValueError, AttributeError):
+        pass
+    return None
+
+
+def _ask(client: LLMClient, doc_text: str, wins: list[tuple[int, int]], n: int) -> list[str]:
+    """One request per window, the ``n`` questions shared out among them; the answers' texts."""
+    answers = []
+    left = n
+    for i, (a, b) in enumerate(wins):
+        ask = math.ceil(left / (len(wins) - i))
+        left -= ask
+        prompt = prompt_template().replace("{n}", str(ask)).replace("{document_context}", doc_text[a:b])
+        answers.append(client.chat([{"role": "user", "content": prompt}]).text)
+    return answers
+
+
+def _verified(item: dict[str, Any], locator: Locator, hint: int | None, qid: str, request: int) -> Question | str:
+    """The item of answer ``request`` as a Question, or the problem line that says why it was discarded.
+
+    An item is kept when it has a question and every one of its quotes is found in the document.
+    """
+    q = item.get("question")
+    quotes = item.get("quotes", item.get("quote", item.get("evidence")))
+    quotes = [quotes] if isinstance(quotes, str) else quotes
+    if not isinstance(q, str) or not q.strip() or not isinstance(quotes, list) or not quotes:
+        return f"request {request}: discarded an item without a question and quotes"
+    ev, bad = [], []
+    for quote in quotes:
+        if not isinstance(quote, str) or len(quote.strip()) < MIN_QUOTE_CHARS:
+            bad.append(str(quote))
+            continue
+        r = locator.find(quote, hint)
+        (ev.append(r) if r else bad.append(quote))
+    if bad or not ev:
+        return f"discarded {short(q)}: quote not in the document: {short(bad[0] if bad else '')}"
+    return Question(" ".join(q.split()), sorted(ev), "generated", qid)

@@ -37,6 +37,7 @@ def union(ranges: Sequence[Range]) -> list[Range]:
 
 
 def total(ranges: Sequence[Range]) -> int:
+    """The summed length of ``ranges``."""
     return sum(e - s for s, e in ranges)
 
 
@@ -72,6 +73,8 @@ def covered(retrieved: Sequence[Range], evidence: Sequence[Range]) -> list[Range
 
 @dataclass
 class Scores:
+    """Recall, precision and IoU of one retrieval, with what it covered and missed."""
+
     recall: float
     precision: float
     iou: float
@@ -79,6 +82,7 @@ class Scores:
     missed: list[Range] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, float]:
+        """The three scores as a dict."""
         return {"recall": self.recall, "precision": self.precision, "iou": self.iou}
 
 
@@ -111,6 +115,7 @@ def evidence_chunks(spans: Sequence[Range], evidence: Sequence[Range], bounds: A
 
 
 def span_bounds(spans: Sequence[Range]) -> Any:
+    """The spans' starts and ends as two numpy arrays."""
     import numpy as np
 
     arr = np.asarray(list(spans), dtype=np.int64).reshape(-1, 2)
@@ -152,6 +157,7 @@ def take_budget(order: Sequence[int], spans: Sequence[Range], tokens: Sequence[i
 
 
 def mean_std(values: Sequence[float]) -> tuple[float | None, float | None]:
+    """Mean and population standard deviation of ``values`` (None, None when empty)."""
     if not values:
         return None, None
     m = sum(values) / len(values)

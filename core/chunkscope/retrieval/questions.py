@@ -49,18 +49,23 @@ class QuestionsError(ValueError):
 
 @dataclass
 class Question:
+    """One question and its evidence: character spans of the document."""
+
     text: str
     evidence: list[Range]
     source: str = "file"
     id: str = ""
 
     def to_dict(self) -> dict[str, Any]:
+        """The question as JSON."""
         return {"id": self.id, "question": self.text, "evidence": [list(r) for r in self.evidence],
                 "source": self.source}
 
 
 @dataclass
 class QuestionSet:
+    """The questions for one document, where they came from, and the problems met reading them."""
+
     questions: list[Question]
     source: str  # "file", "generated", "self-test"
     problems: list[str] = field(default_factory=list)
@@ -69,6 +74,7 @@ class QuestionSet:
     info: dict[str, Any] = field(default_factory=dict)
 
     def summary(self) -> str:
+        """One line: how many questions, from where, what was skipped."""
         bits = [f"{len(self.questions)} question(s) from {self.source}"]
         if self.skipped_other:
             bits.append(f"{self.skipped_other} row(s) about other documents skipped")
@@ -77,6 +83,7 @@ class QuestionSet:
         return ", ".join(bits)
 
     def to_dict(self) -> dict[str, Any]:
+        """The question source as JSON (the questions themselves are listed apart)."""
         return {"source": self.source, "rows": self.rows, "used": len(self.questions),
                 "skipped_other_documents": self.skipped_other, "problems": list(self.problems),
                 "info": dict(self.info)}
@@ -112,6 +119,7 @@ class Locator:
 
     @staticmethod
     def normalise(quote: str) -> str:
+        """``quote`` folded as the locator folds the text (quote marks, dashes, spaces)."""
         out: list[str] = []
         for ch in quote:
             ch = _FOLD.get(ch, ch)
@@ -181,6 +189,7 @@ def _bisect(index: list[int], pos: int) -> int:
 
 
 def short(text: str, n: int = 60) -> str:
+    """``text`` on one line, cut to ``n`` characters, quoted: for problem lines."""
     t = " ".join(str(text).split())
     return repr(t if len(t) <= n else t[: n - 1] + "…")
 
@@ -297,13 +306,14 @@ def _as_int(v: Any) -> int | None:
 
 
 def same_document(corpus_id: str, doc_name: str) -> bool:
+    """Whether a row's corpus id names this document (an empty id names any)."""
     a = Path(str(corpus_id).strip()).stem.casefold()
     b = Path(str(doc_name).strip()).stem.casefold()
     return not a or a == b
 
 
 def resolve_evidence(items: Iterable[dict[str, Any]], doc_text: str, raw_text: str | None, locator: Locator,
-                     where: str, problems: list[str], raw_locator: Locator | None = None) -> list[Range] | None:
+                     where: str, problems: list[str]) -> list[Range] | None:
     """Evidence items -> ranges of ``doc_text``; every item that fails adds one problem line.
     None when a span is malformed: the row's evidence is not known, so the row is left out."""
     out: list[Range] = []
@@ -422,6 +432,7 @@ def raw_text_of(path: str | Path) -> str | None:
 
 
 def raw_text_of_bytes(data: bytes, name: str) -> str | None:
+    """The text of a Markdown or plain-text file (None for other formats or bad UTF-8)."""
     if Path(name).suffix.lower() not in (".md", ".markdown", ".txt", ".text"):
         return None
     try:
@@ -432,6 +443,7 @@ def raw_text_of_bytes(data: bytes, name: str) -> str | None:
 
 def read_questions_file(path: str | Path, doc_text: str, doc_name: str = "", raw_text: str | None = None
                         ) -> QuestionSet:
+    """The questions of the file at ``path`` for this document (see ``read_questions``)."""
     p = Path(path)
     try:
         data = p.read_bytes()

@@ -42,7 +42,7 @@ class Dense:
     name: str = ""
 
 
-def _stopwords(language: str | None) -> set[str]:
+def stopwords(language: str | None) -> set[str]:
     """bm25s's stop-word list for the document's language ("und" and unknown: English)."""
     lang = (language or "en")[:2]
     attr = _STOP_LANGS.get(lang, "STOPWORDS_EN_PLUS" if lang in ("un", "") else None)
@@ -75,6 +75,7 @@ def cjk_split(word: str) -> list[str]:
 
 
 def tokenize(texts: Sequence[str], stop: set[str]) -> list[list[str]]:
+    """Each text's words (CJK runs as character pairs), lower-cased, stop words left out."""
     return [[w for x in _WORD.findall(t.lower()) for w in cjk_split(x) if w not in stop] for t in texts]
 
 
@@ -82,12 +83,12 @@ class QueryTokens:
     """Questions tokenized once per question set (reused for every chunking)."""
 
     def __init__(self, questions: Sequence[str], language: str | None = None):
-        self.stop = _stopwords(language)
+        self.stop = stopwords(language)
         self.tokens = tokenize(questions, self.stop)
 
 
 def bm25_rank(chunk_texts: Sequence[str], queries: QueryTokens) -> list[Ranking]:
-    """BM25 rankings of ``chunk_texts`` for each tokenised query (bm25s, the ``retrieval`` extra)."""
+    """Every query's ranking of the chunks by BM25 (bm25s, the ``retrieval`` extra)."""
     from chunkscope.extras import require
 
     bm25s = require("bm25s", "the retrieval check's BM25 retriever")
@@ -111,6 +112,7 @@ def bm25_rank(chunk_texts: Sequence[str], queries: QueryTokens) -> list[Ranking]
 
 
 def dense_rank(spans: Sequence[Range], qvecs: np.ndarray, dense: Dense) -> list[Ranking]:
+    """Every query's ranking of the chunks by cosine similarity of their vectors."""
     if not len(spans):
         return [(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)) for _ in range(len(qvecs))]
     cvecs = np.asarray(dense.embed_spans(list(spans)), dtype=np.float32)
@@ -137,6 +139,7 @@ def rrf(rankings: Sequence[Sequence[Ranking]], k: int = RRF_K) -> list[Ranking]:
 
 def rank(retriever: str, spans: Sequence[Range], texts: Sequence[str], queries: QueryTokens,
          qvecs: np.ndarray | None, dense: Dense | None) -> list[Ranking]:
+    """Every query's ranking of the chunks by ``retriever`` (``RETRIEVERS``)."""
     if retriever not in RETRIEVERS:
         raise ValueError(f"retriever must be one of {', '.join(RETRIEVERS)} (got {retriever!r})")
     if retriever == "bm25":

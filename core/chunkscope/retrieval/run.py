@@ -15,7 +15,7 @@ import numpy as np
 
 from chunkscope.retrieval import metrics as RM
 from chunkscope.retrieval.metrics import Range
-from chunkscope.retrieval.questions import QuestionSet
+from chunkscope.retrieval.questions import Question, QuestionSet
 from chunkscope.retrieval.retrievers import RETRIEVERS, Dense, QueryTokens, rank
 
 SCHEMA = "chunkscope.retrieval/1"
@@ -26,6 +26,8 @@ KEYS = ("recall", "recall_std", "precision", "iou", "precision_omega", "full_rec
 
 @dataclass
 class Config:
+    """How the retrieval check ranks and scores: the retriever, k, the token budget, the curves."""
+
     retriever: str = "bm25"
     k: int = 5
     budget: int = 1000
@@ -34,6 +36,7 @@ class Config:
     per_question: bool = True
 
     def validate(self) -> None:
+        """Raise ValueError on an unknown retriever or a k or budget below 1."""
         if self.retriever not in RETRIEVERS:
             raise ValueError(f"retriever must be one of {', '.join(RETRIEVERS)} (got {self.retriever!r})")
         if self.k < 1:
@@ -42,12 +45,15 @@ class Config:
             raise ValueError(f"the token budget must be >= 1 (got {self.budget})")
 
     def to_dict(self) -> dict[str, Any]:
+        """The configuration as JSON."""
         return {"retriever": self.retriever, "k": self.k, "budget": self.budget, "ks": list(self.ks),
                 "curve": list(self.curve)}
 
 
 @dataclass
 class Chunking:
+    """One chunking to score: its chunk spans and token counts."""
+
     id: str
     spans: list[Range]
     tokens: list[int]
@@ -56,6 +62,8 @@ class Chunking:
 
 @dataclass
 class ChunkingScores:
+    """One chunking's retrieval scores: at k, within the budget, at every k and along the curve."""
+
     id: str
     label: str
     chunks: int
@@ -70,6 +78,7 @@ class ChunkingScores:
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
+        """The scores as JSON."""
         return {"id": self.id, "label": self.label, "chunks": self.chunks, "mean_tokens": round(self.mean_tokens, 1),
                 "at_k": self.at_k, "at_budget": self.at_budget, "at_ks": self.at_ks, "curve": self.curve,
                 "precision_omega_ideal": self.precision_omega_ideal, "notes": self.notes,
@@ -78,6 +87,8 @@ class ChunkingScores:
 
 @dataclass
 class RetrievalResult:
+    """The retrieval check of every chunking on one question set."""
+
     config: Config
     questions: QuestionSet
     chunkings: list[ChunkingScores]
@@ -86,9 +97,11 @@ class RetrievalResult:
     dense_model: str = ""
 
     def get(self, cid: str) -> ChunkingScores | None:
+        """The scores of chunking ``cid`` (None when it was not scored)."""
         return next((c for c in self.chunkings if c.id == cid), None)
 
     def to_dict(self) -> dict[str, Any]:
+        """The stable JSON ``chunkscope.retrieval/1``."""
         return {
             "schema": SCHEMA,
             "retriever": self.config.retriever,
@@ -164,64 +177,80 @@ def evaluate(text: str, chunkings: Sequence[Chunking], questions: QuestionSet, c
     for ch in chunkings:
         t1 = time.perf_counter()
         spans = [(int(s), int(e)) for s, e in ch.spans]
-        texts = [text[s:e] for s, e in spans]
-        rankings = rank(config.retriever, spans, texts, qtok, qvecs, dense)
+        rankings = rank(config.retriever, spans, [text[s:e] for s, e in spans], qtok, qvecs, dense)
         t2 = time.perf_counter()
         timings["rank"] += t2 - t1
-        lead = _Lead(text, spans)
-        n = len(spans)
-        notes = []
-        if n < config.k:
-            notes.append(f"only {n} chunk(s), fewer than k = {config.k}: top-k retrieves every chunk")
-        ks = sorted({config.k, *config.ks})
-        budgets = sorted({config.budget, *config.curve})
-        at: dict[int, list[tuple[float, float, float]]] = {k: [] for k in ks}
-        at_b: dict[int, list[tuple[float, float, float]]] = {b: [] for b in budgets}
-        omega_k, omega_ideal = [], []
-        per_q = []
-        bounds = RM.span_bounds(spans)
+        tally = _Tally(text, spans, ch.tokens, config)
         for q, (order, scores) in zip(qs, rankings):
-            order_l = order.tolist()
-            holders = RM.evidence_chunks(spans, q.evidence, bounds)
-            h = max(1, len(holders))
-            rk, rb = RM.walk(order_l, spans, ch.tokens, q.evidence, [*ks, h], budgets, lead)
-            for k in ks:
-                at[k].append(rk[k])
-            for b in budgets:
-                at_b[b].append(rb[b])
-            omega_k.append(rk[h][1])
-            omega_ideal.append(RM.precision_omega_ideal(spans, q.evidence, holders))
-            if config.per_question:
-                sk = RM.score([spans[i] for i in order_l[:config.k]], q.evidence)
-                taken = RM.take_budget(order_l, spans, ch.tokens, config.budget, lead)
-                sb = RM.score([(s, e) for _, s, e in taken], q.evidence)
-                pos = {int(i): r for r, i in enumerate(order_l)}
-                per_q.append({
-                    "retrieved": [[spans[i][0], spans[i][1], round(float(scores[r]), 4)]
-                                  for r, i in enumerate(order_l[:config.k])],
-                    "chunk_ids": [int(i) for i in order_l[:config.k]],
-                    "recall": sk.recall, "precision": sk.precision, "iou": sk.iou,
-                    "missed": [list(m) for m in sk.missed],
-                    "evidence_chunks": [[int(i), pos.get(i, -1) + 1] for i in holders],  # (chunk, its rank)
-                    "budget": {"retrieved": [[s, e, round(float(scores[pos[i]]), 4)] for i, s, e in taken],
-                               "chunk_ids": [int(i) for i, _, _ in taken],
-                               "recall": sb.recall, "precision": sb.precision, "iou": sb.iou,
-                               "missed": [list(m) for m in sb.missed]},
-                })
+            tally.add(q, order.tolist(), scores)
         timings["score"] += time.perf_counter() - t2
-        at_k = aggregate(at[config.k], omega_k)
-        at_budget = aggregate(at_b[config.budget], None)
-        at_ks = {str(k): aggregate(at[k], None) for k in config.ks}
-        curve_rows = []
-        for b in config.curve:
-            m, sd = RM.mean_std([x[0] for x in at_b[b]])
-            curve_rows.append({"budget": b, "recall": m, "recall_std": sd})
-        toks = list(ch.tokens)
-        result.chunkings.append(ChunkingScores(
-            ch.id, ch.label or ch.id, n, (sum(toks) / n) if n else 0.0, at_k, at_budget, at_ks, curve_rows,
-            RM.mean_std(omega_ideal)[0], per_q, time.perf_counter() - t1, notes))
+        result.chunkings.append(tally.scores(ch, t1))
     result.timings = {**timings, "total": time.perf_counter() - t0}
     return result
+
+
+class _Tally:
+    """One chunking's per-question results (at every k and budget), gathered into its ``ChunkingScores``."""
+
+    def __init__(self, text: str, spans: list[Range], tokens: Sequence[int], config: Config):
+        self.spans, self.tokens, self.config = spans, tokens, config
+        self.lead = _Lead(text, spans)
+        self.bounds = RM.span_bounds(spans)
+        self.ks = sorted({config.k, *config.ks})
+        self.budgets = sorted({config.budget, *config.curve})
+        self.at: dict[int, list[tuple[float, float, float]]] = {k: [] for k in self.ks}
+        self.at_b: dict[int, list[tuple[float, float, float]]] = {b: [] for b in self.budgets}
+        self.omega_k: list[float] = []
+        self.omega_ideal: list[float] = []
+        self.per_q: list[dict[str, Any]] = []
+
+    def add(self, q: Question, order: list[int], scores: Any) -> None:
+        """Score one question's ranking (``order``: chunk indices best first, ``scores`` in that order)."""
+        spans = self.spans
+        holders = RM.evidence_chunks(spans, q.evidence, self.bounds)
+        h = max(1, len(holders))
+        rk, rb = RM.walk(order, spans, self.tokens, q.evidence, [*self.ks, h], self.budgets, self.lead)
+        for k in self.ks:
+            self.at[k].append(rk[k])
+        for b in self.budgets:
+            self.at_b[b].append(rb[b])
+        self.omega_k.append(rk[h][1])
+        self.omega_ideal.append(RM.precision_omega_ideal(spans, q.evidence, holders))
+        if self.config.per_question:
+            self.per_q.append(self._detail(q, order, scores, holders))
+
+    def _detail(self, q: Question, order: list[int], scores: Any, holders: Sequence[int]) -> dict[str, Any]:
+        """The per-question row of the JSON: what top-k and the budget retrieved, and what they missed."""
+        spans, k = self.spans, self.config.k
+        sk = RM.score([spans[i] for i in order[:k]], q.evidence)
+        taken = RM.take_budget(order, spans, self.tokens, self.config.budget, self.lead)
+        sb = RM.score([(s, e) for _, s, e in taken], q.evidence)
+        pos = {int(i): r for r, i in enumerate(order)}
+        return {
+            "retrieved": [[spans[i][0], spans[i][1], round(float(scores[r]), 4)] for r, i in enumerate(order[:k])],
+            "chunk_ids": [int(i) for i in order[:k]],
+            "recall": sk.recall, "precision": sk.precision, "iou": sk.iou,
+            "missed": [list(m) for m in sk.missed],
+            "evidence_chunks": [[int(i), pos.get(i, -1) + 1] for i in holders],  # (chunk, its rank)
+            "budget": {"retrieved": [[s, e, round(float(scores[pos[i]]), 4)] for i, s, e in taken],
+                       "chunk_ids": [int(i) for i, _, _ in taken],
+                       "recall": sb.recall, "precision": sb.precision, "iou": sb.iou,
+                       "missed": [list(m) for m in sb.missed]},
+        }
+
+    def scores(self, ch: Chunking, started: float) -> ChunkingScores:
+        """The aggregates over the questions added (``started``: when this chunking's ranking began)."""
+        config, n = self.config, len(self.spans)
+        notes = [f"only {n} chunk(s), fewer than k = {config.k}: top-k retrieves every chunk"] if n < config.k else []
+        curve_rows = []
+        for b in config.curve:
+            m, sd = RM.mean_std([x[0] for x in self.at_b[b]])
+            curve_rows.append({"budget": b, "recall": m, "recall_std": sd})
+        toks = list(ch.tokens)
+        return ChunkingScores(
+            ch.id, ch.label or ch.id, n, (sum(toks) / n) if n else 0.0, aggregate(self.at[config.k], self.omega_k),
+            aggregate(self.at_b[config.budget], None), {str(k): aggregate(self.at[k], None) for k in config.ks},
+            curve_rows, RM.mean_std(self.omega_ideal)[0], self.per_q, time.perf_counter() - started, notes)
 
 
 def chunkings_from_report(report: Any) -> list[Chunking]:

@@ -28,10 +28,11 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from dataclasses import dataclass
 
 from chunkscope.document import Document
 from chunkscope.retrieval.questions import Question, QuestionSet
-from chunkscope.retrieval.retrievers import CJK_RUN, _stopwords, cjk_split
+from chunkscope.retrieval.retrievers import CJK_RUN, cjk_split, stopwords
 from chunkscope.text.sentences import SPACED_ENDS, WIDE_ENDS
 
 # a sentence ends at . ! ? (or another script's mark, chunkscope.text.sentences) before a space, at a CJK 。！？, or a line end
@@ -79,11 +80,40 @@ def self_test(doc: Document | str, n: int = 30, *, terms: int = 6, multi: int = 
         raise ValueError(f"self-test needs at least one question (got {n})")
     text = doc.text if isinstance(doc, Document) else doc
     language = language or (doc.language if isinstance(doc, Document) else "en")
+    stop = stopwords(language)
+    blocks = _blocks(doc, text)
+    cands, idf = _candidates(text, blocks, stop)
+    qs = QuestionSet([], "self-test", rows=0, info={"n": n, "terms": terms, "multi": multi, "candidates": len(cands),
+                                                    "proxy": True})
+    if not cands:
+        qs.problems.append("self-test: the document has no sentence of 60-400 characters with 8+ words "
+                           "outside tables and headings, so no proxy question can be made")
+        return qs
+    qs.questions = _questions(text, cands, min(n, len(cands)), _Salience(text, stop, idf, terms), multi, span_chars)
+    if qs.questions and len(qs.questions) < n:
+        qs.problems.append(f"self-test: only {len(qs.questions)} question(s) could be made from the document's "
+                           f"{len(cands)} candidate sentence(s), fewer than the {n} asked")
+    qs.rows = len(qs.questions)
+    if not qs.questions:
+        qs.problems.append("self-test: no sentence has two distinctive terms")
+    return qs
+
+
+def _blocks(doc: Document | str, text: str) -> list[tuple[int, int, str]]:
+    """The document's blocks as ``(start, end, kind)``.
+
+    For a plain text (or a document without blocks): its paragraphs (runs of lines without a blank line).
+    """
     blocks = [(b.start, b.end, b.kind) for b in doc.blocks] if isinstance(doc, Document) and doc.blocks else []
-    if not blocks:
-        blocks = [(m.start(), m.end(), "paragraph") for m in re.finditer(r"\S(?:.|\n(?!\s*\n))*", text)]
-    stop = _stopwords(language)
-    # document frequency over blocks (IDF); candidate sentences with their block index
+    return blocks or [(m.start(), m.end(), "paragraph") for m in re.finditer(r"\S(?:.|\n(?!\s*\n))*", text)]
+
+
+def _candidates(text: str, blocks: list[tuple[int, int, str]],
+                stop: set[str]) -> tuple[list[tuple[int, int, int]], dict[str, float]]:
+    """The candidate evidence sentences, and each word's inverse document frequency over the blocks.
+
+    A candidate is ``(start, end, block index)``.
+    """
     df: Counter[str] = Counter()
     cands: list[tuple[int, int, int]] = []
     for bi, (a, b, kind) in enumerate(blocks):
@@ -96,48 +126,67 @@ def self_test(doc: Document | str, n: int = 30, *, terms: int = 6, multi: int = 
             if 60 <= _width(sent) <= 400 and _enough_words(sent) and not sent.lstrip().startswith(("#", "|", "<")):
                 cands.append((s, e, bi))
     nblocks = max(1, len(blocks))
-    idf = {w: math.log(1 + nblocks / c) for w, c in df.items()}
-    qs = QuestionSet([], "self-test", rows=0, info={"n": n, "terms": terms, "multi": multi, "candidates": len(cands),
-                                                    "proxy": True})
-    if not cands:
-        qs.problems.append("self-test: the document has no sentence of 60-400 characters with 8+ words "
-                           "outside tables and headings, so no proxy question can be made")
-        return qs
-    want = min(n, len(cands))
+    return cands, {w: math.log(1 + nblocks / c) for w, c in df.items()}
+
+
+@dataclass(frozen=True)
+class _Salience:
+    """How a question's terms are chosen: the evidence's words by tf x idf, at most ``terms`` in all."""
+
+    text: str
+    stop: set[str]
+    idf: dict[str, float]
+    terms: int
+
+    def query_terms(self, excerpts: list[tuple[int, int]]) -> list[str]:
+        """The most salient words of each excerpt (an equal share of ``terms`` each), without repeats."""
+        per = self.terms if len(excerpts) == 1 else max(2, self.terms // len(excerpts))
+        chosen: list[str] = []
+        for a, b in excerpts:
+            tf = Counter(_words(self.text[a:b], self.stop))
+            ranked = sorted(tf, key=lambda w: (-tf[w] * self.idf.get(w, 0.0), self.text.lower().find(w, a)))
+            chosen.extend(w for w in ranked[:per] if w not in chosen)
+        return chosen
+
+
+def _questions(text: str, cands: list[tuple[int, int, int]], want: int, salience: _Salience, multi: int,
+               span_chars: int) -> list[Question]:
+    """Up to ``want`` questions from evenly spread picks among ``cands``.
+
+    Then the same over the candidates left, for any pick that made no question or that a pair took.
+    """
+    questions: list[Question] = []
     used: set[int] = set()
-    while len(qs.questions) < want:  # evenly spread picks; then the same over the candidates left, for any pick
-        rest = [c for c in range(len(cands)) if c not in used]  # that made no question or that a pair took
+    while len(questions) < want:
+        rest = [c for c in range(len(cands)) if c not in used]
         if not rest:
             break
-        m = min(want - len(qs.questions), len(rest))
+        m = min(want - len(questions), len(rest))
         picks = sorted({rest[int((i + 0.5) * len(rest) / m)] for i in range(m)})
         for qi, ci in enumerate(picks):
             if ci in used:
                 continue
-            s, e, bi = cands[ci]
             used.add(ci)
-            excerpts = [(s, e)]
-            spare = len(cands) - len(used) > want - len(qs.questions) - 1  # a pair leaves enough for the rest
+            excerpts = [cands[ci][:2]]
+            spare = len(cands) - len(used) > want - len(questions) - 1  # a pair leaves enough for the rest
             if multi and qi % multi == multi - 1 and spare:  # a two-excerpt question: the next sentence of the passage
-                for cj in range(ci + 1, min(len(cands), ci + 4)):
-                    s2, e2, bj = cands[cj]
-                    if cj not in used and s2 - e <= span_chars and abs(bj - bi) <= 1:
-                        excerpts.append((s2, e2))
-                        used.add(cj)
-                        break
-            per = terms if len(excerpts) == 1 else max(2, terms // len(excerpts))
-            chosen: list[str] = []
-            for a, b in excerpts:
-                tf = Counter(_words(text[a:b], stop))
-                ranked = sorted(tf, key=lambda w: (-tf[w] * idf.get(w, 0.0), text.lower().find(w, a)))
-                chosen.extend(w for w in ranked[:per] if w not in chosen)
-            if len(chosen) < 2:
-                continue
-            qs.questions.append(Question(" ".join(chosen), excerpts, "self-test", f"s{len(qs.questions) + 1}"))
-    if qs.questions and len(qs.questions) < n:
-        qs.problems.append(f"self-test: only {len(qs.questions)} question(s) could be made from the document's "
-                           f"{len(cands)} candidate sentence(s), fewer than the {n} asked")
-    qs.rows = len(qs.questions)
-    if not qs.questions:
-        qs.problems.append("self-test: no sentence has two distinctive terms")
-    return qs
+                excerpts += _partner(cands, ci, used, span_chars)
+            chosen = salience.query_terms(excerpts)
+            if len(chosen) >= 2:
+                questions.append(Question(" ".join(chosen), excerpts, "self-test", f"s{len(questions) + 1}"))
+    return questions
+
+
+def _partner(cands: list[tuple[int, int, int]], ci: int, used: set[int], span_chars: int) -> list[tuple[int, int]]:
+    """The second excerpt of a two-excerpt question ([] when there is none), marked used.
+
+    It is the next unused candidate of the same passage: at most ``span_chars`` after candidate ``ci``, in its
+    block or the next.
+    """
+    _, e, bi = cands[ci]
+    for cj in range(ci + 1, min(len(cands), ci + 4)):
+        s2, e2, bj = cands[cj]
+        if cj not in used and s2 - e <= span_chars and abs(bj - bi) <= 1:
+            used.add(cj)
+            return [(s2, e2)]
+    return []
