@@ -42,18 +42,11 @@ from typing import Any, Sequence
 import numpy as np
 
 from chunkscope.coref.base import CorefResult, Pair, cached_pairs
-from chunkscope.coref.heuristic import (
-    EXCLUDE,
-    NOUN_TAGS,
-    PERSON_NOUNS,
-    PRONOUN_TAGS,
-    PRONOUNS,
-    CodeSpans,
-    _pleonastic,
-    _plural,
-    noun_chunks,
-    quoted_word,
-)
+from chunkscope.coref.heuristic.candidates import is_plural, noun_chunks
+from chunkscope.coref.heuristic.inline import CodeSpans, quoted_word
+from chunkscope.coref.heuristic.lexicon import NOUN_TAGS, PERSON_NOUNS, PRONOUN_TAGS, PRONOUNS
+from chunkscope.coref.heuristic.pleonastic import pleonastic
+from chunkscope.coref.heuristic.rules import EXCLUDE
 from chunkscope.document import Document, Span
 
 MODEL_FILE = Path(__file__).with_name("pair_model.json")
@@ -208,7 +201,7 @@ def parse(text: str, nlp: Any = None, back: int = WINDOW_BACK) -> Parsed:
             line_start = masked.rfind("\n", 0, start) + 1
             sid = sent_of[root.i]
             found.append(Mention(
-                start=start, end=end, sent=sid, head=root.lower_, plural=_plural(root),
+                start=start, end=end, sent=sid, head=root.lower_, plural=is_plural(root),
                 person=root.lower_ in PERSON_NOUNS, proper=root.tag_ in ("NNP", "NNPS"),
                 acronym=len(root.text) >= 2 and root.text.isupper(), subject=root.dep_ in _SUBJ,
                 dobj=root.dep_ == "dobj", pobj=root.dep_ == "pobj",
@@ -233,7 +226,7 @@ def parse(text: str, nlp: Any = None, back: int = WINDOW_BACK) -> Parsed:
             prons.append(Mention(
                 start=w0 + tok.idx, end=w0 + tok.idx + len(tok.text), sent=sent_of[tok.i], head=low, word=low,
                 subject=tok.dep_ in _SUBJ, dobj=tok.dep_ == "dobj", pobj=tok.dep_ == "pobj", poss=tok.dep_ == "poss",
-                pleonastic=low == "it" and _pleonastic(tok), upper_it=tok.text == "IT",
+                pleonastic=low == "it" and pleonastic(tok), upper_it=tok.text == "IT",
                 modal_next=nxt is not None and nxt.lower_ in _MODALS,
                 first=tok.i == tok.sent.start, arg=tok.dep_ in _ARGS,
                 head_i=tok_base + tok.head.i, root_i=tok_base + tok.i,

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from chunkscope.coref.base import CorefError, Pair
-from chunkscope.coref.heuristic import FIRST_PERSON, PRONOUNS, QUANTIFIER_NOUNS, RELATIVE
+from chunkscope.coref.heuristic.lexicon import FIRST_PERSON, PRONOUNS, QUANTIFIER_NOUNS, RELATIVE
 from chunkscope.document import Span
 
 # the words a coreference model calls pronouns (third and first person, relative, demonstrative,
