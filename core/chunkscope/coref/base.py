@@ -34,6 +34,7 @@ class Pair:
         yield self.pronoun
 
     def to_dict(self) -> dict[str, Any]:
+        """The pair as JSON: ``{"entity": [s, e], "pronoun": [s, e]}`` and ``score`` when there is one."""
         d: dict[str, Any] = {"entity": [self.entity.start, self.entity.end],
                              "pronoun": [self.pronoun.start, self.pronoun.end]}
         if self.score is not None:
@@ -42,6 +43,7 @@ class Pair:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Pair":
+        """The pair :meth:`to_dict` wrote."""
         score = d.get("score")
         return cls(Span(*map(int, d["entity"])), Span(*map(int, d["pronoun"])),
                    None if score is None else float(score))
@@ -58,6 +60,7 @@ class CorefResult:
     info: dict[str, Any] = field(default_factory=dict)  # e.g. language, seconds, cached, model
 
     def to_dict(self) -> dict[str, Any]:
+        """The result as JSON (the disk cache's entry)."""
         return {
             "backend": self.backend,
             "pairs": [p.to_dict() for p in self.pairs],
@@ -68,6 +71,7 @@ class CorefResult:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "CorefResult":
+        """The result :meth:`to_dict` wrote."""
         return cls(
             pairs=[Pair.from_dict(p) for p in d.get("pairs", [])],
             backend=str(d.get("backend", "")),
@@ -88,6 +92,7 @@ def document_language(doc: Document) -> str:
 
 
 def cache_dir() -> Path | None:
+    """Where coreference results are cached: ``$CHUNKSCOPE_CACHE_DIR/coref``, or None when the variable is unset."""
     d = os.environ.get("CHUNKSCOPE_CACHE_DIR")
     return Path(d) / "coref" if d else None
 

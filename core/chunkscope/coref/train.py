@@ -33,6 +33,8 @@ OBJECTIVE = "count"  # threshold: best pair F1 ("f1") or as many pairs as Maveri
 
 @dataclass
 class Example:
+    """One pronoun's training rows: its candidates' features ``X`` and labels ``y`` (1: Maverick's entity)."""
+
     X: np.ndarray
     y: np.ndarray
 

@@ -170,72 +170,103 @@ def _toc_entries(lines, i: int, j: int) -> list[tuple[int, int]] | None:
 
 
 def _atoms(text: str, markdown: bool = True) -> list[_Atom]:
+    """The atoms of ``text`` in order (``markdown=False``: paragraphs, list items and footnotes only); every blank
+    line belongs to the atom before it (leading blank lines to the first)."""
     lines = _lines(text)
     atoms: list[_Atom] = []
     i = 0
     n = len(lines)
     lead = 0  # leading blank characters, given to the first atom
-
-    def add(kind: str, j: int, **kw) -> None:
-        # atom covers lines[i:j]
-        atoms.append(_Atom(lines[i][0], lines[j - 1][1], kind, **kw))
-
     while i < n:
-        line = lines[i][2]
-        if _blank(line):
+        if _blank(lines[i][2]):
             if atoms:
                 atoms[-1].end = lines[i][1]
             else:
                 lead = lines[i][1]
             i += 1
             continue
-        j = i + 1
-        if markdown and (m := _FENCE.match(line)):
-            fence = m.group(1)
-            while j < n and not lines[j][2].strip().startswith(fence[0] * len(fence)):
-                j += 1
-            j = min(j + 1, n)
-            add("code", j)
-        elif markdown and (m := _OPEN_TAG.match(line)):
-            tag = m.group(1).lower()
-            close = re.compile(rf"</{tag}\s*>", re.IGNORECASE)
-            j = i
-            while j < n and not close.search(lines[j][2]):
-                j += 1
-            if j == n:  # unclosed tag: stop at the next blank line
-                j = i + 1
-                while j < n and not _blank(lines[j][2]):
-                    j += 1
-            else:
-                j += 1
-            add(tag, j)
-        elif markdown and _COMMENT.match(line):
-            j = i
-            while j < n and "-->" not in lines[j][2]:
-                j += 1
-            j = i + 1 if j == n else j + 1
-            add("layout", j)
-        elif markdown and (m := _HEADING.match(line)):
-            add("heading", j, level=len(m.group(1)), title=_clean_title(m.group(2)))
-        elif markdown and _is_pipe_table_start(lines, i):
-            while j < n and not _blank(lines[j][2]) and "|" in lines[j][2]:
-                j += 1
-            add("table", j)
-        else:
-            kind = "footnote" if _FOOTNOTE.match(line) else "item" if _BULLET.match(line) else "paragraph"
-            while j < n and not _blank(lines[j][2]) and not _starts_construct(lines, j, markdown):
-                j += 1
-            entries = _toc_entries(lines, i, j) if kind in ("paragraph", "item") else None  # "1. Scope ..... 3"
-            if entries:  # a table of contents: one block per entry, not one paragraph of pages
-                for a, b in entries:
-                    i = a
-                    add("toc", b)
-            else:
-                add(kind, j)
-        i = j
+        i, found = _read_atoms(lines, i, markdown)
+        atoms.extend(found)
     if atoms and lead:
         atoms[0].start = 0
     return _toc_neighbours(lines, atoms) if any(a.kind == "toc" for a in atoms) else atoms
+
+
+def _atom(lines, i: int, j: int, kind: str, **kw) -> _Atom:
+    """An atom covering ``lines[i:j]``."""
+    return _Atom(lines[i][0], lines[j - 1][1], kind, **kw)
+
+
+def _read_atoms(lines, i: int, markdown: bool) -> tuple[int, list[_Atom]]:
+    """(the line after them, the atoms starting at the non-blank line ``i``): one, or a table of contents' entries."""
+    if markdown:
+        found = _construct(lines, i)
+        if found is not None:
+            kind, j, kw = found
+            return j, [_atom(lines, i, j, kind, **kw)]
+    line = lines[i][2]
+    kind = "footnote" if _FOOTNOTE.match(line) else "item" if _BULLET.match(line) else "paragraph"
+    j, n = i + 1, len(lines)
+    while j < n and not _blank(lines[j][2]) and not _starts_construct(lines, j, markdown):
+        j += 1
+    entries = _toc_entries(lines, i, j) if kind in ("paragraph", "item") else None  # "1. Scope ..... 3"
+    if entries:  # a table of contents: one block per entry, not one paragraph of pages
+        return j, [_atom(lines, a, b, "toc") for a, b in entries]
+    return j, [_atom(lines, i, j, kind)]
+
+
+def _construct(lines, i: int) -> tuple[str, int, dict] | None:
+    """(kind, end line, fields) of the Markdown construct line ``i`` opens (fenced code, a table or figure tag, a
+    layout comment, a heading, a pipe table), or None for a paragraph, an item or a footnote."""
+    line = lines[i][2]
+    if m := _FENCE.match(line):
+        return "code", _fence_end(lines, i, m.group(1)), {}
+    if m := _OPEN_TAG.match(line):
+        tag = m.group(1).lower()
+        return tag, _tag_end(lines, i, tag), {}
+    if _COMMENT.match(line):
+        return "layout", _comment_end(lines, i), {}
+    if m := _HEADING.match(line):
+        return "heading", i + 1, {"level": len(m.group(1)), "title": _clean_title(m.group(2))}
+    if _is_pipe_table_start(lines, i):
+        j = i + 1
+        while j < len(lines) and not _blank(lines[j][2]) and "|" in lines[j][2]:
+            j += 1
+        return "table", j, {}
+    return None
+
+
+def _fence_end(lines, i: int, fence: str) -> int:
+    """The line after the code fence ``fence`` opened at line ``i`` closes (the text's end when it never does)."""
+    n = len(lines)
+    j = i + 1
+    while j < n and not lines[j][2].strip().startswith(fence[0] * len(fence)):
+        j += 1
+    return min(j + 1, n)
+
+
+def _tag_end(lines, i: int, tag: str) -> int:
+    """The line after the one closing ``<tag>`` opened at line ``i``; unclosed, the next blank line."""
+    close = re.compile(rf"</{tag}\s*>", re.IGNORECASE)
+    n = len(lines)
+    j = i
+    while j < n and not close.search(lines[j][2]):
+        j += 1
+    if j < n:
+        return j + 1
+    j = i + 1
+    while j < n and not _blank(lines[j][2]):
+        j += 1
+    return j
+
+
+def _comment_end(lines, i: int) -> int:
+    """The line after the one closing the comment opened at line ``i`` (unclosed: the comment is one line)."""
+    n = len(lines)
+    j = i
+    while j < n and "-->" not in lines[j][2]:
+        j += 1
+    return i + 1 if j == n else j + 1
 
 
 def _line_index(lines) -> dict[int, int]:
@@ -262,30 +293,8 @@ def _toc_neighbours(lines, atoms: list[_Atom]) -> list[_Atom]:
     12") and its page number does not go back from the entries' before it nor past those after it. The run
     is taken from the entries on, paragraph by paragraph, up to the first one without. Alone, such a line
     is text ("Version 5")."""
-    index = _line_index(lines)
-    rows = [_text_rows(lines, index, a) for a in atoms]
-
-    def page(n: int) -> int | None:  # a line's page number (None: roman, or none)
-        m = _PAGE_NUMBER.search(_clean_title(lines[n][2]))
-        return int(m.group(1)) if m else None
-
-    def signal(n: int) -> bool:  # a bold line, or one whose text before the number is no sentence
-        return bool(_EMPHASIS_ONLY.match(lines[n][2])) or not _PROSE_NUMBER.search(_clean_title(lines[n][2]))
-
-    cand = [a.kind in ("paragraph", "item") and all(_TOC_NUMBERED.match(_clean_title(lines[n][2])) and signal(n)
-                                                     for n in r) for a, r in zip(atoms, rows)]
-
-    def fits(k: int, low: int | None, high: int | None) -> bool:  # plain lines' numbers between the neighbours'
-        nums = [page(n) for n in rows[k] if not _EMPHASIS_ONLY.match(lines[n][2])]
-        seq = [x for x in (low, *nums, high) if x is not None]
-        return all(x <= y for x, y in zip(seq, seq[1:]))
-
-    def last_page(k: int) -> int | None:
-        return next((p for n in reversed(rows[k]) if (p := page(n)) is not None), None)
-
-    def first_page(k: int) -> int | None:
-        return next((p for n in rows[k] if (p := page(n)) is not None), None)
-
+    rows = _ContentsRows(lines, atoms)
+    cand = [a.kind in ("paragraph", "item") and rows.contents_like(k) for k, a in enumerate(atoms)]
     accepted = [False] * len(atoms)
     i = 0
     while i < len(atoms):
@@ -297,32 +306,82 @@ def _toc_neighbours(lines, atoms: list[_Atom]) -> list[_Atom]:
             j += 1
         while not cand[j - 1]:  # layout after the run is not part of it
             j -= 1
-        b = next((k for k in range(i - 1, -1, -1) if atoms[k].kind != "layout"), None)
-        f = next((k for k in range(j, len(atoms)) if atoms[k].kind != "layout"), None)
-        before = b is not None and atoms[b].kind == "toc"
-        after = f is not None and atoms[f].kind == "toc"
-        run = [k for k in range(i, j) if cand[k]]
-        # from the entries before, on while each paragraph's page numbers do not go back; from those after, back
-        low = last_page(b) if before and b is not None else None
-        for k in run if before else []:
-            if not fits(k, low, None):
-                break
+        for k in _accepted_run(atoms, cand, rows, i, j):
             accepted[k] = True
-            low = last_page(k) if last_page(k) is not None else low
-        high = first_page(f) if after and f is not None else None
-        for k in reversed(run) if after else []:
-            if not fits(k, None, high):
-                break
-            accepted[k] = True
-            high = first_page(k) if first_page(k) is not None else high
         i = j
+    return _entries_cut(lines, atoms, rows.rows, accepted)
+
+
+class _ContentsRows:
+    """The text lines of each atom, read as contents lines: their page numbers and whether each is one."""
+
+    def __init__(self, lines, atoms: list[_Atom]) -> None:
+        index = _line_index(lines)
+        self.lines = lines
+        self.rows = [_text_rows(lines, index, a) for a in atoms]
+
+    def page(self, n: int) -> int | None:
+        """Line ``n``'s page number (None: roman, or none)."""
+        m = _PAGE_NUMBER.search(_clean_title(self.lines[n][2]))
+        return int(m.group(1)) if m else None
+
+    def signal(self, n: int) -> bool:
+        """Line ``n`` is a bold line, or one whose text before the number is no sentence."""
+        return bool(_EMPHASIS_ONLY.match(self.lines[n][2])) or not _PROSE_NUMBER.search(_clean_title(self.lines[n][2]))
+
+    def contents_like(self, k: int) -> bool:
+        """Every text line of atom ``k`` is a title and a page number, with a contents signal."""
+        return all(_TOC_NUMBERED.match(_clean_title(self.lines[n][2])) and self.signal(n) for n in self.rows[k])
+
+    def fits(self, k: int, low: int | None, high: int | None) -> bool:
+        """Atom ``k``'s plain lines' page numbers lie in order between the neighbours' ``low`` and ``high``."""
+        nums = [self.page(n) for n in self.rows[k] if not _EMPHASIS_ONLY.match(self.lines[n][2])]
+        seq = [x for x in (low, *nums, high) if x is not None]
+        return all(x <= y for x, y in zip(seq, seq[1:]))
+
+    def last_page(self, k: int) -> int | None:
+        """The last page number of atom ``k``'s lines."""
+        return next((p for n in reversed(self.rows[k]) if (p := self.page(n)) is not None), None)
+
+    def first_page(self, k: int) -> int | None:
+        """The first page number of atom ``k``'s lines."""
+        return next((p for n in self.rows[k] if (p := self.page(n)) is not None), None)
+
+
+def _accepted_run(atoms: list[_Atom], cand: list[bool], rows: _ContentsRows, i: int, j: int) -> list[int]:
+    """The contents-like atoms of the run ``[i, j)`` taken as entries: from the entries before it on while each
+    paragraph's page numbers do not go back, and from those after it back."""
+    b = next((k for k in range(i - 1, -1, -1) if atoms[k].kind != "layout"), None)
+    f = next((k for k in range(j, len(atoms)) if atoms[k].kind != "layout"), None)
+    run = [k for k in range(i, j) if cand[k]]
+    out: list[int] = []
+    if b is not None and atoms[b].kind == "toc":
+        low = rows.last_page(b)
+        for k in run:
+            if not rows.fits(k, low, None):
+                break
+            out.append(k)
+            low = rows.last_page(k) if rows.last_page(k) is not None else low
+    if f is not None and atoms[f].kind == "toc":
+        high = rows.first_page(f)
+        for k in reversed(run):
+            if not rows.fits(k, None, high):
+                break
+            out.append(k)
+            high = rows.first_page(k) if rows.first_page(k) is not None else high
+    return out
+
+
+def _entries_cut(lines, atoms: list[_Atom], rows: list[list[int]], accepted: list[bool]) -> list[_Atom]:
+    """``atoms`` with each accepted one cut into contents entries, one per line (blank lines go with the line
+    before)."""
     out: list[_Atom] = []
     for k, a in enumerate(atoms):
         if not accepted[k]:
             out.append(a)
             continue
         pieces = rows[k]
-        for m, n in enumerate(pieces):  # one entry per line; blank lines go with the line before
+        for m, n in enumerate(pieces):
             end = lines[pieces[m + 1]][0] if m + 1 < len(pieces) else a.end
             out.append(_Atom(lines[n][0] if m else a.start, end, "toc"))
     return out
@@ -377,65 +436,95 @@ def _build_range(
     max_table_tokens: int,
     max_group_tokens: int,
 ) -> tuple[list[Block], list[Heading]]:
-    sub = text
-    atoms = _atoms(sub, markdown)
+    """Blocks tiling ``text`` (a page, or the whole text, starting at ``offset``) and its headings."""
+    atoms = _atoms(text, markdown)
     if not atoms:
-        return ([Block(offset, offset + len(sub), "paragraph")] if sub else []), []
+        return ([Block(offset, offset + len(text), "paragraph")] if text else []), []
     need = [a for a in atoms if a.kind in ("paragraph", "item", "table", "footnote")]
-    for a, t in zip(need, count_many([sub[a.start:a.end] for a in need])):
+    for a, t in zip(need, count_many([text[a.start:a.end] for a in need])):
         a.tokens = t
+    units = _units(atoms, text, short_tokens, max_table_tokens, max_group_tokens)
+    blocks = _headings_joined(units, offset, offset + len(text))
+    # the first atom absorbed leading blanks; make sure the tiling starts at the range start
+    if blocks and blocks[0].start != offset:
+        b = blocks[0]
+        blocks[0] = Block(offset, b.end, b.kind)
+    return blocks, _headings(atoms, text, offset)
 
+
+def _headings(atoms: list[_Atom], text: str, offset: int) -> list[Heading]:
+    """The heading atoms' lines (leading and trailing space left out) as headings."""
     headings = []
     for a in atoms:
         if a.kind == "heading":
-            line = sub[a.start:a.end].rstrip()
+            line = text[a.start:a.end].rstrip()
             lead = len(line) - len(line.lstrip())
             headings.append(Heading(offset + a.start + lead, offset + a.start + len(line), a.level, a.title))
+    return headings
 
-    # --- pass 1: units (start, end, kind); runs of short items grouped ---
-    units: list[list] = []  # [start, end, kind, n_atoms, tokens]
-    run: list[_Atom] = []
-    run_tokens = 0
 
-    def flush() -> None:
-        nonlocal run, run_tokens
+class _Units:
+    """Pass 1 of the block builder: atoms to units ``[start, end, kind]``, a run of short paragraphs and items
+    (footnotes joining it) kept as one."""
+
+    def __init__(self) -> None:
+        self.units: list[list] = []
+        self.run: list[_Atom] = []
+        self.run_tokens = 0
+
+    def add_short(self, a: _Atom) -> None:
+        """Add a short paragraph or item to the run."""
+        self.run.append(a)
+        self.run_tokens += a.tokens
+
+    def add_footnote(self, a: _Atom) -> None:
+        """A footnote joins the run, else the unit before (not a layout comment nor a heading), else stands alone."""
+        if self.run:
+            self.run.append(a)
+        elif self.units and self.units[-1][2] not in ("layout", "heading"):
+            self.units[-1][1] = a.end
+        else:
+            self.units.append([a.start, a.end, "footnote"])
+
+    def flush(self) -> None:
+        """Close the run: one unit (a ``list`` of items only, else a ``group``; one atom is a ``paragraph``)."""
+        run = self.run
         if run:
             kinds = {a.kind for a in run if a.kind != "footnote"}
             if len(run) == 1 or len([a for a in run if a.kind != "footnote"]) == 1:
                 kind = "list" if kinds == {"item"} else "paragraph"
             else:
                 kind = "list" if kinds == {"item"} else "group"
-            units.append([run[0].start, run[-1].end, kind])
-        run, run_tokens = [], 0
+            self.units.append([run[0].start, run[-1].end, kind])
+        self.run, self.run_tokens = [], 0
 
-    titles = _run_in_titles(atoms, sub)
+
+def _units(atoms: list[_Atom], text: str, short_tokens: int, max_table_tokens: int,
+           max_group_tokens: int) -> list[list]:
+    """Pass 1: the units ``[start, end, kind]`` of ``atoms``: runs of short items grouped (closed before a run-in
+    title and when over ``max_group_tokens``), oversized tables split, every other atom its own."""
+    pass1 = _Units()
+    titles = _run_in_titles(atoms, text)
     for k, a in enumerate(atoms):
         if a.kind in ("paragraph", "item") and a.tokens < short_tokens:
-            if run and (run_tokens + a.tokens > max_group_tokens or k in titles):
-                flush()
-            run.append(a)
-            run_tokens += a.tokens
-            continue
-        if a.kind == "footnote":
-            if run:
-                run.append(a)
-                continue
-            if units and units[-1][2] not in ("layout", "heading"):
-                units[-1][1] = a.end
-                continue
-            units.append([a.start, a.end, "footnote"])
-            continue
-        flush()
-        if a.kind == "table" and a.tokens > max_table_tokens:
-            for s, e in _split_table(sub, a, max_table_tokens):
-                units.append([s, e, "table"])
-        elif a.kind == "item":
-            units.append([a.start, a.end, "list"])
+            if pass1.run and (pass1.run_tokens + a.tokens > max_group_tokens or k in titles):
+                pass1.flush()
+            pass1.add_short(a)
+        elif a.kind == "footnote":
+            pass1.add_footnote(a)
         else:
-            units.append([a.start, a.end, a.kind])
-    flush()
+            pass1.flush()
+            if a.kind == "table" and a.tokens > max_table_tokens:
+                pass1.units.extend([s, e, "table"] for s, e in _split_table(text, a, max_table_tokens))
+            else:
+                pass1.units.append([a.start, a.end, "list" if a.kind == "item" else a.kind])
+    pass1.flush()
+    return pass1.units
 
-    # --- pass 2: headings join the block that follows them ---
+
+def _headings_joined(units: list[list], offset: int, end: int) -> list[Block]:
+    """Pass 2: the units as blocks (at ``offset``), each run of headings joined to the block that follows it (a
+    layout block stays apart; headings at the end run to ``end``)."""
     blocks: list[Block] = []
     pending: int | None = None  # start of a run of headings waiting for their body
     for s, e, kind in units:
@@ -453,12 +542,8 @@ def _build_range(
             continue
         blocks.append(Block(offset + s, offset + e, kind))
     if pending is not None:
-        blocks.append(Block(offset + pending, offset + len(sub), "heading"))
-    # the first atom absorbed leading blanks; make sure the tiling starts at the range start
-    if blocks and blocks[0].start != offset:
-        b = blocks[0]
-        blocks[0] = Block(offset, b.end, b.kind)
-    return blocks, headings
+        blocks.append(Block(offset + pending, end, "heading"))
+    return blocks
 
 
 def build_blocks(
@@ -560,18 +645,14 @@ def join_continued(text: str, blocks: list[Block], pages: Sequence[Span]) -> tup
     cutting it mid-sentence at the page break counts as breaking it."""
     starts = {p.start for p in pages[1:]}
     joins: list[tuple[int, int]] = []
-
-    def skip(k: int) -> bool:  # page furniture between the two parts
-        return blocks[k].kind == "layout" or bool(_CONTINUATION_NOTE.match(text[blocks[k].start:blocks[k].end].strip()))
-
     for i, blk in enumerate(blocks):
         if blk.start not in starts or i == 0:
             continue
         left = i - 1
-        while left >= 0 and skip(left):
+        while left >= 0 and _page_furniture(text, blocks[left]):
             left -= 1
         right = i
-        while right < len(blocks) and skip(right):
+        while right < len(blocks) and _page_furniture(text, blocks[right]):
             right += 1
         if left >= 0 and right < len(blocks) and _continues(text, blocks[left], blocks[right]):
             joins.append((left, right))
@@ -588,6 +669,12 @@ def join_continued(text: str, blocks: list[Block], pages: Sequence[Span]) -> tup
         i = j + 1
     check_tiling([(b.start, b.end) for b in out], len(text), what="blocks")
     return out, len(merge_to)
+
+
+def _page_furniture(text: str, block: Block) -> bool:
+    """``block`` is page furniture that may stand between a block's two parts: a layout block, or a typesetter's
+    "(continues on next page)"."""
+    return block.kind == "layout" or bool(_CONTINUATION_NOTE.match(text[block.start:block.end].strip()))
 
 
 # a reference entry's label at a line start: "[4] N. D. Birell…", "[Knu73] D. E. Knuth…" (not a link "[text](url)")
@@ -634,67 +721,10 @@ def rejoin_entries(text: str) -> tuple[str, int]:
     Returns the text and how many blank lines were removed."""
     if "[" not in text or "\n\n" not in text:
         return text, 0
-    lines = _lines(text)
-    index = _line_index(lines)
-    atoms = _atoms(text)
-    rows = [_text_rows(lines, index, a) for a in atoms]
-    firsts = [lines[r[0]][2] if r else "" for r in rows]
-    lasts = [lines[r[-1]][2] if r else "" for r in rows]
-    labels = [m.group(1) if a.kind == "paragraph" and (m := _ENTRY.match(f)) else None for a, f in zip(atoms, firsts)]
-    # the label of an atom's last entry, where its last line starts one ("[5] …\n[6] Sam Anzaroot…": [6])
-    ends = [(m.group(1) if (m := _ENTRY.match(last)) else None) if lab else None for lab, last in zip(labels, lasts)]
-    entries = [k for k, lab in enumerate(labels) if lab is not None]
-    if len(entries) < 2:
+    refs = _EntryAtoms(text)
+    if len(refs.entries) < 2:
         return text, 0
-
-    def body(k: int) -> str:
-        return text[atoms[k].start:atoms[k].end]
-
-    def part(k: int) -> bool:  # may atom k be the continuation of an entry?
-        if atoms[k].kind not in ("paragraph", "item") or labels[k] is not None or _STRONG_BULLET.match(firsts[k]):
-            return False
-        # a title (a line all in bold or italics) alone; an entry's line going on in italics is no title
-        return not (_EMPHASIS_ONLY.match(firsts[k]) and len(rows[k]) == 1 and not goes_on(body(k - 1), firsts[k]))
-
-    def closed(k: int) -> bool:  # atom k's text ends on closing punctuation
-        return body(k).rstrip().rstrip("*_`").rstrip()[-1:] in _CLOSERS
-
-    def cut_after_first_line(i: int, j: int, over_page: bool = False) -> bool:  # entry i stops mid-entry; atoms i+1..j-1 go on with it
-        if goes_on(body(i), firsts[i + 1]) or not closed(i) or firsts[i + 1].lstrip("*_` ")[:1].islower():
-            return True
-        # a first line ending on a period ("… Master's thesis." / "Royal Institute…"): a line about as full as
-        # the continuation's lines (a wrapped line, not a short sentence), the continuation ending as an entry
-        # does or going on over the page
-        width = _visible_width(lasts[i])
-        return all(width >= 0.8 * _visible_width(lines[n][2]) for k in range(i + 1, j) for n in rows[k]) \
-            and (closed(j - 1) or sum(len(rows[k]) for k in range(i + 1, j)) > 1 or over_page)
-
-    cuts: list[tuple[int, int]] = []  # (end of an atom's text, start of the next): blank lines to remove
-    pairs = [(i, j) for i, j in zip(entries, entries[1:]) if _in_sequence(ends[i], labels[j])]
-    listed = {i for i, _ in pairs} | {j for _, j in pairs}  # entries of a reference list: in sequence with one
-    for i in entries:
-        if i not in listed or ends[i] is None:  # a hanging indent cuts an entry after its first line
-            continue
-        j = i + 1
-        while j < len(atoms) and j - i <= _MAX_CONTINUATION and part(j):  # at most the cap
-            j += 1
-        if j == i + 1:
-            continue
-        if j < len(atoms) and labels[j] is not None:  # between two entries
-            if not _in_sequence(ends[i], labels[j]) or not cut_after_first_line(i, j):
-                continue
-            joined = range(i, j - 1)
-        elif j == i + 2 and all(a.kind == "layout" for a in atoms[j:]) and not closed(i + 1) \
-                and cut_after_first_line(i, j, over_page=True):
-            joined = range(i, i + 1)  # the page's last entry, going on over the page: "…[Fundamental Principles of"
-        else:  # after the last entry: as long as the sentence goes on
-            k = i
-            while k + 1 < j and k - i < _MAX_CONTINUATION and goes_on(body(k), firsts[k + 1]):
-                k += 1
-            joined = range(i, k)
-        for k in joined:
-            end = body(k).rstrip()
-            cuts.append((atoms[k].start + len(end), atoms[k + 1].start))
+    cuts = [cut for i in refs.listed() for cut in refs.cuts(i)]  # (end of an atom's text, start of the next)
     if not cuts:
         return text, 0
     out, pos = [], 0
@@ -703,6 +733,86 @@ def rejoin_entries(text: str) -> tuple[str, int]:
         pos = e
     out.append(text[pos:])
     return "".join(out), len(cuts)
+
+
+class _EntryAtoms:
+    """A text's atoms read for reference entries: each one's first and last text line, its entry label (a
+    paragraph starting "[4] …") and the label of its last entry."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.lines = lines = _lines(text)
+        index = _line_index(lines)
+        self.atoms = atoms = _atoms(text)
+        self.rows = [_text_rows(lines, index, a) for a in atoms]
+        self.firsts = [lines[r[0]][2] if r else "" for r in self.rows]
+        self.lasts = [lines[r[-1]][2] if r else "" for r in self.rows]
+        self.labels = [m.group(1) if a.kind == "paragraph" and (m := _ENTRY.match(f)) else None
+                       for a, f in zip(atoms, self.firsts)]
+        # the label of an atom's last entry, where its last line starts one ("[5] …\n[6] Sam Anzaroot…": [6])
+        self.ends = [(m.group(1) if (m := _ENTRY.match(last)) else None) if lab else None
+                     for lab, last in zip(self.labels, self.lasts)]
+        self.entries = [k for k, lab in enumerate(self.labels) if lab is not None]
+
+    def listed(self) -> list[int]:
+        """The entries of a reference list (in sequence with the one before or after) whose last line starts an
+        entry: a hanging indent cuts an entry after its first line."""
+        pairs = [(i, j) for i, j in zip(self.entries, self.entries[1:]) if _in_sequence(self.ends[i], self.labels[j])]
+        listed = {i for i, _ in pairs} | {j for _, j in pairs}
+        return [i for i in self.entries if i in listed and self.ends[i] is not None]
+
+    def body(self, k: int) -> str:
+        """Atom ``k``'s text."""
+        return self.text[self.atoms[k].start:self.atoms[k].end]
+
+    def part(self, k: int) -> bool:
+        """May atom ``k`` be the continuation of an entry?"""
+        if self.atoms[k].kind not in ("paragraph", "item") or self.labels[k] is not None \
+                or _STRONG_BULLET.match(self.firsts[k]):
+            return False
+        # a title (a line all in bold or italics) alone; an entry's line going on in italics is no title
+        return not (_EMPHASIS_ONLY.match(self.firsts[k]) and len(self.rows[k]) == 1
+                    and not goes_on(self.body(k - 1), self.firsts[k]))
+
+    def closed(self, k: int) -> bool:
+        """Atom ``k``'s text ends on closing punctuation."""
+        return self.body(k).rstrip().rstrip("*_`").rstrip()[-1:] in _CLOSERS
+
+    def cut_after_first_line(self, i: int, j: int, over_page: bool = False) -> bool:
+        """Entry ``i`` stops mid-entry; atoms ``i+1 .. j-1`` go on with it."""
+        if goes_on(self.body(i), self.firsts[i + 1]) or not self.closed(i) \
+                or self.firsts[i + 1].lstrip("*_` ")[:1].islower():
+            return True
+        # a first line ending on a period ("… Master's thesis." / "Royal Institute…"): a line about as full as
+        # the continuation's lines (a wrapped line, not a short sentence), the continuation ending as an entry
+        # does or going on over the page
+        width = _visible_width(self.lasts[i])
+        return all(width >= 0.8 * _visible_width(self.lines[n][2]) for k in range(i + 1, j) for n in self.rows[k]) \
+            and (self.closed(j - 1) or sum(len(self.rows[k]) for k in range(i + 1, j)) > 1 or over_page)
+
+    def cuts(self, i: int) -> list[tuple[int, int]]:
+        """The blank lines to remove after entry ``i``: (end of an atom's text, start of the next)."""
+        j = i + 1
+        while j < len(self.atoms) and j - i <= _MAX_CONTINUATION and self.part(j):  # at most the cap
+            j += 1
+        if j == i + 1:
+            return []
+        return [(self.atoms[k].start + len(self.body(k).rstrip()), self.atoms[k + 1].start) for k in self.joined(i, j)]
+
+    def joined(self, i: int, j: int) -> range:
+        """The atoms from entry ``i`` on that join the atom after them, the continuation candidates ending at
+        ``j``."""
+        if j < len(self.atoms) and self.labels[j] is not None:  # between two entries
+            if not _in_sequence(self.ends[i], self.labels[j]) or not self.cut_after_first_line(i, j):
+                return range(0)
+            return range(i, j - 1)
+        if j == i + 2 and all(a.kind == "layout" for a in self.atoms[j:]) and not self.closed(i + 1) \
+                and self.cut_after_first_line(i, j, over_page=True):
+            return range(i, i + 1)  # the page's last entry, going on over the page: "…[Fundamental Principles of"
+        k = i  # after the last entry: as long as the sentence goes on
+        while k + 1 < j and k - i < _MAX_CONTINUATION and goes_on(self.body(k), self.firsts[k + 1]):
+            k += 1
+        return range(i, k)
 
 
 def code_spans(text: str) -> list[tuple[int, int]]:

@@ -77,13 +77,13 @@ pipeline is tok2vec, tagger and parser only: noun chunks are read from the fine-
 under ``$CHUNKSCOPE_CACHE_DIR/coref`` when that variable is set.
 
 Modules, in the order a text goes through them: ``segments`` (blocks and the windows parsed), ``candidates`` (the
-noun phrases of a parse), ``pleonastic`` (an "it" that refers to nothing), ``resolve`` (the rules, pronoun by
+noun phrases of a parse), ``pleonastic`` (an "it" that refers to nothing), ``resolver`` (the rules, pronoun by
 pronoun); ``lexicon`` holds the words and tags, ``rules`` the numbers (``Rules``, ``RULES``, ``VERSION``),
 ``inline`` inline code, quotation marks and link targets.
 """
 
 from chunkscope.coref.heuristic.candidates import noun_chunks
-from chunkscope.coref.heuristic.resolve import heuristic_pairs, resolve, resolve_parsed
+from chunkscope.coref.heuristic.resolver import heuristic_pairs, resolve, resolve_parsed
 from chunkscope.coref.heuristic.rules import BATCH_SIZE, EXCLUDE, GRID, LEGACY, RULES, VERSION, Rules
 from chunkscope.coref.heuristic.segments import LEAD_CHARS, parse_windows, window_key
 
