@@ -10,7 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chunkscope.document import Span, check_tiling
-from chunkscope.text.blocks import _atoms, blocks_by_kind, build_blocks
+from chunkscope.text.atoms import read_atoms
+from chunkscope.text.blocks import blocks_by_kind, build_blocks
 from chunkscope.text.tokens import count_tokens
 
 
@@ -178,7 +179,7 @@ def _paged(*pages: str):
 def test_a_block_that_goes_on_over_a_page_break_is_one_block():
     """A paragraph cut mid-sentence by a page break was two blocks, so the page chunker never broke
     anything: the Debian Developer's Reference's winner won on BI alone (0.993 vs 0.947)."""
-    from chunkscope.text.blocks import join_continued
+    from chunkscope.text.continuation import join_continued
 
     text, pages = _paged(
         f"{LONG}\n\nThe upload goes into the normal package workflow and",   # no full stop: goes on
@@ -397,7 +398,7 @@ def test_reference_entries_cut_after_their_first_line_are_joined_again():
     """A hanging indent puts a reference's first line in a PyMuPDF block of its own, and pymupdf4llm writes
     "[4] N. D. Birell and P. C. W. Davies, Quantum Fields in" / blank line / "Curved Space (…)": every entry was
     two paragraphs, and blocks started mid-reference (APS and ACM two-column samples)."""
-    from chunkscope.text.blocks import rejoin_entries
+    from chunkscope.text.continuation import rejoin_entries
 
     text = ("## References\n\n"
             "[3] E. Beutler, in Williams Hematology, Vol. 2, edited by\n\n"
@@ -434,7 +435,7 @@ def test_reference_entries_cut_after_their_first_line_are_joined_again():
 def test_labelled_paragraphs_that_are_no_reference_list_are_not_joined():
     """rejoin_entries joined every paragraph between any two "[..] text" paragraphs of a page: prose citing [3]
     and [7] three paragraphs apart, numbered instructions, task lists and numbered judgments were one paragraph."""
-    from chunkscope.text.blocks import rejoin_entries
+    from chunkscope.text.continuation import rejoin_entries
 
     kept = [
         # labels out of sequence, three paragraphs apart, the first entry a whole sentence
@@ -462,7 +463,7 @@ def test_labelled_paragraphs_that_are_no_reference_list_are_not_joined():
 def test_an_entry_going_on_in_an_italic_line_is_joined():
     """ACM entries go on with the proceedings' title in italics: the all-italic first line of the continuation
     was taken for a title, so the entry stayed cut."""
-    from chunkscope.text.blocks import rejoin_entries
+    from chunkscope.text.continuation import rejoin_entries
 
     text = ("[1] Ann Author and Bob Builder. 2019. Chunking for retrieval. In\n\n"
             "_Proceedings of the 42nd International Conference on Things_\n(ICT '19). ACM, New York, NY, USA, 1-10.\n\n"
@@ -475,7 +476,7 @@ def test_an_entry_going_on_in_an_italic_line_is_joined():
 
 
 def test_an_entry_after_a_whitespace_only_first_line_is_seen():
-    from chunkscope.text.blocks import rejoin_entries
+    from chunkscope.text.continuation import rejoin_entries
 
     for lead in ("\n", " \n", "\t \n\n"):
         text = lead + "[1] A. First, Some Title of\n\nthe first paper, 2001.\n\n[2] B. Second, Another title of\n\n" \
@@ -489,10 +490,10 @@ def test_prose_ending_on_a_number_after_a_table_of_contents_stays_text():
     too, and the run chained on: "The project began in 1998", "Our team has 12"."""
     toc = "Contents\n\n1 Introduction . . . . . . . . 3\n2 Methods . . . . . . . . 5\n3 Results . . . . . . . . 9\n\n"
     text = toc + "The project began in 1998\nand the first release came out in 2001\n\nOur team has 12\n"
-    kinds = [a.kind for a in _atoms(text)]
+    kinds = [a.kind for a in read_atoms(text)]
     assert kinds == ["paragraph", "toc", "toc", "toc", "paragraph", "paragraph"], kinds
     # a plain title and page number that goes on from the entries' numbers is an entry; one going back is not
-    assert [a.kind for a in _atoms(toc + "Discussion 12\n\nAppendix 15\n")][-2:] == ["toc", "toc"]
-    assert [a.kind for a in _atoms(toc + "Chapter 4\n")][-1] == "paragraph"
+    assert [a.kind for a in read_atoms(toc + "Discussion 12\n\nAppendix 15\n")][-2:] == ["toc", "toc"]
+    assert [a.kind for a in read_atoms(toc + "Chapter 4\n")][-1] == "paragraph"
     # bold lines are entries whatever their numbers (gnuplot's "**Vclear** **235**")
-    assert [a.kind for a in _atoms(toc + "**Vclear** **2**\n")][-1] == "toc"
+    assert [a.kind for a in read_atoms(toc + "**Vclear** **2**\n")][-1] == "toc"

@@ -360,10 +360,11 @@ def test_pipelines_multiply_through_numpy_and_give_blis_s_pairs():
 
 
 def test_windows_parse_less_and_give_the_same_pairs():
-    from chunkscope.coref.heuristic import LEGACY, RULES, _read_blocks, _segments
+    from chunkscope.coref.heuristic import LEGACY, RULES
+    from chunkscope.coref.heuristic.segments import read_blocks, segments_of
 
-    blocks = _read_blocks(WINDOW_TEXT)
-    segs = _segments(blocks, RULES.max_sentences_back)
+    blocks = read_blocks(WINDOW_TEXT)
+    segs = segments_of(blocks, RULES.max_sentences_back)
     parsed = sum(len(s.text) for s in segs)
     assert parsed < 0.8 * sum(len(b[1]) for b in blocks)  # the pronoun-free paragraphs are left out
     assert not any("Paragraph 2" in s.text for s in segs)

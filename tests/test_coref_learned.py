@@ -119,6 +119,31 @@ def test_training_script_is_reproducible_on_a_tiny_corpus(tmp_path):
     assert decode(parse(text), model) is not None
 
 
+def test_parse_cache_is_keyed_by_every_module_the_parse_reads(tmp_path, monkeypatch):
+    """The training parses are pickled under a hash of the learned module and of every module of the heuristic
+    package (the rules live in several files since the package split): a change to any of them parses again."""
+    from pathlib import Path
+
+    from chunkscope.coref import heuristic, learned
+    from chunkscope.coref import train as T
+
+    read: list[Path] = []
+    real = Path.read_bytes
+    monkeypatch.setattr(Path, "read_bytes", lambda self: (read.append(self), real(self))[1])
+    digest = T.parse_code_digest()
+    package = sorted(Path(heuristic.__file__).parent.glob("*.py"))
+    assert {p.name for p in package} >= {"__init__.py", "candidates.py", "pleonastic.py", "resolver.py", "segments.py"}
+    assert read == [Path(learned.__file__), *package]
+    monkeypatch.undo()
+    _tiny_corpus(tmp_path / "c")
+    docs = T.corpus([str(tmp_path / "c")])
+    first = T.parsed_docs(docs, tmp_path / "cache")
+    assert sorted(f.name.split("-")[1] for f in (tmp_path / "cache").iterdir()) == [digest] * len(docs)
+    again = T.parsed_docs(docs, tmp_path / "cache")  # read back from the pickles
+    assert [[(m.start, m.end) for m in p.pronouns] for p, _ in again] == \
+        [[(m.start, m.end) for m in p.pronouns] for p, _ in first]
+
+
 def test_examples_label_the_maverick_antecedent():
     text = "The Board adopts its rules. It publishes them."
     parsed = parse(text)

@@ -70,44 +70,50 @@ def get_pairs(
         return CorefResult([], "none", reason="coreference disabled (backend none): RC not computed", warnings=warnings)
 
     lang = document_language(doc)
-
     if backend == "precomputed":
-        if mentions is None:
-            raise CorefError("precomputed coreference needs a mentions file (reference parquet or JSON of pairs)")
-        pairs, load_warnings = mentions_pairs(doc, mentions)
-        res = CorefResult(pairs, "precomputed", warnings=warnings + load_warnings,
-                          info={"language": lang, "source": str(mentions)})
-        if not pairs:
-            res.reason = (non_english_reason(lang) if not rc_available(lang)
-                          else f"no entity–pronoun pairs in {Path(mentions).name}: RC not computed")
-        return res
-
+        return _precomputed(doc, mentions, lang, warnings)
     if not rc_available(lang):
         return CorefResult([], backend, reason=non_english_reason(lang),
                            warnings=warnings, info={"language": lang})
-
-    if backend in ("heuristic", "learned"):
-        from chunkscope.coref.heuristic import heuristic_pairs
-        from chunkscope.coref.learned import learned_pairs
-        from chunkscope.text.nlp import NLPUnavailable
-
-        try:
-            res = learned_pairs(doc) if backend == "learned" else heuristic_pairs(doc)
-        except NLPUnavailable as exc:
-            raise CorefError(str(exc)) from None
-    else:
-        from chunkscope.coref.maverick import maverick_pairs
-        from chunkscope.text.nlp import NLPUnavailable
-
-        try:
-            res = maverick_pairs(doc, model=model)
-        except NLPUnavailable as exc:
-            raise CorefError(str(exc)) from None
+    res = _run_backend(doc, backend, model)
     res.warnings = warnings + res.warnings
     res.info.setdefault("language", lang)
     if lang == "und":
         res.warnings.append("document language unknown; coreference run as English")
     return res
+
+
+def _precomputed(doc: Document, mentions: str | Path | None, lang: str, warnings: list[str]) -> CorefResult:
+    """The precomputed backend's result: the pairs of ``mentions`` checked against ``doc``."""
+    if mentions is None:
+        raise CorefError("precomputed coreference needs a mentions file (reference parquet or JSON of pairs)")
+    pairs, load_warnings = mentions_pairs(doc, mentions)
+    res = CorefResult(pairs, "precomputed", warnings=warnings + load_warnings,
+                      info={"language": lang, "source": str(mentions)})
+    if not pairs:
+        res.reason = (non_english_reason(lang) if not rc_available(lang)
+                      else f"no entity–pronoun pairs in {Path(mentions).name}: RC not computed")
+    return res
+
+
+def _run_backend(doc: Document, backend: str, model: str | None) -> CorefResult:
+    """The pairs of a backend that reads the text (heuristic, learned, maverick); CorefError when it cannot run."""
+    from chunkscope.text.nlp import NLPUnavailable
+
+    try:
+        if backend == "maverick":
+            from chunkscope.coref.maverick import maverick_pairs
+
+            return maverick_pairs(doc, model=model)
+        if backend == "learned":
+            from chunkscope.coref.learned import learned_pairs
+
+            return learned_pairs(doc)
+        from chunkscope.coref.heuristic import heuristic_pairs
+
+        return heuristic_pairs(doc)
+    except NLPUnavailable as exc:
+        raise CorefError(str(exc)) from None
 
 
 def mentions_pairs(doc: Document, mentions: str | Path) -> tuple[list[Pair], list[str]]:

@@ -33,6 +33,7 @@ class Pair:
         yield self.pronoun
 
     def to_dict(self) -> dict[str, Any]:
+        """The pair as JSON: ``{"entity": [s, e], "pronoun": [s, e]}`` and ``score`` when there is one."""
         d: dict[str, Any] = {"entity": [self.entity.start, self.entity.end],
                              "pronoun": [self.pronoun.start, self.pronoun.end]}
         if self.score is not None:
@@ -41,6 +42,7 @@ class Pair:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Pair":
+        """The pair :meth:`to_dict` wrote."""
         score = d.get("score")
         return cls(Span(*map(int, d["entity"])), Span(*map(int, d["pronoun"])),
                    None if score is None else float(score))
@@ -57,6 +59,7 @@ class CorefResult:
     info: dict[str, Any] = field(default_factory=dict)  # e.g. language, seconds, cached, model
 
     def to_dict(self) -> dict[str, Any]:
+        """The result as JSON (the disk cache's entry)."""
         return {
             "backend": self.backend,
             "pairs": [p.to_dict() for p in self.pairs],
@@ -67,6 +70,7 @@ class CorefResult:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "CorefResult":
+        """The result :meth:`to_dict` wrote."""
         return cls(
             pairs=[Pair.from_dict(p) for p in d.get("pairs", [])],
             backend=str(d.get("backend", "")),

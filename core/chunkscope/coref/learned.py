@@ -42,18 +42,11 @@ from typing import Any, Sequence
 import numpy as np
 
 from chunkscope.coref.base import CorefResult, Pair, cached_pairs
-from chunkscope.coref.heuristic import (
-    EXCLUDE,
-    NOUN_TAGS,
-    PERSON_NOUNS,
-    PRONOUN_TAGS,
-    PRONOUNS,
-    CodeSpans,
-    _pleonastic,
-    _plural,
-    noun_chunks,
-    quoted_word,
-)
+from chunkscope.coref.heuristic.candidates import is_plural, noun_chunks
+from chunkscope.coref.heuristic.inline import CodeSpans, quoted_word
+from chunkscope.coref.heuristic.lexicon import NOUN_TAGS, PERSON_NOUNS, PRONOUN_TAGS, PRONOUNS
+from chunkscope.coref.heuristic.pleonastic import pleonastic
+from chunkscope.coref.heuristic.rules import EXCLUDE
 from chunkscope.document import Document, Span
 
 MODEL_FILE = Path(__file__).with_name("pair_model.json")
@@ -185,63 +178,76 @@ def parse(text: str, nlp: Any = None, back: int = WINDOW_BACK) -> Parsed:
     sent_base = 0
     tok_base = 0
     for (w0, _w1), sdoc in zip(wins, nlp.pipe((masked[a:b] for a, b in wins), batch_size=BATCH_SIZE)):
-        sent_of: dict[int, int] = {}
         sents = list(sdoc.sents)
-        for k, s in enumerate(sents):
-            for t in s:
-                sent_of[t.i] = sent_base + k
-        first_seen: set[int] = set()
-        spans = noun_chunks(sdoc)
-        spans += [sdoc[t.left_edge.i: t.i + 1] for t in sdoc if t.dep_ == "poss" and t.tag_ in NOUN_TAGS]
-        found: list[Mention] = []
-        for nc in spans:
-            root = nc.root
-            if root.tag_ not in NOUN_TAGS or root.like_num or not any(ch.isalpha() for ch in root.text):
-                continue
-            if any(t.tag_ in PRONOUN_TAGS for t in nc):
-                continue
-            toks = [t for t in nc if not t.is_space]
-            if not toks:
-                continue
-            start = w0 + toks[0].idx
-            end = w0 + toks[-1].idx + len(toks[-1].text)
-            line_start = masked.rfind("\n", 0, start) + 1
-            sid = sent_of[root.i]
-            found.append(Mention(
-                start=start, end=end, sent=sid, head=root.lower_, plural=_plural(root),
-                person=root.lower_ in PERSON_NOUNS, proper=root.tag_ in ("NNP", "NNPS"),
-                acronym=len(root.text) >= 2 and root.text.isupper(), subject=root.dep_ in _SUBJ,
-                dobj=root.dep_ == "dobj", pobj=root.dep_ == "pobj",
-                embedded=root.dep_ == "pobj" and root.head.dep_ == "prep" and root.head.head.tag_ in NOUN_TAGS,
-                poss=root.dep_ == "poss", conj=root.dep_ == "conj",
-                heading=masked[line_start:start].lstrip().startswith("#"),
-                det=_DETS.get(toks[0].lower_, 0), ntok=len(toks), arg=root.dep_ in _ARGS,
-                head_i=tok_base + root.head.i, root_i=tok_base + root.i,
-            ))
-        found.sort(key=lambda c: (c.start, c.end))
-        for c in found:
-            if c.sent not in first_seen:
-                c.first = True
-                first_seen.add(c.sent)
-        cands.extend(found)
-        for tok in sdoc:
-            low = tok.lower_
-            if low not in PRONOUNS or tok.tag_ not in ("PRP", "PRP$") or code.at(w0 + tok.idx) is not None \
-                    or quoted_word(masked, w0 + tok.idx, w0 + tok.idx + len(tok.text)):
-                continue  # a word of code, or a word quoted: no reference
-            nxt = sdoc[tok.i + 1] if tok.i + 1 < len(sdoc) else None
-            prons.append(Mention(
-                start=w0 + tok.idx, end=w0 + tok.idx + len(tok.text), sent=sent_of[tok.i], head=low, word=low,
-                subject=tok.dep_ in _SUBJ, dobj=tok.dep_ == "dobj", pobj=tok.dep_ == "pobj", poss=tok.dep_ == "poss",
-                pleonastic=low == "it" and _pleonastic(tok), upper_it=tok.text == "IT",
-                modal_next=nxt is not None and nxt.lower_ in _MODALS,
-                first=tok.i == tok.sent.start, arg=tok.dep_ in _ARGS,
-                head_i=tok_base + tok.head.i, root_i=tok_base + tok.i,
-            ))
+        sent_of = {t.i: sent_base + k for k, s in enumerate(sents) for t in s}
+        cands.extend(_window_candidates(sdoc, masked, w0, sent_of, tok_base))
+        prons.extend(_window_pronouns(sdoc, masked, w0, sent_of, tok_base, code))
         sent_base += len(sents)
         tok_base += len(sdoc) + 1
     return Parsed(cands, prons, sections, text, parsed_chars=sum(b - a for a, b in wins),
                   info={"windows": len(wins)})
+
+
+def _window_candidates(sdoc: Any, masked: str, w0: int, sent_of: dict[int, int], tok_base: int) -> list[Mention]:
+    """The candidate mentions of one parsed window (``sdoc``, starting at ``w0`` of ``masked``), in text order,
+    the first of each sentence marked."""
+    spans = noun_chunks(sdoc)
+    spans += [sdoc[t.left_edge.i: t.i + 1] for t in sdoc if t.dep_ == "poss" and t.tag_ in NOUN_TAGS]
+    found = [m for m in (_candidate(nc, masked, w0, sent_of, tok_base) for nc in spans) if m is not None]
+    found.sort(key=lambda c: (c.start, c.end))
+    first_seen: set[int] = set()
+    for c in found:
+        if c.sent not in first_seen:
+            c.first = True
+            first_seen.add(c.sent)
+    return found
+
+
+def _candidate(nc: Any, masked: str, w0: int, sent_of: dict[int, int], tok_base: int) -> Mention | None:
+    """The noun chunk ``nc`` as a candidate mention, or None when no noun heads it or it holds a pronoun."""
+    root = nc.root
+    if root.tag_ not in NOUN_TAGS or root.like_num or not any(ch.isalpha() for ch in root.text):
+        return None
+    if any(t.tag_ in PRONOUN_TAGS for t in nc):
+        return None
+    toks = [t for t in nc if not t.is_space]
+    if not toks:
+        return None
+    start = w0 + toks[0].idx
+    end = w0 + toks[-1].idx + len(toks[-1].text)
+    line_start = masked.rfind("\n", 0, start) + 1
+    return Mention(
+        start=start, end=end, sent=sent_of[root.i], head=root.lower_, plural=is_plural(root),
+        person=root.lower_ in PERSON_NOUNS, proper=root.tag_ in ("NNP", "NNPS"),
+        acronym=len(root.text) >= 2 and root.text.isupper(), subject=root.dep_ in _SUBJ,
+        dobj=root.dep_ == "dobj", pobj=root.dep_ == "pobj",
+        embedded=root.dep_ == "pobj" and root.head.dep_ == "prep" and root.head.head.tag_ in NOUN_TAGS,
+        poss=root.dep_ == "poss", conj=root.dep_ == "conj",
+        heading=masked[line_start:start].lstrip().startswith("#"),
+        det=_DETS.get(toks[0].lower_, 0), ntok=len(toks), arg=root.dep_ in _ARGS,
+        head_i=tok_base + root.head.i, root_i=tok_base + root.i,
+    )
+
+
+def _window_pronouns(sdoc: Any, masked: str, w0: int, sent_of: dict[int, int], tok_base: int,
+                     code: CodeSpans) -> list[Mention]:
+    """The third-person pronouns of one parsed window, but not a word of code nor a word quoted (no reference)."""
+    prons = []
+    for tok in sdoc:
+        low = tok.lower_
+        if low not in PRONOUNS or tok.tag_ not in ("PRP", "PRP$") or code.at(w0 + tok.idx) is not None \
+                or quoted_word(masked, w0 + tok.idx, w0 + tok.idx + len(tok.text)):
+            continue
+        nxt = sdoc[tok.i + 1] if tok.i + 1 < len(sdoc) else None
+        prons.append(Mention(
+            start=w0 + tok.idx, end=w0 + tok.idx + len(tok.text), sent=sent_of[tok.i], head=low, word=low,
+            subject=tok.dep_ in _SUBJ, dobj=tok.dep_ == "dobj", pobj=tok.dep_ == "pobj", poss=tok.dep_ == "poss",
+            pleonastic=low == "it" and pleonastic(tok), upper_it=tok.text == "IT",
+            modal_next=nxt is not None and nxt.lower_ in _MODALS,
+            first=tok.i == tok.sent.start, arg=tok.dep_ in _ARGS,
+            head_i=tok_base + tok.head.i, root_i=tok_base + tok.i,
+        ))
+    return prons
 
 
 # --------------------------------------------------------------------------- features
@@ -389,6 +395,8 @@ def _set_vec(c: Mention) -> np.ndarray:
 
 @dataclass
 class PairModel:
+    """The pair scorer: logistic regression weights over standardised features, and the pairing threshold."""
+
     weights: np.ndarray
     mean: np.ndarray
     scale: np.ndarray
@@ -397,10 +405,12 @@ class PairModel:
     meta: dict[str, Any] = field(default_factory=dict)
 
     def prob(self, X: np.ndarray) -> np.ndarray:
+        """The probability of each row of the feature matrix ``X`` (one candidate each)."""
         z = ((X - self.mean) / self.scale) @ self.weights
         return 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
 
     def to_dict(self) -> dict[str, Any]:
+        """The model as ``pair_model.json`` holds it (numbers rounded to 6 decimals)."""
         r = lambda a: [round(float(v), 6) for v in a]  # noqa: E731
         return {"version": self.version, "features": list(FEATURES), "weights": r(self.weights),
                 "mean": r(self.mean), "scale": r(self.scale), "threshold": round(float(self.threshold), 6),
@@ -408,6 +418,7 @@ class PairModel:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "PairModel":
+        """The model of a ``pair_model.json``; ValueError when its features are not this version's."""
         if list(d.get("features", [])) != list(FEATURES):
             raise ValueError("pair model features do not match this version of chunkscope (retrain it)")
         return cls(np.asarray(d["weights"], float), np.asarray(d["mean"], float), np.asarray(d["scale"], float),

@@ -51,6 +51,7 @@ MISSING_EXTRA = (
 
 
 def model_name(model: str | None = None) -> str:
+    """The Maverick model to load: ``model``, else ``CHUNKSCOPE_MAVERICK_MODEL``, else the default."""
     return model or os.environ.get("CHUNKSCOPE_MAVERICK_MODEL") or DEFAULT_MODEL
 
 
@@ -116,6 +117,7 @@ def merge_clusters(clusters: Iterable[Iterable[tuple[int, int]]]) -> list[list[t
     parent: dict[tuple[int, int], tuple[int, int]] = {}
 
     def find(x: tuple[int, int]) -> tuple[int, int]:
+        """The root of ``x``'s set (paths halved on the way)."""
         while parent[x] != x:
             parent[x] = parent[parent[x]]
             x = parent[x]
@@ -166,7 +168,8 @@ def load_model(model: str | None = None, device: str | None = None) -> Any:
             device = "cpu"
     try:
         return Maverick(hf_name_or_path=name, device=device)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - a boundary: the hub, torch and Maverick's own checks raise any type,
+        # and a model that does not load must be one CorefError line (the analysis goes on without RC), never a crash
         first = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
         raise CorefError(
             f"cannot load Maverick model {name!r} ({first}); set CHUNKSCOPE_MAVERICK_MODEL to a local model directory when offline"
@@ -215,6 +218,7 @@ def find_clusters(text: str, mav: Any) -> list[list[tuple[int, int]]]:
 
 
 def maverick_pairs(doc: Document, model: str | None = None) -> CorefResult:
+    """Maverick's entity–pronoun pairs of ``doc`` as a CorefResult (backend ``maverick``), cached on disk."""
     name = model_name(model)
     cdir = cache_dir()
     key = re.sub(r"[^A-Za-z0-9_.-]+", "_", name)[-80:]

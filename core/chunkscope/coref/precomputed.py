@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from chunkscope.coref.base import CorefError, Pair
-from chunkscope.coref.heuristic import FIRST_PERSON, PRONOUNS, QUANTIFIER_NOUNS, RELATIVE
+from chunkscope.coref.heuristic.lexicon import FIRST_PERSON, PRONOUNS, QUANTIFIER_NOUNS, RELATIVE
 from chunkscope.document import Span
 
 # the words a coreference model calls pronouns (third and first person, relative, demonstrative,
@@ -89,8 +89,11 @@ def _read_parquet(path: Path) -> list[Any]:
     file can hold a column that decodes to gigabytes."""
     col = "entity_pron_mentions"
     try:
+        import pyarrow as pa
         import pyarrow.parquet as pq
-
+    except ImportError as exc:
+        raise CorefError(_unreadable(path, exc)) from None
+    try:
         pf = pq.ParquetFile(path)
         meta = pf.metadata
         names = pf.schema_arrow.names
@@ -106,11 +109,14 @@ def _read_parquet(path: Path) -> list[Any]:
         if meta.num_rows == 0:
             return []
         value = pf.read(columns=[col]).column(col).to_pylist()[0]
-    except CorefError:
-        raise
-    except Exception as exc:  # pyarrow raises several types for bad files
-        raise CorefError(f"{path.name}: cannot read parquet ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})") from None
+    except (pa.ArrowException, OSError, ValueError, TypeError, KeyError, IndexError) as exc:
+        raise CorefError(_unreadable(path, exc)) from None  # pyarrow's errors for a bad file: ArrowInvalid, OSError...
     return [] if value is None else [[list(e), list(p)] for e, p in value]
+
+
+def _unreadable(path: Path, exc: BaseException) -> str:
+    """The one line saying why the parquet file ``path`` cannot be read."""
+    return f"{path.name}: cannot read parquet ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
 
 
 def read_raw(path: str | Path) -> tuple[list[Any], bool]:

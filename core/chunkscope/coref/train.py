@@ -33,6 +33,8 @@ OBJECTIVE = "count"  # threshold: best pair F1 ("f1") or as many pairs as Maveri
 
 @dataclass
 class Example:
+    """One pronoun's training rows: its candidates' features ``X`` and labels ``y`` (1: Maverick's entity)."""
+
     X: np.ndarray
     y: np.ndarray
 
@@ -153,13 +155,12 @@ def corpus(folders: Sequence[str | Path]) -> list[tuple[str, Document, list[Pair
 def parsed_docs(docs: Sequence[tuple[str, Document, list[Pair]]], cache: str | Path | None = None,
                 log: Any = None) -> list[tuple[Parsed, list[Pair]]]:
     """Each document parsed (windows, mentions); pickled under ``cache`` when given, keyed by the code that reads
-    them (the learned and heuristic modules' source), so a changed rule never meets a stale parse."""
-    import hashlib
+    them (:func:`parse_code_digest`), so a changed rule never meets a stale parse."""
     import pickle
 
-    from chunkscope.coref import heuristic, learned
+    from chunkscope.coref import learned
 
-    code = hashlib.sha256(b"".join(Path(str(m.__file__)).read_bytes() for m in (learned, heuristic))).hexdigest()[:16]
+    code = parse_code_digest()
     out = []
     for name, doc, pairs in docs:
         cfile = Path(cache) / f"parsed-{code}-{doc.sha256[:16]}.pkl" if cache else None
@@ -174,3 +175,19 @@ def parsed_docs(docs: Sequence[tuple[str, Document, list[Pair]]], cache: str | P
             log(f"parsed {name[:60]}: {len(parsed.pronouns)} pronouns, {len(parsed.cands)} candidates")
         out.append((parsed, pairs))
     return out
+
+
+def parse_code_digest() -> str:
+    """A hash of the source a parse depends on: the learned module and every module of the heuristic package (whose
+    words, noun chunks and pleonastic test the learned parse uses), whatever module of the package a rule lives in.
+
+    It only names the parse cache's files (``--cache``); the model file ``--check`` compares does not depend on it."""
+    import hashlib
+
+    from chunkscope.coref import heuristic, learned
+
+    files = [Path(str(learned.__file__))] + sorted(Path(str(heuristic.__file__)).parent.glob("*.py"))
+    digest = hashlib.sha256()
+    for f in files:
+        digest.update(f.read_bytes())
+    return digest.hexdigest()[:16]

@@ -290,7 +290,7 @@ def extraction_artefact(text: str, block: Sequence[int] | None = None, boundary:
     ``"extraction: running header"`` (``footer``) when the block holds a running header/footer
     comment (the block was glued around page furniture), or the cut ``boundary`` sits right after
     (before) one, with only whitespace between.
-    ``joined``: the document's blocks may go on over a page break (a PDF's: ``blocks.join_continued``).
+    ``joined``: the document's blocks may go on over a page break (a PDF's: ``continuation.join_continued``).
     A block that then holds a page break has its page's footer and header between its parts, not
     glued into it, and a cut at that break is the chunker's (None). See :func:`blame`.
     """

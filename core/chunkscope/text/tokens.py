@@ -27,7 +27,7 @@ _lock = threading.Lock()
 
 
 class TokenizerUnavailable(RuntimeError):
-    pass
+    """The o200k_base tokenizer cannot be loaded (one-line message)."""
 
 
 def _tiktoken_cache_dir() -> str:
@@ -172,6 +172,7 @@ def clear_cache() -> None:
 
 
 def encode(text: str) -> list[int]:
+    """The o200k_base token ids of ``text`` (special-token text encoded as ordinary text)."""
     return _encode_bounded(text)
 
 
