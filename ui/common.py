@@ -295,7 +295,7 @@ _MD_SPECIAL = set("\\`*_{}[]()<>#+-.!|~$:")
 
 # a table's missing value reads "–", as in the CLI and the reports (Streamlit shows "None" otherwise; its
 # ``placeholder`` argument is recent, so only passed where the installed Streamlit has it)
-MISSING = {"placeholder": "–"} if "placeholder" in inspect.signature(st.dataframe).parameters else {}
+MISSING: dict[str, Any] = {"placeholder": "–"} if "placeholder" in inspect.signature(st.dataframe).parameters else {}
 
 
 def md_escape(text: str) -> str:
