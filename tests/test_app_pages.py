@@ -386,7 +386,7 @@ def test_highlight_escapes_and_marks_problems():
     assert "chunk 1: 5 tokens" in out and "chunk 2: 900 tokens" in out  # numbered from 1, as blocks and pairs are
     assert out.count(">P1</span>") == 2 and 'id="cs-here" data-at="2"' in out  # the focus starts at 2
     # a pair's tag is its number among the document's pairs (RC's "pair"), so every chunking's view agrees
-    c.diagnostics["RC"].split[0].pair = 6  # type: ignore[union-attr]
+    c.diagnostics["RC"].split[0].pair = 6
     numbered = highlight.highlight_html(text, c, block_kinds=["table"])
     assert numbered.count(">P7</span>") == 2 and ">P1</span>" not in numbered
     six, unnumbered = (SplitPair(pair=j, entity=[0, 1], pronoun=[2, 3], boundary=1) for j in (6, None))

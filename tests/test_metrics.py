@@ -369,3 +369,14 @@ def test_report_json_round_trips_byte_for_byte():
     text = report.to_json()
     assert Report.from_dict(json.loads(text)).to_json() == text
     assert report.snapshot().to_json() == text
+
+
+def test_report_snapshot_copies_what_a_caller_may_change():
+    from chunkscope.report import ChunkingResult, ChunkRow, Report
+
+    r = Report({"name": "d"}, {"weights": {"SC": 1.0}},
+               [ChunkingResult("a", "a", chunks=[ChunkRow(0, 1, 1)], metrics={"SC": 1.0})], timings={"total": 1.0})
+    s = r.snapshot()
+    s.chunkings[0].metrics["SC"], s.settings["weights"]["SC"], s.timings["total"] = 0.0, 2.0, 2.0
+    assert r.chunkings[0].metrics["SC"] == 1.0 and r.settings["weights"]["SC"] == 1.0 and r.timings["total"] == 1.0
+    assert s.chunkings[0].chunks is r.chunkings[0].chunks  # rows are shared: they never change once produced
