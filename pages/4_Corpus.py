@@ -90,7 +90,8 @@ if source:
                                help="Worker processes; each loads the embedding model (about 400 MB)."
                                     + (f" This shared server allows {max_jobs()}." if pol.shared else "")))
     if engine == "Ray":
-        st.caption(f"Ray: {'cluster `' + ray_address() + '`' if ray_address() else 'a local Ray instance'} "
+        address = ray_address()
+        st.caption(f"Ray: {f'cluster `{address}`' if address else 'a local Ray instance'} "
                    "· results must be in a folder every node can reach (see docs/corpus.md).")
     c1, c2 = st.columns([1, 3])
     run = c1.button("Run corpus", type="primary", disabled=settings is None, key="cs_corpus_run")

@@ -15,6 +15,7 @@ import streamlit as st
 from chunkscope.document import Document
 from chunkscope.ingest.health import blame
 from chunkscope.present import highlight, pdfpages
+from chunkscope.present.inspector import pages_label
 from chunkscope.report import Report
 from ui.analysis import current_report, keep_state, latest_report
 from ui.common import counted, counted_pairs, guard, md_escape
@@ -83,13 +84,13 @@ def _flags(doc, c, idx: int, p: highlight.Problems) -> list[str]:
     ch = c.chunks[idx]
     out = []
     for b in p.broken:
-        if b["boundary"] in (ch.start, ch.end):
-            why = blame(doc, b["block"], b["boundary"])
-            out.append(f"✂ cuts a block at {b['boundary']:,}" + (f" ({why})" if why else ""))
+        if b.boundary in (ch.start, ch.end):
+            why = blame(doc, b.block, b.boundary)
+            out.append(f"✂ cuts a block at {b.boundary:,}" + (f" ({why})" if why else ""))
     for k, s in enumerate(p.split):
-        if s["boundary"] in (ch.start, ch.end):
-            out.append(f"⛓ splits pair {highlight.pair_tag(s, k)} (“{doc.text[s['entity'][0]:s['entity'][1]].strip()[:40]}” / "
-                       f"“{doc.text[s['pronoun'][0]:s['pronoun'][1]].strip()[:20]}”)")
+        if s.boundary in (ch.start, ch.end):
+            out.append(f"⛓ splits pair {highlight.pair_tag(s, k)} (“{doc.text[s.entity[0]:s.entity[1]].strip()[:40]}” / "
+                       f"“{doc.text[s.pronoun[0]:s.pronoun[1]].strip()[:20]}”)")
     if idx in p.out_of_size:
         out.append("⚠ out of size")
     return out
@@ -97,9 +98,9 @@ def _flags(doc, c, idx: int, p: highlight.Problems) -> list[str]:
 
 def details(doc, c, cid: str, idx: int, p: highlight.Problems) -> None:
     ch = c.chunks[idx]
-    pages = sorted({x for x in (doc.page_of(ch.start), doc.page_of(max(ch.start, ch.end - 1))) if x})
+    pages = doc.pages_of(ch.start, ch.end)
     st.html(f'<div style="font-weight:700">{swatch(cid)} · chunk #{idx + 1} · {ch.tokens} tokens · '
-            f'{"page" if len(set(pages)) < 2 else "pages"} {html.escape("–".join(map(str, dict.fromkeys(pages))) or "–")}'
+            f'{"page" if len(set(pages)) < 2 else "pages"} {html.escape(pages_label(pages))}'
             '</div>')
     for f in _flags(doc, c, idx, p):
         st.caption(md_escape(f))

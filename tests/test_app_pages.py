@@ -162,7 +162,7 @@ def test_compare_select_and_next_problem(at):
 
     report = list(at.session_state[REPORTS_KEY].values())[-1]
     split = highlight.Problems.of(report.get("fixed-512")).split
-    assert tag[1] == f"P{split[0]['pair'] + 1}"
+    assert split[0].pair is not None and tag[1] == f"P{split[0].pair + 1}"
     assert "cs-ent" in body and "cs-pro" in body
 
     at.multiselect(key="cs_cmp_sel").set_value(CHUNKERS).run()
@@ -324,13 +324,14 @@ def test_a_broken_report_is_a_message_not_a_traceback():
     """Damaged diagnostics (e.g. a report from another version) fail one section, not the page."""
     from chunkscope.analysis import Settings, analyze
     from chunkscope.ingest import load_bytes
+    from chunkscope.metrics import diagnostics_from_dict
 
     doc = load_bytes(b"# T\n\n" + b"A sentence about the gateway. It works. " * 60 + b"\n", "t.md")
     report = analyze(doc, Settings(chunkers=("fixed-512", "sentence-5"), candidates=("fixed-512", "sentence-5"),
                                    coref="none"))
     for c in report.chunkings:
-        c.diagnostics["BI"] = {"broken": [{"block": "garbage"}]}
-        c.diagnostics["DCC"] = {"windows": [{"first": 0}]}
+        c.diagnostics.update(diagnostics_from_dict({"BI": {"broken": [{"block": "garbage"}]},
+                                                    "DCC": {"windows": [{"first": 0}]}}))
     for c in report.chunkings:
         c.chunks[0].start = None  # breaks the columns and tables that read it
     for page in ("pages/1_Compare.py", "pages/2_Chunk_inspector.py"):
@@ -367,26 +368,29 @@ def test_windows_tile_the_document_and_views_carry_blocks():
 
 
 def test_highlight_escapes_and_marks_problems():
+    from chunkscope.metrics import SplitPair, diagnostics_from_dict
     from chunkscope.present import highlight
     from chunkscope.report import ChunkingResult, ChunkRow
 
     text = 'A <script>x()</script> table. <img src=x onerror="y()"> It works.'
     c = ChunkingResult("fixed-512", "f", {}, True, "ok", chunks=[ChunkRow(0, 20, 5), ChunkRow(20, len(text), 900)],
-                       diagnostics={"BI": {"broken": [{"block": [2, 40], "index": 0, "boundary": 20, "chunk": 1,
-                                                        "side": "start"}]},
-                                    "RC": {"split": [{"entity": [0, 1], "pronoun": [56, 58], "boundary": 20,
-                                                      "chunk": 1, "side": "start"}]},
-                                    "SC": {"out_of_size": [{"chunk": 1, "kind": "over"}]}})
+                       diagnostics=diagnostics_from_dict({
+                           "BI": {"broken": [{"block": [2, 40], "index": 0, "boundary": 20, "chunk": 1,
+                                              "side": "start"}]},
+                           "RC": {"split": [{"entity": [0, 1], "pronoun": [56, 58], "boundary": 20,
+                                             "chunk": 1, "side": "start"}]},
+                           "SC": {"out_of_size": [{"chunk": 1, "kind": "over"}]}}))
     out = highlight.highlight_html(text, c, block_kinds=["table"], focus=(2, 40), color="#E69F00")
     assert "<script>" not in out and "<img" not in out and "&lt;script&gt;" in out
     assert "✂ broken table" in out and 'class="cs-cut"' in out and "#2 ✂ ⛓ ⚠" in out
     assert "chunk 1: 5 tokens" in out and "chunk 2: 900 tokens" in out  # numbered from 1, as blocks and pairs are
     assert out.count(">P1</span>") == 2 and 'id="cs-here" data-at="2"' in out  # the focus starts at 2
     # a pair's tag is its number among the document's pairs (RC's "pair"), so every chunking's view agrees
-    c.diagnostics["RC"]["split"][0]["pair"] = 6
+    c.diagnostics["RC"].split[0].pair = 6
     numbered = highlight.highlight_html(text, c, block_kinds=["table"])
     assert numbered.count(">P7</span>") == 2 and ">P1</span>" not in numbered
-    assert highlight.pair_color({"pair": 6}, 0) == highlight.pair_color({"pair": 6}, 3) == highlight.pair_color({}, 6)
+    six, unnumbered = (SplitPair(pair=j, entity=[0, 1], pronoun=[2, 3], boundary=1) for j in (6, None))
+    assert highlight.pair_color(six, 0) == highlight.pair_color(six, 3) == highlight.pair_color(unnumbered, 6)
     cut = highlight.highlight_html(text, c, block_kinds=["table"], focus=(2, 40), here=20)
     assert 'data-at="20">▶ here</span>' in cut and cut.index("▶ here") > cut.index("x()")
     # without the focus (the problem is another chunking's) the same place still gets a marker, hollow
@@ -403,14 +407,16 @@ def test_highlight_escapes_and_marks_problems():
     only_pairs = highlight.highlight_html(text, c, show=("split",))
     assert "✂ broken" not in only_pairs and "cs-ent" in only_pairs
     assert 'style="--cs-bc:' not in highlight.highlight_html(text, c, color="red;background:url(x)")  # colours checked
-    damaged = ChunkingResult("x", "x", {}, True, "ok", chunks=[ChunkRow(0, 5, 1)],
-                             diagnostics={"BI": {"broken": [{"block": "?"}, 3]}, "RC": "junk"})
+    # a damaged or foreign report's malformed entries are left out when it is read
+    damaged = ChunkingResult.from_dict({"id": "x", "chunks": [{"start": 0, "end": 5, "tokens": 1}],
+                                        "diagnostics": {"BI": {"broken": [{"block": "?"}, 3]}, "RC": "junk"}})
     p = highlight.Problems.of(damaged)
     assert p.broken == [] and p.split == [] and p.positions("size", damaged) == []
     # a "held_by" that names no chunk of the chunking (-1, out of range, not a number) is dropped, not shown
-    odd = ChunkingResult("x", "x", {}, True, "ok", chunks=[ChunkRow(0, 5, 1), ChunkRow(3, 9, 1)], diagnostics={
-        "BI": {"broken": [{"block": [0, 9], "boundary": 3, "held_by": h} for h in (-1, 2, "1", True, 1)]}})
-    assert [x.get("held_by") for x in highlight.Problems.of(odd).broken] == [None, None, None, None, 1]
+    odd = ChunkingResult.from_dict({"id": "x", "chunks": [{"start": 0, "end": 5, "tokens": 1},
+                                                          {"start": 3, "end": 9, "tokens": 1}], "diagnostics": {
+        "BI": {"broken": [{"block": [0, 9], "boundary": 3, "held_by": h} for h in (-1, 2, "1", True, 1)]}}})
+    assert [x.held_by for x in highlight.Problems.of(odd).broken] == [None, None, None, None, 1]
 
 
 def test_winner_summary_warns_on_degenerate_wins():
@@ -422,12 +428,12 @@ def test_winner_summary_warns_on_degenerate_wins():
                               metrics=dict(zip(("RC", "ICC", "DCC", "BI", "SC"), m)))
 
     r = Report({"sha256": "x"}, {}, [res("whole", 1, (1, 0.5, None, 1, 0.2)), res("page+pp", 9, (0.9, 0.6, 0.7, 0.8, 1))],
-               None, "", {})
+               None, "", timings={})
     rescore(r, None, ("whole", "page+pp"))
     ws = selection.winner_summary(r)
     assert ws["winner"] == r.winner and ws["runner"] in ("whole", "page+pp") and ws["margin"] >= 0
     assert {x["metric"] for x in ws["leads"]} | {x["metric"] for x in ws["trails"]} <= {"RC", "ICC", "BI", "SC"}
-    r2 = Report({"sha256": "x"}, {}, [res("whole", 1, (1, 1, 1, 1, 1))], None, "", {})
+    r2 = Report({"sha256": "x"}, {}, [res("whole", 1, (1, 1, 1, 1, 1))], None, "", timings={})
     rescore(r2, None, ("whole",))
     warns = " ".join(selection.winner_summary(r2)["warnings"])
     assert "single chunk" in warns and "Only one candidate" in warns

@@ -184,8 +184,8 @@ def _straight_metrics(model, text, chunks, split, toks):
     icc = max(0.0, min(1.0, float(np.mean(icc_vals)))) if icc_vals else None
     cos = []
     for w in M.dcc_windows(chunks, toks, window_tokens=120, text=text):
-        members = chunks[w["first"]:w["last"] + 1]
-        wv = enc([Span(*w["span"])])[0]
+        members = chunks[w.first:w.last + 1]
+        wv = enc([Span(*w.span)])[0]
         cos.extend((enc(members) @ wv).tolist())
     dcc = max(0.0, min(1.0, float(np.mean(cos)))) if cos else None
     return icc, dcc

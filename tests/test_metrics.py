@@ -63,7 +63,7 @@ def table_embed(table):
 def test_size_compliance_hand():
     r = M.size_compliance([50, 100, 1100, 1101, 600])
     assert r.value == pytest.approx(3 / 5)
-    assert r.details["out_of_size"] == [
+    assert [o.to_dict() for o in r.details.out_of_size] == [
         {"chunk": 0, "tokens": 50, "kind": "under"},
         {"chunk": 3, "tokens": 1101, "kind": "over"},
     ]
@@ -77,17 +77,17 @@ def test_block_integrity_hand():
     split = [20, 50, 80]  # blocks [0,20) [20,50) [50,80) [80,100)
     r = M.block_integrity([Span(0, 22), Span(22, 60), Span(60, 100)], split, 100)
     assert r.value == 0.75  # 22 is within the tolerance of 20; 60 breaks [50,80)
-    assert r.details["broken"] == [
+    assert [b.to_dict() for b in r.details.broken] == [
         {"block": [50, 80], "index": 2, "boundary": 60, "chunk": 2, "side": "start", "boundaries_inside": 1}
     ]
     # overlapping chunks: the start (25) and the end (30) are both boundaries; 25 is at the tolerance edge
     r = M.block_integrity([Span(0, 30), Span(25, 100)], split, 100)
     assert r.value == 0.75
-    (b,) = r.details["broken"]
-    assert (b["block"], b["boundary"], b["chunk"], b["side"], b["boundaries_inside"]) == ([20, 50], 30, 0, "end", 1)
+    (b,) = r.details.broken
+    assert (b.block, b.boundary, b.chunk, b.side, b.boundaries_inside) == ([20, 50], 30, 0, "end", 1)
     # an end boundary that is no chunk's start is attributed to its chunk with side "end"
     r = M.block_integrity([Span(0, 40), Span(45, 100)], split, 100, tolerance=0)
-    assert [(x["boundary"], x["chunk"], x["side"]) for x in r.details["broken"]] == [(40, 0, "end")]
+    assert [(x.boundary, x.chunk, x.side) for x in r.details.broken] == [(40, 0, "end")]
     # single chunk: nothing can break
     assert M.block_integrity([Span(0, 100)], split, 100).value == 1.0
     # tolerance is a setting
@@ -107,7 +107,7 @@ def test_references_completeness_hand():
     ]
     r = M.references_completeness(chunks, pairs)
     assert r.value == pytest.approx(0.6)
-    assert [(x["pair"], x["boundary"], x["chunk"]) for x in r.details["split"]] == [(1, 50, 1), (3, 50, 1)]
+    assert [(x.pair, x.boundary, x.chunk) for x in r.details.split] == [(1, 50, 1), (3, 50, 1)]
     assert r.value == ref_rc([(0, 50), (50, 100)], pairs)
     assert M.references_completeness([Span(0, 100)], pairs).value == 1.0
     r = M.references_completeness(chunks, [])
@@ -126,19 +126,19 @@ def test_intrachunk_cohesion_hand():
     })
     r = M.intrachunk_cohesion(chunks, split, emb)
     assert r.value == pytest.approx(0.7)
-    assert [(c["chunk"], c["pieces"]) for c in r.details["per_chunk"]] == [(0, 2), (1, 2)]
-    assert r.details["per_chunk"][1]["cohesion"] == pytest.approx(0.9)
+    assert [(c.chunk, c.pieces) for c in r.details.per_chunk] == [(0, 2), (1, 2)]
+    assert r.details.per_chunk[1].cohesion == pytest.approx(0.9)
     # a chunk inside one block is ignored; none with two pieces -> None
     r = M.intrachunk_cohesion([Span(0, 10), Span(10, 20), Span(20, 30)], split, emb)
     assert r.value is None and r.reason
     # single chunk spanning three blocks
     emb1 = table_embed({(0, 30): (1, 0), (0, 10): (1, 0), (10, 20): (0, 1), (20, 30): (-1, 0)})
     r = M.intrachunk_cohesion([Span(0, 30)], split, emb1)
-    assert r.details["raw"] == pytest.approx(0.0) and r.value == 0.0
+    assert r.details.raw == pytest.approx(0.0) and r.value == 0.0
     # negative mean clipped to 0
     emb2 = table_embed({(0, 30): (1, 0), (0, 10): (-1, 0), (10, 20): (-1, 0), (20, 30): (0, 1)})
     r = M.intrachunk_cohesion([Span(0, 30)], split, emb2)
-    assert r.details["raw"] < 0 and r.value == 0.0
+    assert r.details.raw < 0 and r.value == 0.0
     assert M.intrachunk_cohesion([], split, emb).value is None
 
 
@@ -149,7 +149,7 @@ def test_icc_counts_whitespace_only_pieces():
     chunks = [Span(0, 8), Span(8, 20)]
     r = M.intrachunk_cohesion(chunks, [10], emb)
     assert r.value == pytest.approx(0.5)
-    assert r.details["per_chunk"][0]["pieces"] == 2
+    assert r.details.per_chunk[0].pieces == 2
 
 
 def test_dcc_windows_and_value_hand():
@@ -157,20 +157,20 @@ def test_dcc_windows_and_value_hand():
     toks = [500, 500, 2000, 1000]
     wins = M.dcc_windows(chunks, toks)
     # i=0: 500+500+2000 = 3000 -> [0..2]; i=1: [1..2] same last -> skipped; i=2: [2..3]; i=3 alone
-    assert [(w["first"], w["last"], w["span"], w["tokens"]) for w in wins] == [
+    assert [(w.first, w.last, w.span, w.tokens) for w in wins] == [
         (0, 2, [0, 30], 3000), (2, 3, [20, 40], 3000)]
     emb = table_embed({(0, 10): (1, 0), (10, 20): (1, 0), (20, 30): (1, 0), (30, 40): (1, 0),
                        (0, 30): (1, 0), (20, 40): (0, 1)})
     r = M.document_contextual_coherence(chunks, toks, emb)
     # mean over every (window, chunk) pair: (1+1+1+0+0)/5 (the mean of window means would be 0.5)
     assert r.value == pytest.approx(0.6)
-    assert [w["coherence"] for w in r.details["windows"]] == pytest.approx([1.0, 0.0])
-    assert r.details["pairs"] == 5
+    assert [w.coherence for w in r.details.windows] == pytest.approx([1.0, 0.0])
+    assert r.details.pairs == 5
     # window step 2: i=0 -> [0..2], i=2 -> [2..3]
     assert len(M.dcc_windows(chunks, toks, window_step=2)) == 2
     # budget too small for any pair of chunks -> no window -> None
     r = M.document_contextual_coherence(chunks, toks, emb, window_tokens=900)
-    assert [(w["first"], w["last"]) for w in M.dcc_windows(chunks, toks, window_tokens=1000)] == [(0, 1)]
+    assert [(w.first, w.last) for w in M.dcc_windows(chunks, toks, window_tokens=1000)] == [(0, 1)]
     assert r.value is None and "no window" in r.reason
     r = M.document_contextual_coherence([Span(0, 40)], [100], emb)
     assert r.value is None and r.reason == "one chunk only"
@@ -181,7 +181,7 @@ def test_dcc_overlapping_chunks_count_new_text_only():
     text = "x" * 20
     chunks = [Span(0, 10), Span(5, 15), Span(10, 20)]
     wins = M.dcc_windows(chunks, [10, 10, 10], window_tokens=15, text=text, count_tokens=len)
-    assert [(w["first"], w["last"], w["span"], w["tokens"]) for w in wins] == [(0, 1, [0, 15], 15), (1, 2, [5, 20], 15)]
+    assert [(w.first, w.last, w.span, w.tokens) for w in wins] == [(0, 1, [0, 15], 15), (1, 2, [5, 20], 15)]
     with pytest.raises(ValueError):
         M.dcc_windows(chunks, [10, 10, 10], window_tokens=15)  # overlap without text
 
@@ -208,15 +208,15 @@ def test_a_cut_that_the_next_overlapping_chunk_holds_whole_names_that_chunk():
     spans = [Span(0, 100), Span(80, 200), Span(180, 300)]
     rc = M.references_completeness(spans, [((85, 90), (101, 105)), ((10, 20), (150, 160))])
     assert rc.value == 0.0  # both counted as split, as in the paper
-    assert [x.get("held_by") for x in rc.details["split"]] == [1, None]
+    assert [x.held_by for x in rc.details.split] == [1, None]
     bi = M.block_integrity(spans, [82, 120], 300, tolerance=0)
-    assert [(x["block"], x.get("held_by")) for x in bi.details["broken"]] == [([0, 82], 0), ([82, 120], 1),
+    assert [(x.block, x.held_by) for x in bi.details.broken] == [([0, 82], 0), ([82, 120], 1),
                                                                               ([120, 300], None)]
     # BI's tolerance counts: a block whose first 3 characters lie before the chunk is whole in it, as BI sees it
     bi = M.block_integrity([Span(0, 200), Span(103, 300)], [100, 250], 300, tolerance=5)
-    assert [(x["block"], x.get("held_by")) for x in bi.details["broken"]] == [([100, 250], 1)]
+    assert [(x.block, x.held_by) for x in bi.details.broken] == [([100, 250], 1)]
     # without overlap nothing is held whole
-    assert "held_by" not in M.references_completeness([Span(0, 90), Span(90, 300)], [((85, 88), (95, 99))]).details["split"][0]
+    assert "held_by" not in M.references_completeness([Span(0, 90), Span(90, 300)], [((85, 88), (95, 99))]).details.split[0].to_dict()
 
 
 # --------------------------------------------------------------------------- random agreement
@@ -251,17 +251,17 @@ def test_sc_bi_rc_equal_reference_on_random_chunkings(case):
     assert M.size_compliance(tokens).value == ref_sc(tokens)
     assert abs(M.block_integrity(spans, split, length, tolerance=tau).value - ref_bi(chunks, split, length, tau)) <= 1e-12
     bi = M.block_integrity(spans, split, length, tolerance=tau)
-    assert bi.details["blocks"] - bi.details["intact"] == len(bi.details["broken"])
-    for b in bi.details["broken"]:
-        lo, hi = b["block"]
-        assert lo + tau < b["boundary"] < hi - tau
-        assert_held_by(chunks, lo + tau, hi - tau, b.get("held_by"))
+    assert bi.details.blocks - bi.details.intact == len(bi.details.broken)
+    for b in bi.details.broken:
+        lo, hi = b.block
+        assert lo + tau < b.boundary < hi - tau
+        assert_held_by(chunks, lo + tau, hi - tau, b.held_by)
     if pairs:
         rc = M.references_completeness(spans, pairs)
         assert abs(rc.value - ref_rc(chunks, pairs)) <= 1e-12
-        for x in rc.details["split"]:
-            ends = [*x["entity"], *x["pronoun"]]
-            assert_held_by(chunks, min(ends), max(ends), x.get("held_by"))
+        for x in rc.details.split:
+            ends = [*x.entity, *x.pronoun]
+            assert_held_by(chunks, min(ends), max(ends), x.held_by)
     else:
         assert M.references_completeness(spans, pairs).value is None
 
@@ -352,3 +352,31 @@ def test_sc_bi_rc_fast_on_gdpr(corpus_dir):
         M.references_completeness(c, pairs)
     dt = time.perf_counter() - t0
     assert dt < 3.0, f"SC+BI+RC for 120 GDPR chunkings took {dt:.2f} s"
+
+
+# --------------------------------------------------------------------------- the report's JSON
+def test_report_json_round_trips_byte_for_byte():
+    """A report read back from its JSON writes the same bytes (typed diagnostics included), and so does a snapshot."""
+    from chunkscope.analysis import Settings, analyze
+    from chunkscope.ingest import load_bytes
+    from chunkscope.report import Report
+
+    body = b"The Northwind Gateway routes traffic. It keeps a table of routes and it never drops one. " * 40
+    doc = load_bytes(b"# Gateway\n\n" + body + b"\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n" + body, "g.md")
+    report = analyze(doc, Settings(chunkers=("fixed-512", "sentence-5", "whole"), candidates=("fixed-512", "whole")))
+    c = report.get("sentence-5")
+    assert c is not None and isinstance(c.diagnostics["BI"], M.BlockDetails) and c.diagnostics["RC"].split
+    text = report.to_json()
+    assert Report.from_dict(json.loads(text)).to_json() == text
+    assert report.snapshot().to_json() == text
+
+
+def test_report_snapshot_copies_what_a_caller_may_change():
+    from chunkscope.report import ChunkingResult, ChunkRow, Report
+
+    r = Report({"name": "d"}, {"weights": {"SC": 1.0}},
+               [ChunkingResult("a", "a", chunks=[ChunkRow(0, 1, 1)], metrics={"SC": 1.0})], timings={"total": 1.0})
+    s = r.snapshot()
+    s.chunkings[0].metrics["SC"], s.settings["weights"]["SC"], s.timings["total"] = 0.0, 2.0, 2.0
+    assert r.chunkings[0].metrics["SC"] == 1.0 and r.settings["weights"]["SC"] == 1.0 and r.timings["total"] == 1.0
+    assert s.chunkings[0].chunks is r.chunkings[0].chunks  # rows are shared: they never change once produced

@@ -298,7 +298,7 @@ def test_compare_whole_page_opens_where_a_block_over_a_page_break_is_cut():
     pdf.close()
     report = analyze(doc, Settings(chunkers=("page", "whole"), candidates=("page", "whole"), coref="none",
                                    embedder=None))
-    assert report.get("page").diagnostics["BI"]["broken"]  # the page chunker breaks the paragraph
+    assert report.get("page").diagnostics["BI"].broken  # the page chunker breaks the paragraph
     at = AppTest.from_file(str(ROOT / "pages" / "1_Compare.py"), default_timeout=120)
     at.session_state["document"] = doc
     at.session_state["cs_reports"] = {"k": report}

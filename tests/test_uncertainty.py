@@ -190,7 +190,7 @@ def test_intervals_match_scipy_bootstrap_of_the_block_means():
     length = sum(lengths)
     r = make_report(lengths, {"a": fixed(length, 900), "b": fixed(length, 1300)})
     c = r.get("a")
-    broken = {b["index"] for b in c.diagnostics["BI"]["broken"]}
+    broken = {b.index for b in c.diagnostics["BI"].broken}
     values = np.asarray([0.0 if j in broken else 1.0 for j in range(len(lengths))])
     rng = np.random.default_rng(U.seed(r))
     kw = {"rng": rng} if "rng" in inspect.signature(stats.bootstrap).parameters else {"random_state": rng}

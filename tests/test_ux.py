@@ -23,7 +23,7 @@ def narrow_report() -> Report:
         _res("a", 4, (0.9, 0.8, 0.8, 0.9, 0.9)),
         _res("x", 4, (0.9, 0.8, 0.8, 0.9, 0.89), candidate=False),
         _res("b", 4, (0.9, 0.8, 0.8, 0.9, 0.88)),
-    ], None, "", {"chunk": 0.1, "total": 0.2})
+    ], None, "", timings={"chunk": 0.1, "total": 0.2})
     rescore(r, None, ("a", "b"))
     return r
 
@@ -102,13 +102,15 @@ def test_stage_timings_are_disjoint_and_add_up_to_the_total():
 
 
 def test_compare_strip_lists_each_mark_once_and_the_frontier_legend_clears_the_axis():
+    from chunkscope.metrics import diagnostics_from_dict
     from chunkscope.present import figures
 
     r = narrow_report()
     # only the 2nd and 3rd rows have broken blocks / split pairs: still one legend entry each
     for cid in ("x", "b"):
-        r.get(cid).diagnostics = {"BI": {"broken": [{"block": [0, 20], "boundary": 10, "index": 0}]},
-                                  "RC": {"split": [{"entity": [0, 3], "pronoun": [12, 14], "boundary": 10}]}}
+        r.get(cid).diagnostics = diagnostics_from_dict({
+            "BI": {"broken": [{"block": [0, 20], "boundary": 10, "index": 0}]},
+            "RC": {"split": [{"entity": [0, 3], "pronoun": [12, 14], "boundary": 10}]}})
     fig = figures.boundary_strip_figure(r, ["a", "x", "b"], 40)
     shown = [t.name for t in fig.data if t.showlegend is not False]
     assert sorted(shown) == ["broken block", "split pair"], shown

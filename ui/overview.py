@@ -376,7 +376,7 @@ def _html(key: str, _report: Report, _doc: Document | None = None) -> str:
 
 def _jsonl_text(report: Report, doc: Document) -> str:
     """The winning chunks as JSONL (built when the button is clicked, not on every rerun)."""
-    recs = chunk_records(report, doc.text, heading_path=doc.chunk_heading_path, page_of=doc.page_of,
+    recs = chunk_records(report, doc.text, heading_path=doc.chunk_heading_path, pages_of=doc.pages_of,
                           boxes=doc.boxes if doc.geometry is not None else None)
     return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in recs)
 

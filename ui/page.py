@@ -67,3 +67,14 @@ def require_report() -> tuple[Document, Report]:
                    "Press Analyze on the Overview page to update them.")
     provisional_banner(report)
     return doc, report
+
+
+def require_ranked_report() -> tuple[Document, Report, list[str]] | None:
+    """``require_report`` and the ids of the chunkings that produced spans, best first; None (with a message)
+    when none did."""
+    doc, report = require_report()
+    ok_ids = [c.id for c in report.ranked]
+    if not ok_ids:
+        st.info("No chunking produced spans for this document.")
+        return None
+    return doc, report, ok_ids

@@ -60,8 +60,7 @@ def chunk(doc: Document, chunker: str, resources: ResourcesProtocol | None = Non
         raise ValueError(f"{chunker}: {cr.status}: {cr.reason}")
     out = []
     for c in cr.chunks:
-        first, last = doc.page_of(c.start), doc.page_of(max(c.start, c.end - 1))
-        pages = tuple(range(first, (last or first) + 1)) if first is not None else ()
+        pages = tuple(doc.pages_of(c.start, c.end))
         out.append(Chunk(c.start, c.end, doc.text[c.start:c.end], c.tokens, pages,
                          tuple(h.title for h in doc.chunk_heading_path(c.start, c.end))))
     return out

@@ -157,6 +157,11 @@ class Document:
                 return i + 1
         return len(self.pages) if self.pages and pos >= self.pages[-1].end else None
 
+    def pages_of(self, start: int, end: int) -> list[int]:
+        """The 1-based pages a span ``[start, end)`` lies on, first to last; empty without pages."""
+        first, last = self.page_of(start), self.page_of(max(start, end - 1))
+        return [] if first is None else list(range(first, (last or first) + 1))
+
     def boxes(self, start: int, end: int) -> list[list[float]] | None:
         """Page boxes of ``[start, end)`` (``chunkscope.geometry.chunk_boxes``); None without geometry."""
         if self.geometry is None:

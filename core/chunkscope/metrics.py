@@ -25,26 +25,219 @@ embedding modes.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 import numpy as np
 
 from chunkscope.document import Span, span_pairs
+from chunkscope.records import Record, json_field
+
+R = TypeVar("R", bound=Record)
 
 SpanLike = Any  # Span or (start, end)
 EmbedFn = Callable[[list[Span]], np.ndarray]
 
 
+def _int(v: Any) -> int:
+    """A JSON integer, checked (a damaged or foreign report's entry is refused with TypeError)."""
+    if not isinstance(v, int):
+        raise TypeError(f"not an integer: {v!r}")
+    return v
+
+
+def _span(v: Any) -> list[int]:
+    """A JSON ``[start, end]``, checked (TypeError or ValueError otherwise)."""
+    if not (isinstance(v, (list, tuple)) and len(v) == 2 and all(isinstance(x, int) for x in v)):
+        raise TypeError(f"not a span: {v!r}")
+    if v[0] > v[1]:
+        raise ValueError(f"reversed span: {v!r}")
+    return list(v)
+
+
+def _index(v: Any) -> int | None:
+    """A JSON index (an ``int``, not a bool, >= 0), else None: a damaged optional index is dropped."""
+    return v if type(v) is int and v >= 0 else None
+
+
+def _valid(cls: type[R]) -> Callable[[Any], list[R]]:
+    """A ``load`` for a list of diagnostic records that leaves out the malformed entries."""
+    def load(items: Any) -> list[R]:
+        """The well-formed records of ``items``."""
+        out = []
+        for x in items if isinstance(items, list) else []:
+            try:
+                out.append(cls.from_dict(x))
+            except (KeyError, TypeError, ValueError):
+                continue
+        return out
+    return load
+
+
+def _opt(**kw: Any) -> Any:
+    """An optional field, left out of the JSON when None."""
+    return json_field(None, omit="none", **kw)
+
+
+# --------------------------------------------------------------------------- diagnostic records
+@dataclass(kw_only=True)
+class OutOfSize(Record):
+    """SC: a chunk under ``min_tokens`` (kind ``under``) or over ``max_tokens`` (``over``)."""
+
+    chunk: int = json_field(load=_int)
+    tokens: int | None = _opt()
+    kind: str | None = _opt()
+
+
+@dataclass(kw_only=True)
+class BrokenBlock(Record):
+    """BI: gold block ``index`` (``block`` = [start, end]) broken at ``boundary``, chunk ``chunk``'s ``side``.
+
+    ``held_by``: a chunk holding the whole block (overlapping chunkings), else None.
+    """
+
+    block: list[int] = json_field(load=_span)
+    index: int | None = _opt()
+    boundary: int = json_field(load=_int)
+    chunk: int | None = _opt()
+    side: str | None = _opt()
+    boundaries_inside: int | None = _opt()
+    held_by: int | None = _opt(load=_index)
+
+
+@dataclass(kw_only=True)
+class SplitPair(Record):
+    """RC: entity-pronoun pair ``pair`` split at ``boundary`` (chunk ``chunk``'s ``side``); ``held_by`` as BI's."""
+
+    pair: int | None = _opt(load=_index)
+    entity: list[int] = json_field(load=_span)
+    pronoun: list[int] = json_field(load=_span)
+    boundary: int = json_field(load=_int)
+    chunk: int | None = _opt()
+    side: str | None = _opt()
+    held_by: int | None = _opt(load=_index)
+
+    @property
+    def start(self) -> int:
+        """Where the pair starts: its first mention's start."""
+        return min(self.entity[0], self.pronoun[0])
+
+    @property
+    def end(self) -> int:
+        """Where the pair ends: the end of its mention that ends last."""
+        return max(self.entity[1], self.pronoun[1])
+
+
+@dataclass(kw_only=True)
+class ChunkCohesion(Record):
+    """ICC: one chunk's cohesion (mean of the cosines of its ``pieces`` with the chunk)."""
+
+    chunk: int
+    pieces: int
+    cohesion: float
+    piece_cosines: list[float]
+
+
+@dataclass(kw_only=True)
+class Window(Record):
+    """A DCC window: chunks ``first``..``last`` (inclusive), their ``span`` and new-text ``tokens``."""
+
+    first: int
+    last: int
+    span: list[int]
+    tokens: int | None = _opt()
+
+
+@dataclass(kw_only=True)
+class WindowCoherence(Window):
+    """DCC: a window's coherence (mean cosine of its chunks with it) and each chunk's cosine."""
+
+    coherence: float
+    chunk_cosines: list[float]
+
+
+@dataclass
+class NoDetails(Record):
+    """The diagnostics of a metric over no chunks (``{}``)."""
+
+
+@dataclass(kw_only=True)
+class SizeDetails(Record):
+    """SC's diagnostics."""
+
+    chunks: int | None = _opt()
+    compliant: int | None = _opt()
+    min_tokens: int | None = _opt()
+    max_tokens: int | None = _opt()
+    out_of_size: list[OutOfSize] = json_field(default_factory=list, load=_valid(OutOfSize))
+
+
+@dataclass(kw_only=True)
+class BlockDetails(Record):
+    """BI's diagnostics."""
+
+    blocks: int | None = _opt()
+    intact: int | None = _opt()
+    tolerance: int | None = _opt()
+    broken: list[BrokenBlock] = json_field(default_factory=list, load=_valid(BrokenBlock))
+
+
+@dataclass(kw_only=True)
+class ReferenceDetails(Record):
+    """RC's diagnostics (``missing`` absent when there are no pairs)."""
+
+    pairs: int | None = _opt()
+    missing: int | None = _opt()
+    split: list[SplitPair] = json_field(default_factory=list, load=_valid(SplitPair))
+
+
+@dataclass(kw_only=True)
+class CohesionDetails(Record):
+    """ICC's diagnostics (``raw``: the mean before clipping)."""
+
+    raw: float | None = _opt()
+    chunks_scored: int | None = _opt()
+    per_chunk: list[ChunkCohesion] = json_field(default_factory=list, load=_valid(ChunkCohesion))
+
+
+@dataclass(kw_only=True)
+class CoherenceDetails(Record):
+    """DCC's diagnostics (``raw``: the mean before clipping; ``pairs``: the (window, chunk) pairs)."""
+
+    raw: float | None = _opt()
+    pairs: int | None = _opt()
+    window_tokens: int | None = _opt()
+    window_step: int | None = _opt()
+    windows: list[WindowCoherence] = json_field(default_factory=list, load=_valid(WindowCoherence))
+
+
+Details = NoDetails | SizeDetails | BlockDetails | ReferenceDetails | CohesionDetails | CoherenceDetails
+DETAILS: dict[str, type[Details]] = {"SC": SizeDetails, "BI": BlockDetails, "RC": ReferenceDetails,
+                                     "ICC": CohesionDetails, "DCC": CoherenceDetails}
+
+
+def diagnostics_from_dict(d: Any) -> dict[str, Details]:
+    """The typed diagnostics of a report's chunking; a metric whose entry is not an object is left out, and so
+    are malformed items (a damaged or foreign report)."""
+    out: dict[str, Details] = {}
+    for name, v in (d.items() if isinstance(d, dict) else ()):
+        if name in DETAILS and isinstance(v, dict):
+            out[name] = DETAILS[name].from_dict(v) if v else NoDetails()
+    return out
+
+
 @dataclass
 class MetricResult:
+    """One metric's value (None with the ``reason``) and its diagnostics."""
+
     name: str
     value: float | None
     reason: str = ""  # why value is None ("" otherwise)
-    details: dict[str, Any] = field(default_factory=dict)
+    details: Details = field(default_factory=NoDetails)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The result as JSON types."""
+        return {"name": self.name, "value": self.value, "reason": self.reason, "details": self.details.to_dict()}
 
 
 def _boundary_table(pairs: Sequence[tuple[int, int]]) -> tuple[np.ndarray, "_Owners"]:
@@ -81,7 +274,7 @@ def _overlapping(chunks: Sequence[tuple[int, int]]) -> bool:
 
 
 def _no_chunks(name: str) -> MetricResult:
-    return MetricResult(name, None, "no chunks", {})
+    return MetricResult(name, None, "no chunks", NoDetails())
 
 
 # --------------------------------------------------------------------------- SC
@@ -90,19 +283,11 @@ def size_compliance(token_counts: Sequence[int], *, min_tokens: int = 100, max_t
     n = len(token_counts)
     if n == 0:
         return _no_chunks("SC")
-    out = []
-    ok = 0
-    for i, t in enumerate(token_counts):
-        if t < min_tokens:
-            out.append({"chunk": i, "tokens": int(t), "kind": "under"})
-        elif t > max_tokens:
-            out.append({"chunk": i, "tokens": int(t), "kind": "over"})
-        else:
-            ok += 1
-    return MetricResult(
-        "SC", ok / n, "",
-        {"chunks": n, "compliant": ok, "min_tokens": min_tokens, "max_tokens": max_tokens, "out_of_size": out},
-    )
+    out = [OutOfSize(chunk=i, tokens=int(t), kind="under" if t < min_tokens else "over")
+           for i, t in enumerate(token_counts) if not min_tokens <= t <= max_tokens]
+    ok = n - len(out)
+    return MetricResult("SC", ok / n, "", SizeDetails(chunks=n, compliant=ok, min_tokens=min_tokens,
+                                                      max_tokens=max_tokens, out_of_size=out))
 
 
 def _cut_inside(bounds: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -151,7 +336,7 @@ def block_integrity(
     hi = edges[1:] - tolerance
     nblocks = len(lo)
     bounds, owners = _boundary_table(pairs)
-    broken: list[dict[str, Any]] = []
+    broken: list[BrokenBlock] = []
     js, first = _cut_inside(bounds, lo, hi)
     if len(js):
         inside = (np.searchsorted(bounds, hi[js], side="left") - first).tolist()
@@ -159,15 +344,11 @@ def block_integrity(
         held = _held_by(pairs, lo[js], hi[js]) if _overlapping(pairs) else [None] * len(js)  # as BI sees it
         for j, i, n_inside, whole in zip(js.tolist(), first.tolist(), inside, held):
             chunk, side = owners[i]
-            broken.append({
-                "block": [ed[j], ed[j + 1]], "index": j, "boundary": bl[i],
-                "chunk": chunk, "side": side, "boundaries_inside": n_inside,
-            } | ({"held_by": whole} if whole is not None else {}))
+            broken.append(BrokenBlock(block=[ed[j], ed[j + 1]], index=j, boundary=bl[i], chunk=chunk, side=side,
+                                      boundaries_inside=n_inside, held_by=whole))
     intact = nblocks - len(broken)
-    return MetricResult(
-        "BI", intact / nblocks, "",
-        {"blocks": nblocks, "intact": intact, "tolerance": tolerance, "broken": broken},
-    )
+    return MetricResult("BI", intact / nblocks, "",
+                        BlockDetails(blocks=nblocks, intact=intact, tolerance=tolerance, broken=broken))
 
 
 # --------------------------------------------------------------------------- RC
@@ -197,13 +378,13 @@ def references_completeness(spans: Sequence[SpanLike], pairs: Any) -> MetricResu
         return _no_chunks("RC")
     tab = pair_table(pairs) if len(pairs) else np.zeros((0, 4), dtype=np.int64)
     if not len(tab):
-        return MetricResult("RC", None, "no entity-pronoun pairs", {"pairs": 0, "split": []})
+        return MetricResult("RC", None, "no entity-pronoun pairs", ReferenceDetails(pairs=0))
     es, ee, ps, pe = tab[:, 0], tab[:, 1], tab[:, 2], tab[:, 3]
     ent_first = (es < ps) | ((es == ps) & (ee <= pe))
     s = np.where(ent_first, es, ps)
     t = np.where(ent_first, pe, ee)
     bounds, owners = _boundary_table(chunks)
-    split: list[dict[str, Any]] = []
+    split: list[SplitPair] = []
     js, first = _cut_inside(bounds, s, t)
     if len(js):
         bl = bounds.tolist()
@@ -211,11 +392,10 @@ def references_completeness(spans: Sequence[SpanLike], pairs: Any) -> MetricResu
                 else [None] * len(js))  # both mentions whole
         for j, i, row, whole in zip(js.tolist(), first.tolist(), tab[js].tolist(), held):
             chunk, side = owners[i]
-            split.append({
-                "pair": j, "entity": row[:2], "pronoun": row[2:], "boundary": bl[i], "chunk": chunk, "side": side,
-            } | ({"held_by": whole} if whole is not None else {}))
+            split.append(SplitPair(pair=j, entity=row[:2], pronoun=row[2:], boundary=bl[i], chunk=chunk, side=side,
+                                   held_by=whole))
     n = len(tab)
-    return MetricResult("RC", 1 - len(split) / n, "", {"pairs": n, "missing": len(split), "split": split})
+    return MetricResult("RC", 1 - len(split) / n, "", ReferenceDetails(pairs=n, missing=len(split), split=split))
 
 
 # --------------------------------------------------------------------------- ICC
@@ -251,10 +431,10 @@ def _icc_request(chunks: list[tuple[int, int]], split_points: Sequence[int]
     return valid, pieces, req
 
 
-def _dcc_request(chunks: list[tuple[int, int]], wins: list[dict[str, Any]]) -> tuple[list[int], list[Span]]:
+def _dcc_request(chunks: list[tuple[int, int]], wins: list[Window]) -> tuple[list[int], list[Span]]:
     """(the chunks in some window, the spans DCC embeds: those chunks, then the windows)."""
-    used = sorted({c for w in wins for c in range(w["first"], w["last"] + 1)})
-    return used, [Span(*chunks[c]) for c in used] + [Span(*w["span"]) for w in wins]
+    used = sorted({c for w in wins for c in range(w.first, w.last + 1)})
+    return used, [Span(*chunks[c]) for c in used] + [Span(*w.span) for w in wins]
 
 
 def embedding_requests(spans: Sequence[SpanLike], token_counts: Sequence[int], split_points: Sequence[int], *,
@@ -280,7 +460,7 @@ def intrachunk_cohesion(spans: Sequence[SpanLike], split_points: Sequence[int], 
         return _no_chunks("ICC")
     valid, pieces, req = _icc_request(chunks, split_points)
     if not valid:
-        return MetricResult("ICC", None, "no chunk spans two or more gold blocks", {"per_chunk": []})
+        return MetricResult("ICC", None, "no chunk spans two or more gold blocks", CohesionDetails())
     vecs = np.asarray(embed(req), dtype=np.float64)
     per_chunk = []
     pos = 0
@@ -289,10 +469,10 @@ def intrachunk_cohesion(spans: Sequence[SpanLike], split_points: Sequence[int], 
         cv = vecs[pos]
         cos = vecs[pos + 1:pos + 1 + n] @ cv
         pos += 1 + n
-        per_chunk.append({"chunk": k, "pieces": n, "cohesion": float(cos.mean()),
-                          "piece_cosines": [float(c) for c in cos]})
-    raw = float(np.mean([c["cohesion"] for c in per_chunk]))
-    return MetricResult("ICC", _clip01(raw), "", {"raw": raw, "chunks_scored": len(valid), "per_chunk": per_chunk})
+        per_chunk.append(ChunkCohesion(chunk=k, pieces=n, cohesion=float(cos.mean()),
+                                       piece_cosines=[float(c) for c in cos]))
+    raw = float(np.mean([c.cohesion for c in per_chunk]))
+    return MetricResult("ICC", _clip01(raw), "", CohesionDetails(raw=raw, chunks_scored=len(valid), per_chunk=per_chunk))
 
 
 # --------------------------------------------------------------------------- DCC
@@ -304,8 +484,8 @@ def dcc_windows(
     window_step: int = 1,
     text: str | None = None,
     count_tokens: Callable[[str], int] | None = None,
-) -> list[dict[str, Any]]:
-    """The kept DCC windows: ``{"first", "last", "span": [s, e], "tokens"}`` (chunk indexes inclusive).
+) -> list[Window]:
+    """The kept DCC windows (chunk indexes inclusive).
 
     A window starts at chunk i and takes chunks i+1, i+2, ... while the tokens of its new
     text (the part of each chunk not already in the window) keep the total <= budget.
@@ -323,6 +503,7 @@ def dcc_windows(
     count = count_tokens
 
     def tail_tokens(j: int, covered_end: int) -> int:
+        """Tokens chunk ``j`` adds to a window covering up to ``covered_end``."""
         a, b = chunks[j]
         if a >= covered_end:
             return int(token_counts[j])
@@ -332,7 +513,7 @@ def dcc_windows(
             raise ValueError("overlapping chunks: DCC needs the document text to count new tokens")
         return count(text[covered_end:b])
 
-    kept: list[dict[str, Any]] = []
+    kept: list[Window] = []
     last_kept = -1
     for i in range(0, k, window_step):
         total = int(token_counts[i])
@@ -346,7 +527,7 @@ def dcc_windows(
             j += 1
             end = max(end, chunks[j][1])
         if j > i and j != last_kept:
-            kept.append({"first": i, "last": j, "span": [chunks[i][0], end], "tokens": total})
+            kept.append(Window(first=i, last=j, span=[chunks[i][0], end], tokens=total))
             last_kept = j
     return kept
 
@@ -372,7 +553,7 @@ def document_contextual_coherence(
                        text=text, count_tokens=count_tokens)
     if not wins:
         reason = "one chunk only" if len(chunks) == 1 else f"no window of >= 2 chunks fits {window_tokens} tokens"
-        return MetricResult("DCC", None, reason, {"windows": []})
+        return MetricResult("DCC", None, reason, CoherenceDetails())
     used, req = _dcc_request(chunks, wins)
     row = {c: r for r, c in enumerate(used)}
     vecs = np.asarray(embed(req), dtype=np.float64)
@@ -380,15 +561,16 @@ def document_contextual_coherence(
     total, n = 0.0, 0
     details = []
     for m, w in enumerate(wins):
-        idx = [row[c] for c in range(w["first"], w["last"] + 1)]
+        idx = [row[c] for c in range(w.first, w.last + 1)]
         cos = cvec[idx] @ wvec[m]
         total += float(cos.sum())
         n += len(idx)
-        details.append({**w, "coherence": float(cos.mean()), "chunk_cosines": [float(c) for c in cos]})
+        details.append(WindowCoherence(first=w.first, last=w.last, span=w.span, tokens=w.tokens,
+                                       coherence=float(cos.mean()), chunk_cosines=[float(c) for c in cos]))
     raw = total / n
     return MetricResult("DCC", _clip01(raw), "",
-                        {"raw": raw, "pairs": n, "window_tokens": window_tokens, "window_step": window_step,
-                         "windows": details})
+                        CoherenceDetails(raw=raw, pairs=n, window_tokens=window_tokens, window_step=window_step,
+                                         windows=details))
 
 
 # --------------------------------------------------------------------------- score

@@ -11,9 +11,12 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
+
+from chunkscope.metrics import Details, diagnostics_from_dict
+from chunkscope.records import Record, json_field, list_of
 
 SCHEMA = "chunkscope.report/1"
 
@@ -49,45 +52,79 @@ METRIC_GUIDE: dict[str, tuple[str, str]] = {
 }
 
 
+def _jsonable(x: Any) -> Any:
+    """Best-effort conversion of diagnostics (numpy, tuples, dataclasses) to JSON types."""
+    if x is None or isinstance(x, (str, bool, int)):
+        return x
+    if isinstance(x, float):
+        return x if x == x and x not in (float("inf"), float("-inf")) else None
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple, set)):
+        return [_jsonable(v) for v in x]
+    if hasattr(x, "tolist"):
+        return _jsonable(x.tolist())
+    if hasattr(x, "item"):
+        return _jsonable(x.item())
+    if hasattr(x, "to_dict"):
+        return _jsonable(x.to_dict())
+    if hasattr(x, "__dataclass_fields__"):
+        from dataclasses import asdict
+
+        return _jsonable(asdict(x))
+    return str(x)
+
+
+def _round4(x: float) -> float:
+    return round(x, 4)
+
+
+def _metrics_of(d: dict[str, Any]) -> dict[str, float | None]:
+    """Every metric of ``METRICS``, in that order (None where ``d`` has none)."""
+    return {m: d.get(m) for m in METRICS}
+
+
 @dataclass
-class ChunkRow:
+class ChunkRow(Record):
+    """One chunk of a chunking: its span, its tokens and, for PDF sources, its page boxes."""
+
     start: int
     end: int
     tokens: int
-    boxes: list | None = None  # PDF sources: [[page, x0, y0, x1, y1], ...] (chunkscope.geometry)
-
-    def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"start": self.start, "end": self.end, "tokens": self.tokens}
-        if self.boxes is not None:
-            d["boxes"] = self.boxes
-        return d
+    boxes: list | None = json_field(None, omit="none")  # PDF sources: [[page, x0, y0, x1, y1], ...] (chunkscope.geometry)
 
 
 @dataclass
-class ChunkingResult:
+class ChunkingResult(Record):
+    """One chunking of the document: its chunks, metrics, diagnostics and score (or why it did not run)."""
+
     id: str
-    label: str
-    params: dict[str, Any]
-    candidate: bool
-    status: str  # ok | failed | skipped
+    label: str = json_field(missing=lambda d: d["id"])
+    params: dict[str, Any] = field(default_factory=dict)
+    candidate: bool = json_field(False, load=bool)
+    status: str = "ok"  # ok | failed | skipped
     reason: str = ""
-    chunks: list[ChunkRow] = field(default_factory=list)
-    metrics: dict[str, float | None] = field(default_factory=lambda: {m: None for m in METRICS})
+    chunks: list[ChunkRow] = json_field(default_factory=list, load=list_of(ChunkRow), copy="share")
+    metrics: dict[str, float | None] = json_field(default_factory=lambda: {m: None for m in METRICS},
+                                                  dump=_metrics_of, load=_metrics_of)
     metric_reasons: dict[str, str] = field(default_factory=dict)
-    diagnostics: dict[str, Any] = field(default_factory=dict)
     score: float | None = None
-    seconds: float = 0.0
+    seconds: float = json_field(0.0, dump=_round4, then=("stats", lambda c: c.token_stats()))
     audit: dict[str, Any] = field(default_factory=dict)
-    info: dict[str, Any] = field(default_factory=dict)
+    info: dict[str, Any] = json_field(default_factory=dict, dump=_jsonable)
+    diagnostics: dict[str, Details] = json_field(default_factory=dict, dump=_jsonable,
+                                                 load=diagnostics_from_dict)
     # 95% bootstrap intervals (chunkscope.analysis.uncertainty); empty/None when not computed
-    score_interval: list[float] | None = None
-    metric_intervals: dict[str, list[float]] = field(default_factory=dict)
+    score_interval: list[float] | None = json_field(None, omit="none")
+    metric_intervals: dict[str, list[float]] = json_field(default_factory=dict, omit="empty", load=lambda v: v or {})
 
     @property
     def ok(self) -> bool:
+        """Whether the chunking ran (status ``ok``)."""
         return self.status == "ok"
 
     def token_stats(self) -> dict[str, float]:
+        """Count, mean, min, max and total of the chunks' tokens."""
         toks = [c.tokens for c in self.chunks]
         if not toks:
             return {"chunks": 0, "mean": 0.0, "min": 0, "max": 0, "total": 0}
@@ -99,74 +136,39 @@ class ChunkingResult:
             "total": sum(toks),
         }
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "label": self.label,
-            "params": self.params,
-            "candidate": self.candidate,
-            "status": self.status,
-            "reason": self.reason,
-            "chunks": [c.to_dict() for c in self.chunks],
-            "metrics": {m: self.metrics.get(m) for m in METRICS},
-            "metric_reasons": self.metric_reasons,
-            "score": self.score,
-            "seconds": round(self.seconds, 4),
-            "stats": self.token_stats(),
-            "audit": self.audit,
-            "info": _jsonable(self.info),
-            "diagnostics": _jsonable(self.diagnostics),
-            **({"score_interval": self.score_interval} if self.score_interval is not None else {}),
-            **({"metric_intervals": self.metric_intervals} if self.metric_intervals else {}),
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "ChunkingResult":
-        return cls(
-            id=d["id"],
-            label=d.get("label", d["id"]),
-            params=d.get("params", {}),
-            candidate=bool(d.get("candidate")),
-            status=d.get("status", "ok"),
-            reason=d.get("reason", ""),
-            chunks=[ChunkRow(c["start"], c["end"], c["tokens"], c.get("boxes")) for c in d.get("chunks", [])],
-            metrics={m: d.get("metrics", {}).get(m) for m in METRICS},
-            metric_reasons=d.get("metric_reasons", {}),
-            diagnostics=d.get("diagnostics", {}),
-            score=d.get("score"),
-            seconds=d.get("seconds", 0.0),
-            audit=d.get("audit", {}),
-            info=d.get("info", {}),
-            score_interval=d.get("score_interval"),
-            metric_intervals=d.get("metric_intervals") or {},
-        )
-
 
 @dataclass
-class Report:
+class Report(Record):
+    """The analysis of one document: every chunking, the winner and why; ``to_dict`` is ``chunkscope.report/1``."""
+
     document: dict[str, Any]
-    settings: dict[str, Any]
-    chunkings: list[ChunkingResult]
-    winner: str | None
-    explanation: str
-    timings: dict[str, float]
-    warnings: list[str] = field(default_factory=list)
-    coref: dict[str, Any] = field(default_factory=dict)
-    embedder: dict[str, Any] = field(default_factory=dict)
+    settings: dict[str, Any] = json_field(default_factory=dict, dump=_jsonable, copy="deep")
+    chunkings: list[ChunkingResult] = json_field(default_factory=list, load=list_of(ChunkingResult))
+    winner: str | None = None
+    explanation: str = ""
+    _: KW_ONLY
     flags: list[str] = field(default_factory=list)
-    provenance: dict[str, Any] = field(default_factory=dict)  # what produced the numbers (chunkscope.provenance)
+    timings: dict[str, float] = json_field(default_factory=dict, dump=lambda t: {k: round(v, 4) for k, v in t.items()})
+    warnings: list[str] = field(default_factory=list)
+    coref: dict[str, Any] = json_field(default_factory=dict, dump=_jsonable, copy="deep")
+    embedder: dict[str, Any] = json_field(default_factory=dict, dump=_jsonable, copy="deep")
+    # what produced the numbers (chunkscope.provenance)
+    provenance: dict[str, Any] = json_field(default_factory=dict, dump=_jsonable, copy="deep")
     # the verdict on the winner (clear or tie, the tie-break) and what the bootstrap resampled
     # (chunkscope.analysis.uncertainty); optional: empty when not computed
-    verdict: dict[str, Any] | None = None
-    uncertainty: dict[str, Any] = field(default_factory=dict)
-    _resamples: Any = field(default=None, repr=False, compare=False)  # in-memory cache, never serialised
+    verdict: dict[str, Any] | None = json_field(None, omit="empty", dump=_jsonable, copy="share")
+    uncertainty: dict[str, Any] = json_field(default_factory=dict, omit="empty", dump=_jsonable,
+                                             load=lambda v: v or {}, copy="share")
+    # optional: the retrieval check (chunkscope.retrieval/1 block; an added field: the schema stays chunkscope.report/1)
+    retrieval: dict[str, Any] | None = json_field(None, omit="none", dump=_jsonable, copy="share")
     # a snapshot of a progressive analysis (``analyze(on_partial=...)``): the metrics and
     # chunkings still to come; absent from the JSON of a complete report
-    provisional: bool = False
-    pending: list[str] = field(default_factory=list)
-    retrieval: dict[str, Any] | None = None  # optional: the retrieval check (chunkscope.retrieval/1 block)
+    provisional: bool = json_field(False, omit="empty", load=bool)
+    pending: list[str] = json_field(default_factory=list, omit=lambda r: not r.provisional, load=list)
+    _resamples: Any = field(default=None, repr=False, compare=False)  # in-memory cache, never serialised
 
     def get(self, chunking_id: str) -> ChunkingResult | None:
+        """The chunking ``chunking_id``, or None."""
         for c in self.chunkings:
             if c.id == chunking_id:
                 return c
@@ -208,71 +210,36 @@ class Report:
 
     @property
     def pending_metrics(self) -> list[str]:
+        """The metrics still to come (a progressive analysis's snapshot)."""
         return [m for m in self.pending if m in METRICS]
 
     @property
     def pending_chunkings(self) -> list[str]:
+        """The chunkings still to come (a progressive analysis's snapshot)."""
         return [p for p in self.pending if p not in METRICS]
 
     def to_dict(self) -> dict[str, Any]:
-        d = self._to_dict()
-        if self.provisional:
-            d["provisional"] = True
-            d["pending"] = list(self.pending)
-        return d
-
-    def _to_dict(self) -> dict[str, Any]:
-        out = {
-            "schema": SCHEMA,
-            "document": self.document,
-            "settings": _jsonable(self.settings),
-            "chunkings": [c.to_dict() for c in self.chunkings],
-            "winner": self.winner,
-            "explanation": self.explanation,
-            "flags": self.flags,
-            "timings": {k: round(v, 4) for k, v in self.timings.items()},
-            "warnings": self.warnings,
-            "coref": _jsonable(self.coref),
-            "embedder": _jsonable(self.embedder),
-            "provenance": _jsonable(self.provenance),
-            **({"verdict": _jsonable(self.verdict)} if self.verdict else {}),
-            **({"uncertainty": _jsonable(self.uncertainty)} if self.uncertainty else {}),
-        }
-        if self.retrieval is not None:  # optional (added field: the schema stays chunkscope.report/1)
-            out["retrieval"] = _jsonable(self.retrieval)
-        return out
+        """The report as the JSON object of ``chunkscope.report/1``."""
+        return {"schema": SCHEMA, **super().to_dict()}
 
     def to_json(self) -> str:
+        """The report's JSON text (``dumps``)."""
         return dumps(self.to_dict())
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Report":
+        """The report written as ``d``; ValueError when it is not a ``chunkscope.report/1`` object."""
         if d.get("schema") != SCHEMA:
             raise ValueError(f"not a ChunkScope report (schema {d.get('schema')!r}, expected {SCHEMA!r})")
-        return cls(
-            document=d["document"],
-            settings=d.get("settings", {}),
-            chunkings=[ChunkingResult.from_dict(c) for c in d.get("chunkings", [])],
-            winner=d.get("winner"),
-            explanation=d.get("explanation", ""),
-            timings=d.get("timings", {}),
-            warnings=d.get("warnings", []),
-            coref=d.get("coref", {}),
-            embedder=d.get("embedder", {}),
-            flags=d.get("flags", []),
-            provenance=d.get("provenance", {}),
-            verdict=d.get("verdict"),
-            uncertainty=d.get("uncertainty") or {},
-            provisional=bool(d.get("provisional", False)),
-            pending=list(d.get("pending", [])),
-            retrieval=d.get("retrieval"),
-        )
+        return super().from_dict(d)
 
     @classmethod
     def load(cls, path: str | Path) -> "Report":
+        """The report saved at ``path``."""
         return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
 
     def save(self, path: str | Path) -> None:
+        """Write the report's JSON to ``path``."""
         Path(path).write_text(self.to_json(), encoding="utf-8")
 
 
@@ -288,10 +255,10 @@ def attach_boxes(report: Report, doc: Any) -> None:
 
 
 def chunk_records(report: Report, text: str, chunking_id: str | None = None,
-                  heading_path=None, page_of=None, boxes=None) -> Iterable[dict[str, Any]]:
+                  heading_path=None, pages_of=None, boxes=None) -> Iterable[dict[str, Any]]:
     """The chunks of one chunking (default: the winner) as export records (JSONL rows).
 
-    ``heading_path(start, end)`` (a chunk's section: ``Document.chunk_heading_path``), ``page_of(pos)`` and ``boxes(start, end)`` (PDF sources:
+    ``heading_path(start, end)`` (a chunk's section: ``Document.chunk_heading_path``), ``pages_of(start, end)`` (``Document.pages_of``) and ``boxes(start, end)`` (PDF sources:
     ``[[page, x0, y0, x1, y1], ...]``) come from the Document when available; without
     ``boxes``, boxes already in the report are used.
     """
@@ -313,9 +280,8 @@ def chunk_records(report: Report, text: str, chunking_id: str | None = None,
             "document_sha256": report.document.get("sha256"),
             "checksum": hashlib.sha256(body.encode("utf-8")).hexdigest(),
         }
-        if page_of is not None:
-            first, last = page_of(c.start), page_of(max(c.start, c.end - 1))
-            rec["pages"] = [] if first is None else list(range(first, (last or first) + 1))
+        if pages_of is not None:
+            rec["pages"] = pages_of(c.start, c.end)
         if heading_path is not None:
             rec["heading_path"] = [h.title for h in heading_path(c.start, c.end)]
         bx = boxes(c.start, c.end) if boxes is not None else c.boxes
@@ -323,26 +289,3 @@ def chunk_records(report: Report, text: str, chunking_id: str | None = None,
             rec["boxes"] = bx
         out.append(rec)
     return out
-
-
-def _jsonable(x: Any) -> Any:
-    """Best-effort conversion of diagnostics (numpy, tuples, dataclasses) to JSON types."""
-    if x is None or isinstance(x, (str, bool, int)):
-        return x
-    if isinstance(x, float):
-        return x if x == x and x not in (float("inf"), float("-inf")) else None
-    if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple, set)):
-        return [_jsonable(v) for v in x]
-    if hasattr(x, "tolist"):
-        return _jsonable(x.tolist())
-    if hasattr(x, "item"):
-        return _jsonable(x.item())
-    if hasattr(x, "to_dict"):
-        return _jsonable(x.to_dict())
-    if hasattr(x, "__dataclass_fields__"):
-        from dataclasses import asdict
-
-        return _jsonable(asdict(x))
-    return str(x)

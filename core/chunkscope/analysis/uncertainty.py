@@ -45,6 +45,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from chunkscope.caching import BoundedCache
+from chunkscope.metrics import BlockDetails, CoherenceDetails, CohesionDetails, ReferenceDetails, SizeDetails
 from chunkscope.report import METRICS, ChunkingResult, Report
 
 RESAMPLES = 1000
@@ -90,28 +91,29 @@ def items(report: Report, c: ChunkingResult, starts: np.ndarray) -> dict[str, tu
     if not c.chunks:
         return out
     mids = _block_of(starts, [(ch.start + ch.end) // 2 for ch in c.chunks])
-    if c.metrics.get("SC") is not None and "SC" in d:
+    sc, bi, rc, icc, dcc = (d.get(m) for m in ("SC", "BI", "RC", "ICC", "DCC"))
+    if c.metrics.get("SC") is not None and isinstance(sc, SizeDetails):
         v = np.ones(len(c.chunks))
-        v[[o["chunk"] for o in d["SC"].get("out_of_size", [])]] = 0.0
+        v[[o.chunk for o in sc.out_of_size]] = 0.0
         out["SC"] = (mids, v)
-    if c.metrics.get("BI") is not None and d.get("BI", {}).get("blocks") == len(starts):
+    if c.metrics.get("BI") is not None and isinstance(bi, BlockDetails) and bi.blocks == len(starts):
         v = np.ones(len(starts))
-        v[[b["index"] for b in d["BI"].get("broken", [])]] = 0.0
+        v[[b.index for b in bi.broken if b.index is not None]] = 0.0
         out["BI"] = (np.arange(len(starts)), v)
     pos = (report.uncertainty or {}).get("pair_positions")
-    if c.metrics.get("RC") is not None and pos is not None and d.get("RC", {}).get("pairs") == len(pos):
+    if c.metrics.get("RC") is not None and pos is not None and isinstance(rc, ReferenceDetails) and rc.pairs == len(pos):
         v = np.ones(len(pos))
-        v[[s["pair"] for s in d["RC"].get("split", [])]] = 0.0
+        v[[s.pair for s in rc.split if s.pair is not None]] = 0.0
         out["RC"] = (_block_of(starts, pos), v)
-    if c.metrics.get("ICC") is not None and d.get("ICC", {}).get("per_chunk"):
-        pc = d["ICC"]["per_chunk"]
-        out["ICC"] = (mids[[p["chunk"] for p in pc]], np.asarray([p["cohesion"] for p in pc], dtype=float))
-    if c.metrics.get("DCC") is not None and d.get("DCC", {}).get("windows"):
+    if c.metrics.get("ICC") is not None and isinstance(icc, CohesionDetails) and icc.per_chunk:
+        pc = icc.per_chunk
+        out["ICC"] = (mids[[p.chunk for p in pc]], np.asarray([p.cohesion for p in pc], dtype=float))
+    if c.metrics.get("DCC") is not None and isinstance(dcc, CoherenceDetails) and dcc.windows:
         idx: list[int] = []
         val: list[float] = []
-        for w in d["DCC"]["windows"]:
-            cos = w.get("chunk_cosines") or []
-            idx.extend(range(w["first"], w["first"] + len(cos)))
+        for w in dcc.windows:
+            cos = w.chunk_cosines
+            idx.extend(range(w.first, w.first + len(cos)))
             val.extend(cos)
         if idx:
             out["DCC"] = (mids[idx], np.asarray(val, dtype=float))

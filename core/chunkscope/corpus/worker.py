@@ -177,7 +177,7 @@ def analyze_file(path: str | os.PathLike, settings_dict: dict[str, Any], max_byt
             _release_document_memory(res)
         report.timings["parse"] = parse_s
         report.timings["total"] = report.timings.get("total", 0.0) + parse_s
-        winners = list(chunk_records(report, doc.text, heading_path=doc.chunk_heading_path, page_of=doc.page_of,
+        winners = list(chunk_records(report, doc.text, heading_path=doc.chunk_heading_path, pages_of=doc.pages_of,
                                       boxes=doc.boxes if doc.geometry is not None else None))
         out.update(status="ok", report=report.to_dict(), winners=winners, name=doc.name,
                    tokens=report.document.get("tokens", 0), winner=report.winner)

@@ -211,16 +211,16 @@ def boundary_strip_figure(report: Report, ids: Sequence[str], text_length: int,
         bi = probs.broken
         if bi:
             fig.add_trace(go.Scatter(
-                x=[b["boundary"] for b in bi], y=[row + 0.25] * len(bi), mode="markers",
+                x=[b.boundary for b in bi], y=[row + 0.25] * len(bi), mode="markers",
                 name="broken block", legendgroup="broken", showlegend=first("broken"),
                 marker=dict(symbol="x", size=9, color="#D55E00"),
                 hovertemplate="breaks block %{customdata}<extra>" + html.escape(cid) + "</extra>",
-                customdata=[f"[{b['block'][0]}, {b['block'][1]})" for b in bi],
+                customdata=[f"[{b.block[0]}, {b.block[1]})" for b in bi],
             ))
         rc = probs.split
         if rc:
             fig.add_trace(go.Scatter(
-                x=[p["boundary"] for p in rc], y=[row - 0.25] * len(rc), mode="markers",
+                x=[p.boundary for p in rc], y=[row - 0.25] * len(rc), mode="markers",
                 name="split pair", legendgroup="split", showlegend=first("split"),
                 marker=dict(symbol="diamond", size=8, color="#CC79A7"),
                 hovertemplate="splits a pair at %{x}<extra>" + html.escape(cid) + "</extra>",

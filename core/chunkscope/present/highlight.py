@@ -6,9 +6,10 @@ Every piece of document text that ends up in HTML goes through ``html.escape``.
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
-from typing import Any, Sequence
+from dataclasses import dataclass, replace
+from typing import Sequence, TypeVar
 
+from chunkscope.metrics import BlockDetails, BrokenBlock, OutOfSize, ReferenceDetails, SizeDetails, SplitPair
 from chunkscope.report import ChunkingResult
 from chunkscope.text.blocks import KIND_NOTES, kind_word
 
@@ -16,34 +17,25 @@ from chunkscope.text.blocks import KIND_NOTES, kind_word
 
 @dataclass
 class Problems:
-    """What to highlight for one chunking, taken from its metric diagnostics."""
+    """What to highlight for one chunking: a view over its typed diagnostics (BI's broken blocks, RC's split pairs,
+    SC's out-of-size chunks)."""
 
-    broken: list[dict[str, Any]]
-    split: list[dict[str, Any]]
-    out_of_size: dict[int, dict[str, Any]]
+    broken: list[BrokenBlock]
+    split: list[SplitPair]
+    out_of_size: dict[int, OutOfSize]
     pairs_checked: bool = True  # False: RC was not computed (no coreference: a non-English document, --coref none)
 
     @classmethod
     def of(cls, c: ChunkingResult) -> "Problems":
-        """From the diagnostics; malformed entries (a damaged or foreign report) are left out."""
-        d = c.diagnostics if isinstance(c.diagnostics, dict) else {}
-
-        def entries(metric: str, key: str, ok) -> list[dict[str, Any]]:
-            got = (d.get(metric) or {}).get(key, []) if isinstance(d.get(metric) or {}, dict) else []
-            return [x for x in (got if isinstance(got, list) else []) if isinstance(x, dict) and _safe(ok, x)]
-
-        broken = entries("BI", "broken", lambda x: _span(x["block"]) and isinstance(x["boundary"], int))
-        split = entries("RC", "split", lambda x: _span(x["entity"]) and _span(x["pronoun"])
-                        and isinstance(x["boundary"], int))
-        oos = entries("SC", "out_of_size", lambda x: isinstance(x["chunk"], int) and 0 <= x["chunk"] < len(c.chunks))
-        def held_checked(x: dict[str, Any]) -> dict[str, Any]:  # "held_by" names a chunk of this chunking, or goes
-            h = x.get("held_by")
-            ok = h is None or (type(h) is int and 0 <= h < len(c.chunks))
-            return x if ok else {k: v for k, v in x.items() if k != "held_by"}  # the report itself is not changed
-
-        broken, split = [held_checked(x) for x in broken], [held_checked(x) for x in split]
-        return cls(broken=broken, split=split, out_of_size={o["chunk"]: o for o in oos},
-                   pairs_checked=isinstance(d.get("RC"), dict))
+        """From the diagnostics (a report read from JSON lost its malformed entries on loading); a ``held_by`` or an
+        out-of-size chunk that names no chunk of ``c`` is left out (the report itself is not changed)."""
+        d, n = c.diagnostics, len(c.chunks)
+        bi, rc, sc = d.get("BI"), d.get("RC"), d.get("SC")
+        return cls(broken=[_held_checked(x, n) for x in bi.broken] if isinstance(bi, BlockDetails) else [],
+                   split=[_held_checked(x, n) for x in rc.split] if isinstance(rc, ReferenceDetails) else [],
+                   out_of_size={o.chunk: o for o in sc.out_of_size if 0 <= o.chunk < n}
+                   if isinstance(sc, SizeDetails) else {},
+                   pairs_checked="RC" in d)
 
     def split_count(self) -> int | None:
         """How many pairs the chunking splits; None when no pairs were looked for (not "none found")."""
@@ -53,58 +45,48 @@ class Problems:
         """Document offsets of each problem of ``kind`` (broken | split | size), for navigation.
 
         ``size`` needs the chunking ``c`` (the offsets are its out-of-size chunks' starts)."""
-        if kind == "broken":
-            return [b["block"][0] for b in self.broken]
-        if kind == "split":
-            return [min(p["entity"][0], p["pronoun"][0]) for p in self.split]
-        if kind == "size" and c is not None:
-            return [c.chunks[i].start for i in sorted(self.out_of_size) if i < len(c.chunks)]
-        return []
+        return [a for a, _ in self.spans(kind, c)]
 
     def spans(self, kind: str, c: ChunkingResult | None = None) -> list[tuple[int, int]]:
         """(start, end) of each problem of ``kind``: the broken block, the pair from its first
         mention to the end of its last, or the out-of-size chunk."""
         if kind == "broken":
-            return [(b["block"][0], b["block"][1]) for b in self.broken]
+            return [(b.block[0], b.block[1]) for b in self.broken]
         if kind == "split":
-            return [(min(p["entity"][0], p["pronoun"][0]), max(p["entity"][1], p["pronoun"][1])) for p in self.split]
+            return [(p.start, p.end) for p in self.split]
         if kind == "size" and c is not None:
-            return [(c.chunks[i].start, c.chunks[i].end) for i in sorted(self.out_of_size) if i < len(c.chunks)]
+            return [(c.chunks[i].start, c.chunks[i].end) for i in sorted(self.out_of_size)]
         return []
+
+
+P = TypeVar("P", BrokenBlock, SplitPair)
+
+
+def _held_checked(x: P, n: int) -> P:
+    """``x`` without its ``held_by`` when that names no chunk of a chunking of ``n`` chunks."""
+    return x if x.held_by is None or x.held_by < n else replace(x, held_by=None)
 
 
 BROKEN_COLOR = "#D55E00"  # marks a broken block (outline, cut, tag) in CSS below
 SPLIT_COLOR = "#A0407F"  # marks a cut that splits an entity–pronoun pair
 
 
-def _span(v: Any) -> bool:
-    return isinstance(v, (list, tuple)) and len(v) == 2 and all(isinstance(x, int) for x in v) and v[0] <= v[1]
-
-
-def _safe(check, x: dict[str, Any]) -> bool:
-    try:
-        return bool(check(x))
-    except (KeyError, TypeError, IndexError):
-        return False
-
-
 # split pairs cycle through these, so that a pair's two ends share a colour and a P-tag
 PAIR_COLORS = ["#CC79A7", "#9467BD", "#E377C2", "#8C564B", "#17BECF", "#BCBD22"]
 
 
-def _pair_index(x: dict[str, Any], n: int) -> int:
+def _pair_index(x: SplitPair, n: int) -> int:
     """A split pair's index among the document's pairs (RC's ``pair``), or, in a report without it, its place ``n``
     in this chunking's list."""
-    j = x.get("pair")
-    return j if type(j) is int and j >= 0 else n
+    return x.pair if x.pair is not None else n
 
 
-def pair_tag(x: dict[str, Any], n: int) -> str:
+def pair_tag(x: SplitPair, n: int) -> str:
     """A split pair's tag, the same in every chunking's view: "P" and its number (from 1)."""
     return f"P{_pair_index(x, n) + 1}"
 
 
-def pair_color(x: dict[str, Any], n: int) -> str:
+def pair_color(x: SplitPair, n: int) -> str:
     """The colour of a split pair's two ends (``PAIR_COLORS`` by its number, so the same pair in every view)."""
     return PAIR_COLORS[_pair_index(x, n) % len(PAIR_COLORS)]
 
@@ -140,6 +122,11 @@ HIGHLIGHT_CSS = """
 """
 
 
+Mark = tuple[int, int, str, str, str]  # a class over text[a:b]: (a, b, class, title, style)
+_BREAKS = " — this boundary breaks a block"
+_SPLITS = " — this boundary splits an entity–pronoun pair"
+
+
 def highlight_html(text: str, c: ChunkingResult, start: int = 0, end: int | None = None,
                    problems: Problems | None = None, show: Sequence[str] = ("broken", "split", "size"),
                    block_kinds: Sequence[str] | None = None, focus: tuple[int, int] | None = None,
@@ -161,108 +148,166 @@ def highlight_html(text: str, c: ChunkingResult, start: int = 0, end: int | None
     end = len(text) if end is None else min(end, len(text))
     start = max(0, min(start, end))
     problems = problems or Problems.of(c)
-    cuts = {b["boundary"] for b in problems.broken} if "broken" in show else set()
-    pair_cuts = {p["boundary"] for p in problems.split} if "split" in show else set()
-    classes_at: list[tuple[int, int, str, str, str]] = []  # (a, b, class, title, style)
+    broken = problems.broken if "broken" in show else []
+    split = problems.split if "split" in show else []
+    oos = problems.out_of_size if "size" in show else {}
+    classes = _chunk_marks(c, start, end) + _dim_marks(dim_outside, start, end)
+    heads: dict[int, list[str]] = {}
+    focus_classes, focus_tag = _focus_mark(focus, here, start, end)
+    if focus_tag:
+        heads[focus_tag[0]] = [focus_tag[1]]
+    classes += focus_classes
+    broken_classes, broken_tags = _broken_marks(broken, start, end, block_kinds)
+    classes += broken_classes
+    for at, tag in broken_tags:
+        heads.setdefault(at, []).append(tag)
+    split_classes, pair_tags = _split_marks(split, start, end)
+    classes += split_classes
+    cuts, pair_cuts = {x.boundary for x in broken}, {x.boundary for x in split}
+    bar = f' style="--cs-bc:{color}"' if color and _is_hex(color) else ""
+    inserts = _joined(_end_marks(c, start, end, cuts, pair_cuts), _start_marks(c, start, end, oos, cuts, pair_cuts, bar),
+                      _grouped(pair_tags), {k: "".join(v) for k, v in heads.items()})
+    return _render(text, start, end, classes, inserts)
+
+
+def _chunk_marks(c: ChunkingResult, start: int, end: int) -> list[Mark]:
+    """Each chunk's tint (two alternating) and each overlap of two chunks, within ``[start, end)``."""
+    out: list[Mark] = []
     for i, ch in enumerate(c.chunks):
         if ch.end <= start or ch.start >= end:
             continue
         a, b = max(ch.start, start), min(ch.end, end)
         if a < b:
-            classes_at.append((a, b, f"cs-c{i % 2}", f"chunk {i + 1}: {ch.tokens} tokens", ""))
+            out.append((a, b, f"cs-c{i % 2}", f"chunk {i + 1}: {ch.tokens} tokens", ""))
         if i and c.chunks[i - 1].end > ch.start:  # overlap with the previous chunk
             oa, ob = max(ch.start, start), min(c.chunks[i - 1].end, end)
             if oa < ob:
-                classes_at.append((oa, ob, "cs-ov", f"overlap of chunks {i} and {i + 1}", ""))
-    tags: dict[int, list[str]] = {}
-    heads: dict[int, list[str]] = {}
-    if "broken" in show:
-        for bb in problems.broken:
-            a, b = max(bb["block"][0], start), min(bb["block"][1], end)
-            if a < b:
-                j = bb.get("index")
-                kind = block_kinds[j] if block_kinds is not None and j is not None and 0 <= j < len(block_kinds) else "block"
-                title = (f"{kind_word(kind)} block #{(j or 0) + 1} [{bb['block'][0]}, {bb['block'][1]}) broken at "
-                         f"{bb['boundary']}" + (f" ({KIND_NOTES[kind]})" if kind in KIND_NOTES else ""))
-                classes_at.append((a, b, "cs-broken", title, ""))
-                if a == bb["block"][0]:
-                    heads.setdefault(a, []).append(
-                        f'<span class="cs-btag" title="{html.escape(title)}">✂ broken {html.escape(kind_word(kind))}</span>')
-    if "split" in show:
-        for n, p in enumerate(problems.split):
-            pc, tag = pair_color(p, n), pair_tag(p, n)
-            for key, cls in (("entity", "cs-ent"), ("pronoun", "cs-pro")):
-                a, b = max(p[key][0], start), min(p[key][1], end)
-                if a < b:
-                    classes_at.append((a, b, cls, f"{tag} {key}: split at {p['boundary']}", f"--cs-pc:{pc}"))
-                    if b == p[key][1]:
-                        tags.setdefault(b, []).append(
-                            f'<span class="cs-ptag" style="--cs-pc:{pc};--cs-pair-ink:{ink_on(pc)}" '
-                            f'title="pair {tag} ({key})">{tag}</span>')
+                out.append((oa, ob, "cs-ov", f"overlap of chunks {i} and {i + 1}", ""))
+    return out
+
+
+def _dim_marks(dim_outside: tuple[int, int] | None, start: int, end: int) -> list[Mark]:
+    """The context outside ``dim_outside``, dimmed."""
+    if dim_outside is None:
+        return []
+    spans = ((max(a, start), min(b, end)) for a, b in ((start, dim_outside[0]), (dim_outside[1], end)))
+    return [(a, b, "cs-dim", "context outside the chunk", "") for a, b in spans if a < b]
+
+
+def _focus_mark(focus: tuple[int, int] | None, here: int | None, start: int, end: int
+                ) -> tuple[list[Mark], tuple[int, str] | None]:
+    """The current problem's ring and its "▶ here" tag; without ``focus`` in view, the hollow "▷ here" tag."""
     a, b = (max(focus[0], start), min(focus[1], end)) if focus is not None else (0, 0)
     if a < b:
-        classes_at.append((a, b, "cs-focus", "the current problem", ""))
         at = here if here is not None and a <= here < b else a
-        heads.setdefault(at, []).insert(0, f'<span class="cs-here" data-cs-here="{int(at)}" id="cs-here" '
-                                           f'data-at="{int(at)}">▶ here</span>')
-    elif here is not None and start <= here < end:
-        heads.setdefault(here, []).insert(0, f'<span class="cs-here cs-here-same" data-cs-here="{int(here)}" '
-                                             'title="the current problem\'s place (the problem is in another '
-                                             f'chunking)">▷ here</span>')
-    if dim_outside is not None:
-        for a, b in ((start, dim_outside[0]), (dim_outside[1], end)):
-            a, b = max(a, start), min(b, end)
+        return [(a, b, "cs-focus", "the current problem", "")], (
+            at, f'<span class="cs-here" data-cs-here="{int(at)}" id="cs-here" data-at="{int(at)}">▶ here</span>')
+    if here is not None and start <= here < end:
+        return [], (here, f'<span class="cs-here cs-here-same" data-cs-here="{int(here)}" title="the current '
+                          'problem\'s place (the problem is in another chunking)">▷ here</span>')
+    return [], None
+
+
+def _broken_marks(broken: list[BrokenBlock], start: int, end: int, block_kinds: Sequence[str] | None
+                  ) -> tuple[list[Mark], list[tuple[int, str]]]:
+    """Each broken block's outline and, where it starts, its "✂ broken <kind>" tag."""
+    classes: list[Mark] = []
+    tags: list[tuple[int, str]] = []
+    for bb in broken:
+        a, b = max(bb.block[0], start), min(bb.block[1], end)
+        if a >= b:
+            continue
+        j = bb.index
+        kind = block_kinds[j] if block_kinds is not None and j is not None and 0 <= j < len(block_kinds) else "block"
+        title = (f"{kind_word(kind)} block #{(j or 0) + 1} [{bb.block[0]}, {bb.block[1]}) broken at "
+                 f"{bb.boundary}" + (f" ({KIND_NOTES[kind]})" if kind in KIND_NOTES else ""))
+        classes.append((a, b, "cs-broken", title, ""))
+        if a == bb.block[0]:
+            tags.append((a, f'<span class="cs-btag" title="{html.escape(title)}">✂ broken '
+                            f'{html.escape(kind_word(kind))}</span>'))
+    return classes, tags
+
+
+def _split_marks(split: list[SplitPair], start: int, end: int) -> tuple[list[Mark], list[tuple[int, str]]]:
+    """Each split pair's two mentions in the pair's colour and, where each ends, its ``P<n>`` tag."""
+    classes: list[Mark] = []
+    tags: list[tuple[int, str]] = []
+    for n, p in enumerate(split):
+        pc, tag = pair_color(p, n), pair_tag(p, n)
+        for key, cls, span in (("entity", "cs-ent", p.entity), ("pronoun", "cs-pro", p.pronoun)):
+            a, b = max(span[0], start), min(span[1], end)
             if a < b:
-                classes_at.append((a, b, "cs-dim", "context outside the chunk", ""))
-    bar = f' style="--cs-bc:{color}"' if color and _is_hex(color) else ""
+                classes.append((a, b, cls, f"{tag} {key}: split at {p.boundary}", f"--cs-pc:{pc}"))
+                if b == span[1]:
+                    tags.append((b, f'<span class="cs-ptag" style="--cs-pc:{pc};--cs-pair-ink:{ink_on(pc)}" '
+                                    f'title="pair {tag} ({key})">{tag}</span>'))
+    return classes, tags
+
+
+def _start_marks(c: ChunkingResult, start: int, end: int, oos: dict[int, OutOfSize], cuts: set[int],
+                 pair_cuts: set[int], bar: str) -> dict[int, str]:
+    """The bar and ``#n`` label where each chunk starts (red ✂ when it breaks a block, purple ⛓ when it splits
+    a pair, ⚠ when the chunk is out of size)."""
     marks: dict[int, str] = {}
     for i, ch in enumerate(c.chunks):
-        if start <= ch.start < end or (i == 0 and ch.start == start):
-            oos = problems.out_of_size.get(i) if "size" in show else None
-            bad = ch.start in cuts
-            splits = ch.start in pair_cuts
-            cls = "cs-cut" if bad else ("cs-cut cs-pcut" if splits else "cs-b")
-            title = f"chunk {i + 1} starts: {ch.tokens} tokens"
-            if oos:
-                title += f" ({oos['kind']}-size)"
-            if bad:
-                title += " — this boundary breaks a block"
-            if splits:
-                title += " — this boundary splits an entity–pronoun pair"
-            lbl_cls = "cs-lbl cs-bad" if (bad or oos) else ("cs-lbl cs-pbad" if splits else "cs-lbl")
-            marks[ch.start] = (f'<span class="{cls}"{bar if not (bad or splits) else ""} '
-                               f'title="{html.escape(title)}"></span>'
-                               f'<span class="{lbl_cls}" title="{html.escape(title)}">#{i + 1}'
-                               f'{" ✂" if bad else ""}{" ⛓" if splits else ""}{" ⚠" if oos else ""}</span>')
-    # with overlapping chunks a chunk's end is a boundary of its own (BI / RC count it): mark it
+        if not (start <= ch.start < end or (i == 0 and ch.start == start)):
+            continue
+        o = oos.get(i)
+        bad, splits = ch.start in cuts, ch.start in pair_cuts
+        cls = "cs-cut" if bad else ("cs-cut cs-pcut" if splits else "cs-b")
+        title = (f"chunk {i + 1} starts: {ch.tokens} tokens" + (f" ({o.kind}-size)" if o else "")
+                 + (_BREAKS if bad else "") + (_SPLITS if splits else ""))
+        lbl_cls = "cs-lbl cs-bad" if (bad or o) else ("cs-lbl cs-pbad" if splits else "cs-lbl")
+        marks[ch.start] = (f'<span class="{cls}"{bar if not (bad or splits) else ""} '
+                           f'title="{html.escape(title)}"></span>'
+                           f'<span class="{lbl_cls}" title="{html.escape(title)}">#{i + 1}'
+                           f'{" ✂" if bad else ""}{" ⛓" if splits else ""}{" ⚠" if o else ""}</span>')
+    return marks
+
+
+def _end_marks(c: ChunkingResult, start: int, end: int, cuts: set[int], pair_cuts: set[int]) -> dict[int, str]:
+    """With overlapping chunks a chunk's end is a boundary of its own (BI / RC count it): its ``#n⟧`` label."""
     ends: dict[int, str] = {}
-    for i, ch in enumerate(c.chunks):
-        nxt = c.chunks[i + 1].start if i + 1 < len(c.chunks) else None
-        if nxt is not None and nxt != ch.end and start < ch.end <= end:
+    for i, ch in enumerate(c.chunks[:-1]):
+        if c.chunks[i + 1].start != ch.end and start < ch.end <= end:
             bad, splits = ch.end in cuts, ch.end in pair_cuts
             lbl_cls = "cs-lbl cs-bad" if bad else ("cs-lbl cs-pbad" if splits else "cs-lbl")
-            title = f"chunk {i + 1} ends (the chunks overlap)" + (" — this boundary breaks a block" if bad else "") + (
-                " — this boundary splits an entity–pronoun pair" if splits else "")
+            title = f"chunk {i + 1} ends (the chunks overlap)" + (_BREAKS if bad else "") + (_SPLITS if splits else "")
             ends[ch.end] = (f'<span class="{lbl_cls}" title="{html.escape(title)}">#{i + 1}⟧'
                             f'{" ✂" if bad else ""}{" ⛓" if splits else ""}</span>')
-    edges = {start, end, *marks, *tags, *heads, *ends}
-    for a, b, *_ in classes_at:
+    return ends
+
+
+def _grouped(tags: list[tuple[int, str]]) -> dict[int, str]:
+    """Tags at the same offset, joined in order."""
+    out: dict[int, str] = {}
+    for at, tag in tags:
+        out[at] = out.get(at, "") + tag
+    return out
+
+
+def _joined(*layers: dict[int, str]) -> dict[int, str]:
+    """The HTML inserted at each offset: the layers' pieces in the order given."""
+    out: dict[int, str] = {}
+    for layer in layers:
+        for at, piece in layer.items():
+            out[at] = out.get(at, "") + piece
+    return out
+
+
+def _render(text: str, start: int, end: int, classes: list[Mark], inserts: dict[int, str]) -> str:
+    """``text[start:end]`` escaped, each stretch in a span with the classes over it, ``inserts`` at their offsets."""
+    edges = {start, end, *inserts}
+    for a, b, *_ in classes:
         edges.update((a, b))
     points: list = sorted(p for p in edges if start <= p <= end)
-    classes_at.sort()
+    classes = sorted(classes)
     out = [HIGHLIGHT_CSS, '<div class="cs-hl">']
     for a, b in zip(points, points[1:] + [None]):
-        if a in ends:
-            out.append(ends[a])
-        if a in marks:
-            out.append(marks[a])
-        if a in tags:
-            out.append("".join(tags[a]))
-        if a in heads:
-            out.append("".join(heads[a]))
+        out.append(inserts.get(a, ""))
         if b is None or a >= b:
             continue
-        active = [(cls, title, style) for (x, y, cls, title, style) in classes_at if x <= a and b <= y]
+        active = [(cls, title, style) for (x, y, cls, title, style) in classes if x <= a and b <= y]
         seg = html.escape(text[a:b])
         if active:
             cls = " ".join(dict.fromkeys(k for k, _, _ in active))

@@ -233,21 +233,21 @@ def page_layers(doc: Any, c: ChunkingResult, page: int, problems: Problems | Non
                                      ch.start, ch.end, continues=ch.start < ps.start))
     p = problems if problems is not None else Problems.of(c)
     for b in p.broken:
-        s, e = b["block"]
+        s, e = b.block
         if e <= ps.start or s >= ps.end:
             continue
         boxes = _page_boxes(geo, page, s, e)
         cut = None
-        at = _page_boxes(geo, page, b["boundary"], b["boundary"] + 1, merge=False)
+        at = _page_boxes(geo, page, b.boundary, b.boundary + 1, merge=False)
         if at:
             x0, y0, _, y1 = at[0]
             cut = (x0, y0, y1)
         if boxes:  # one outline around the block's part on this page
             union = (min(x[0] for x in boxes), min(x[1] for x in boxes), max(x[2] for x in boxes),
                      max(x[3] for x in boxes))
-            lay.broken.append({"boxes": [union], "cut": cut, "block": [s, e], "boundary": b["boundary"]})
+            lay.broken.append({"boxes": [union], "cut": cut, "block": [s, e], "boundary": b.boundary})
     for k, pair in enumerate(p.split):
-        ends = [_page_boxes(geo, page, *pair["entity"]), _page_boxes(geo, page, *pair["pronoun"])]
+        ends = [_page_boxes(geo, page, pair.entity[0], pair.entity[1]), _page_boxes(geo, page, pair.pronoun[0], pair.pronoun[1])]
         if any(ends):
             lay.split.append({"color": pair_color(pair, k), "ends": ends, "tag": pair_tag(pair, k)})
     return lay
@@ -283,8 +283,8 @@ def page_differences(doc: Any, a: ChunkingResult, b: ChunkingResult, limit: int 
 
     cuts = [{ch.start for ch in c.chunks[1:]} for c in (a, b)]
     probs = [Problems.of(c) for c in (a, b)]
-    broken = [{(tuple(x["block"]), x["boundary"]) for x in p.broken} for p in probs]
-    split = [{(tuple(x["entity"]), tuple(x["pronoun"]), x["boundary"]) for x in p.split} for p in probs]
+    broken = [{(tuple(x.block), x.boundary) for x in p.broken} for p in probs]
+    split = [{(tuple(x.entity), tuple(x.pronoun), x.boundary) for x in p.split} for p in probs]
     for side in (0, 1):
         for pos in cuts[side] - cuts[1 - side]:
             bump(pos, "cuts", side)
@@ -301,8 +301,8 @@ def first_problem_page(doc: Any, c: ChunkingResult) -> tuple[int, str] | None:
     """``(page, what)`` of the first problem of ``c`` in the text (a broken block or a split pair: "broken
     block", "split pair"), where the Page view opens; None when it has none."""
     probs = Problems.of(c)
-    first = min([(x["boundary"], "broken block") for x in probs.broken]
-                + [(x["boundary"], "split pair") for x in probs.split], default=None)
+    first = min([(x.boundary, "broken block") for x in probs.broken]
+                + [(x.boundary, "split pair") for x in probs.split], default=None)
     if first is None:
         return None
     page = doc.page_of(first[0])
