@@ -233,7 +233,7 @@ def load_bytes(data: bytes, filename: str, max_bytes: int | None = None, *, name
     stem = name or Path(filename).stem or filename
     t0 = time.perf_counter()
     if fmt == "pdf":
-        from chunkscope.ingest.pdf import load_pdf_bytes
+        from chunkscope.ingest.pdf.load import load_pdf_bytes
 
         _check_pages(data, filename)
         doc = load_pdf_bytes(data, filename, stem, running=running)
