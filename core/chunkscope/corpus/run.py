@@ -494,10 +494,10 @@ def analyze_file(path: str | os.PathLike, settings_dict: dict[str, Any], max_byt
     out: dict[str, Any] = {"path": str(path), "status": "failed", "reason": "", "pid": os.getpid()}
     try:
         settings = Settings.from_dict(settings_dict)
-        from chunkscope.ingest import load_document
+        from chunkscope.ingest import Limits, load_document
+        from chunkscope.sharing import check_document, policy, served_shared
 
-        doc = load_document(path, max_bytes=max_bytes)
-        from chunkscope.sharing import check_document, policy
+        doc = load_document(path, limits=Limits.from_env(max_bytes, shared=served_shared()))
 
         check_document(policy(), doc)  # a shared server's page and token limits, as for one upload
         from chunkscope.analysis.coreference import check_mentions
