@@ -52,8 +52,14 @@ def test_pdf_running_header_and_footer_become_layout(pdf_doc):
     assert sum("PageHeader" in t for t in layout) == 3 and sum("PageFooter" in t for t in layout) == 3
 
 
+def mark_running_lines(pages: list[str]) -> list[str]:
+    """Running lines found on the pages alone (no ink lines) and turned into layout comments."""
+    from chunkscope.ingest.pdf.cleanup.running_lines import apply_running_lines, find_running_lines
+
+    return apply_running_lines(pages, find_running_lines(pages)[1])
+
+
 def test_mark_running_lines_rules():
-    from chunkscope.ingest.pdf.cleanup.running_lines import mark_running_lines
 
     pages = [f"Running title\n\nBody {k}.\n\n{k}" for k in range(1, 5)] + ["", "Other start\n\nText\n\nend"]
     out = mark_running_lines(pages)
@@ -91,7 +97,7 @@ def test_running_header_that_changes_with_the_chapter_is_marked():
         pages.append(f"{head}\n\n{body}\n\n(a) the last item of page {k} ends here")
     pages += [f"({x}) the {w} of the list\n\nMore text.\n\nend {k}"
               for k, (x, w) in enumerate([("a", "controller"), ("b", "processor"), ("c", "recipient")])]
-    from chunkscope.ingest.pdf.cleanup.running_lines import find_running_lines, mark_running_lines
+    from chunkscope.ingest.pdf.cleanup.running_lines import find_running_lines
 
     _, found = find_running_lines(pages)
     heads = {k for k, items in found.found.items() for _, edge, why in items if edge == "header"}

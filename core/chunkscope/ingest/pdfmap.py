@@ -383,20 +383,3 @@ def build_geometry(infos: Sequence[tuple[float, ...]], page_texts: Sequence[str]
         geo.mapped += mapped
         geo.mappable += mappable
     return geo
-
-
-def unmapped_sample(text: str, char_map: dict[int, int], limit: int = 12) -> list[str]:
-    """Up to ``limit`` stretches of mappable characters left without a box (for diagnostics)."""
-    mask = markup_mask(text)
-    out: list[str] = []
-    i = 0
-    while i < len(text) and len(out) < limit:
-        if not mask[i] and i not in char_map:
-            j = i
-            while j < len(text) and not mask[j] and j not in char_map:
-                j += 1
-            out.append(text[i:j])
-            i = j
-        else:
-            i += 1
-    return out

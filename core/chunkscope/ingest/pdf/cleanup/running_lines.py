@@ -282,10 +282,3 @@ def apply_running_lines(pages: list[str], found: RunningLines, strip: bool = Fal
                 lines[n] = "<!-- PageHeader: " + lines[n].strip().replace("-->", "->") + " -->\n"
         out.append(re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip())
     return out
-
-
-def mark_running_lines(pages: list[str], min_share: float = 0.25) -> list[str]:
-    """Turn running page headers / footers into layout comments, as in the paper's corpus
-    (``find_running_lines`` then ``apply_running_lines``)."""
-    _, found = find_running_lines(pages, None, min_share)
-    return apply_running_lines(pages, found)
