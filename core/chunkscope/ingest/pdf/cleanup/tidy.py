@@ -9,6 +9,7 @@ from typing import Sequence
 from chunkscope.ingest.outline import is_outline_title, lines_outside_code
 from chunkscope.ingest.pdf.cleanup.latex import latex_logos
 
+# what the converter writes for a picture ("**==> picture [...] intentionally omitted <==**", an image link): no ink text
 PLACEHOLDER = re.compile(r"\*{0,2}==>.*?<==\*{0,2}|!\[[^\]]*\]\([^)]*\)")
 
 
