@@ -113,7 +113,7 @@ def main() -> int:
     args = ap.parse_args()
 
     from chunkscope.ingest import load_bytes
-    from chunkscope.ingest.pdf import load_pdf_bytes
+    from chunkscope.ingest.pdf.load import load_pdf_bytes
 
     big = _long_pdf()
     data = big.read_bytes()

@@ -52,8 +52,14 @@ def test_pdf_running_header_and_footer_become_layout(pdf_doc):
     assert sum("PageHeader" in t for t in layout) == 3 and sum("PageFooter" in t for t in layout) == 3
 
 
+def mark_running_lines(pages: list[str]) -> list[str]:
+    """Running lines found on the pages alone (no ink lines) and turned into layout comments."""
+    from chunkscope.ingest.pdf.cleanup.running_lines import apply_running_lines, find_running_lines
+
+    return apply_running_lines(pages, find_running_lines(pages)[1])
+
+
 def test_mark_running_lines_rules():
-    from chunkscope.ingest.pdf import mark_running_lines
 
     pages = [f"Running title\n\nBody {k}.\n\n{k}" for k in range(1, 5)] + ["", "Other start\n\nText\n\nend"]
     out = mark_running_lines(pages)
@@ -91,7 +97,7 @@ def test_running_header_that_changes_with_the_chapter_is_marked():
         pages.append(f"{head}\n\n{body}\n\n(a) the last item of page {k} ends here")
     pages += [f"({x}) the {w} of the list\n\nMore text.\n\nend {k}"
               for k, (x, w) in enumerate([("a", "controller"), ("b", "processor"), ("c", "recipient")])]
-    from chunkscope.ingest.pdf import find_running_lines, mark_running_lines
+    from chunkscope.ingest.pdf.cleanup.running_lines import find_running_lines
 
     _, found = find_running_lines(pages)
     heads = {k for k, items in found.found.items() for _, edge, why in items if edge == "header"}
@@ -106,7 +112,7 @@ def test_bold_footer_with_page_number_and_chapter_is_marked_but_a_bullet_is_not(
     """A Sphinx manual's footers, in bold: "**6** **Chapter 2.** **Applying ...**" (even pages) and
     "**2.3.** **Registering ...** **7**" (odd ones). The leading "**" was read as a list bullet, so 89
     of 114 footers stayed in the text; a real bullet ("* item 9") at the page bottom stays text."""
-    from chunkscope.ingest.pdf import find_running_lines
+    from chunkscope.ingest.pdf.cleanup.running_lines import find_running_lines
 
     pages = []
     for k in range(8):
@@ -127,7 +133,7 @@ def test_bold_footer_with_page_number_and_chapter_is_marked_but_a_bullet_is_not(
 def test_an_underlined_page_number_in_a_header_is_read():
     """gnuplot's manual: "<u>CONTENTS</u> <u>gnuplot</u> <u>5.4</u> <u>3</u>" — the "</u>" after the number
     hid it, so the odd pages' headers stayed in the text."""
-    from chunkscope.ingest.pdf import find_running_lines
+    from chunkscope.ingest.pdf.cleanup.running_lines import find_running_lines
 
     words = ["Canvas", "Plotting", "Commands", "Terminals", "Bugs", "Index", "Styles", "Fonts"]
     pages = [f"<u>{w.upper()}</u> <u>gnuplot</u> <u>5.4</u> <u>{k + 3}</u>\n\nThe {w} section goes on {k}."
@@ -139,7 +145,7 @@ def test_an_underlined_page_number_in_a_header_is_read():
 
 def test_roman_page_numbers_of_the_front_matter_are_marked():
     """Contents pages numbered i, ii, iii... are too few for a quarter of the pages: three in sequence do."""
-    from chunkscope.ingest.pdf import find_running_lines
+    from chunkscope.ingest.pdf.cleanup.running_lines import find_running_lines
 
     front = [f"Contents line {k} . . . . 4\n\n**{r}**" for k, r in enumerate(["i", "ii", "iii", "iv"])]
     body = [f"Body text of page {k} goes on here, long enough.\n\nAnd one more paragraph {k}." for k in range(12)]
@@ -318,7 +324,7 @@ def test_underline_and_highlight_tags_are_not_text():
     band) as <mark>…</mark>: tags in the chunks' text and tokens, none of the document's words."""
     import pymupdf
 
-    from chunkscope.ingest.pdf import _tidy
+    from chunkscope.ingest.pdf.cleanup.tidy import tidy_page
 
     pdf = pymupdf.open()
     page = pdf.new_page()
@@ -327,7 +333,7 @@ def test_underline_and_highlight_tags_are_not_text():
     page.insert_text((72, 180), "Plain body text of the page goes on for a while.", fontsize=11)
     doc = load_bytes(pdf.tobytes(), "underlined.pdf")
     assert "Underlined words here" in doc.text and "<u>" not in doc.text
-    assert _tidy("**<mark>What</mark>** **<mark>is</mark>** x<sup>2</sup>") == "**What** **is** x<sup>2</sup>"
+    assert tidy_page("**<mark>What</mark>** **<mark>is</mark>** x<sup>2</sup>") == "**What** **is** x<sup>2</sup>"
 
 
 def test_underscores_drawn_as_rules_are_underscores_not_strike_through():
@@ -391,7 +397,7 @@ def test_underlined_words_are_not_joined_by_underscores():
 def test_a_page_number_the_converter_put_between_the_columns_is_a_running_line():
     """A two-column paper (revtex's sample) prints its page number at the top; the converter writes it between
     the columns ("... {key-list}. ⏎ 2 ⏎ 2. Example citations"), so it was left in the text."""
-    from chunkscope.ingest.pdf import find_running_lines
+    from chunkscope.ingest.pdf.cleanup.running_lines import find_running_lines
 
     pages = ["# A two-column paper\n\nThe first page has no number.\n\nIt ends here."]
     fruit = ["apples", "pears", "plums", "figs", "dates", "limes", "kiwis"]
@@ -431,7 +437,7 @@ def test_a_manuscripts_margin_line_numbers_are_removed():
     """aastex's review copy: "38 In 1996 Maxim …", a number alone where it cut a sentence ("Vikhlinin ⏎⏎ 40 ⏎⏎ took
     over"); 344 numbers through the text, and no heading found behind them. Numbers that are the text's own
     (years opening lines, a listing numbered in the text column) stay."""
-    from chunkscope.ingest.pdf import MIN_LINE_NUMBERS, strip_line_numbers
+    from chunkscope.ingest.pdf.cleanup.line_numbers import MIN_LINE_NUMBERS, strip_line_numbers
 
     body = [f"{n} Line {n} of the text goes on" for n in range(38, 60) if n not in (40, 45, 52)]
     lines = ["<!-- PageHeader: 2 Schwarz et al. -->", ""] + body[:2] + ["", "40", "", "took over the work."] + body[2:]
@@ -456,7 +462,7 @@ def test_a_manuscripts_margin_line_numbers_are_removed():
 def test_a_title_over_overlay_slides_is_not_an_alternating_header():
     """A frame title repeated over three overlay slides (pages 7-9) tops pages of both sides: two of them were
     taken for an odd-page header. And a superscript digit at a page's edge ("²".isdigit()) is no page number."""
-    from chunkscope.ingest.pdf import find_running_lines
+    from chunkscope.ingest.pdf.cleanup.running_lines import find_running_lines
 
     titles = ["Why this question matters", "Earlier work on haplotypes", "The formal model today",
               "Blocks help the search", "Hardness of the general case", "Tractable special cases"]
@@ -474,7 +480,7 @@ def test_a_title_over_overlay_slides_is_not_an_alternating_header():
 def test_a_page_number_between_the_columns_under_a_running_title():
     """The number the converter wrote between the columns is found on a page whose running footer (a title)
     was found too; an edge that already has its running line is not given a second one."""
-    from chunkscope.ingest.pdf import find_running_lines
+    from chunkscope.ingest.pdf.cleanup.running_lines import find_running_lines
 
     fruit = ["apples", "pears", "plums", "figs", "dates", "limes", "kiwis"]
     pages = []

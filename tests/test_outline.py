@@ -73,14 +73,14 @@ def test_a_pdf_with_bookmarks_gets_its_headings_from_them():
 
 
 def test_a_chapter_label_above_its_heading_joins_it():
-    from chunkscope.ingest.pdf import _tidy
+    from chunkscope.ingest.pdf.cleanup.tidy import tidy_page
 
     md = "Last words of chapter one.\n\n**CHAPTER**\n\n### **TWO** **APPLYING TO BECOME A MEMBER**\n\nBody."
-    assert _tidy(md) == ("Last words of chapter one.\n\n### **CHAPTER** **TWO** **APPLYING TO BECOME A MEMBER**"
+    assert tidy_page(md) == ("Last words of chapter one.\n\n### **CHAPTER** **TWO** **APPLYING TO BECOME A MEMBER**"
                          "\n\nBody.")
-    out, stats = apply_outline([_tidy(md)], [[1, "Applying to Become a Member", 1]])
+    out, stats = apply_outline([tidy_page(md)], [[1, "Applying to Become a Member", 1]])
     assert "## **CHAPTER** **TWO** **APPLYING TO BECOME A MEMBER**" in out[0] and stats["relevelled"] == 1
-    assert _tidy("The chapter\n\n## Next") == "The chapter\n\n## Next"  # a sentence ending in "chapter" stays
+    assert tidy_page("The chapter\n\n## Next") == "The chapter\n\n## Next"  # a sentence ending in "chapter" stays
 
 
 def test_headings_without_a_bookmark_go_under_the_bookmarked_one_before():
@@ -339,7 +339,7 @@ def test_numbered_titles_without_markup_are_titles_when_their_fonts_are_bold_or_
     """revtex's Type 1 fonts (CMBX9, CMTI9) carry no bold or italic flag, so the converter wrote "I. FIRST-LEVEL
     HEADING" and "2. Example citations" as plain text: no heading in the whole paper, and the level-3 titles typed as
     a list. A paragraph without markup is bold or italic when a run of emphasised text on its page (its fonts, see
-    ``chunkscope.ingest.pdf.font_emphasis``) starts with it; plain numbered items and sentences stay text."""
+    ``chunkscope.ingest.pdf.fonts.font_emphasis``) starts with it; plain numbered items and sentences stay text."""
     from chunkscope.ingest.outline import numbered_titles
 
     page = ("I. INTRODUCTION:\nWHY THINGS MATTER\n\nText.\n\nA. Earlier work\n\nA. Smith and B. Jones\n\n"
@@ -383,7 +383,7 @@ def test_a_subsection_title_right_under_its_section_title_is_a_title_too():
     model" is a title, and "B. Its limits" after it still runs in order; a title wrapped over two lines is still one
     run. cm-super's and the EC fonts' names (revtex with T1 fontenc: SFBX1000, ECTI1000) say bold and italic too."""
     from chunkscope.ingest import load_bytes
-    from chunkscope.ingest.pdf import font_emphasis
+    from chunkscope.ingest.pdf.fonts import font_emphasis
 
     pdf = pymupdf.open()
     page = pdf.new_page()
@@ -408,7 +408,7 @@ def test_a_subsection_title_right_under_its_section_title_is_a_title_too():
 
 
 def test_font_names_that_say_bold_or_italic():
-    from chunkscope.ingest.pdf import _BOLD_FONT, _ITALIC_FONT
+    from chunkscope.ingest.pdf.fonts import _BOLD_FONT, _ITALIC_FONT
 
     bold = ["CMBX10", "CMBX9", "CMB10", "CMBXTI10", "CMSSBX10", "SFBX1000", "SFBX0900", "ECBX1000", "ECRB1000",
             "SFBI1000", "ECSX1000", "NimbusRomNo9L-Medi", "NimbusRomNo9L-MediItal", "Times-Bold", "Arial,Bold",

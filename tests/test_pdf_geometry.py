@@ -142,9 +142,9 @@ def test_a_table_set_sideways_on_an_upright_page_is_not_lost():
 def test_text_lost_for_another_reason_keeps_the_pages_markdown(monkeypatch):
     """ufrgscca's manual hides white words behind its pages (PyMuPDF finds them, the converter does not): those
     pages kept their Markdown before, and must not turn into plain text. Only text set sideways does."""
-    from chunkscope.ingest import pdf
+    from chunkscope.ingest.pdf import recover
 
-    monkeypatch.setattr(pdf, "_sideways", lambda page: False)
+    monkeypatch.setattr(recover, "sideways", lambda page: False)
     d = load_bytes(make_sideways_table_pdf(), "side.pdf")
     assert "Row 3 sideways" not in d.text and not [w for w in d.warnings if "plain text used" in w]
 
@@ -256,63 +256,63 @@ def test_real_pdfs_on_this_machine(path):
 
 def test_extraction_fixes():
     """© from a LaTeX PDF, CommonMark-only underscores in titles, language not flipped by tables."""
-    from chunkscope.ingest.pdf import _tidy
+    from chunkscope.ingest.pdf.cleanup.tidy import tidy_page
     from chunkscope.text.blocks import build_blocks
     from chunkscope.text.language import detect_language
 
-    assert _tidy("Copyright _⃝_ c 2001–2022, c⃝ 2003; cab") == "Copyright © 2001–2022, © 2003; cab"
+    assert tidy_page("Copyright _⃝_ c 2001–2022, c⃝ 2003; cab") == "Copyright © 2001–2022, © 2003; cab"
     # pymupdf4llm closed a code block after the heading that follows it (R-data.pdf, "7.3 Input from connections")
-    md = _tidy("Text.\n\n```\n   zz <- 1\n   ## a comment\n\n### **7.3 Input**\n\n```\n\nThe basic functions")
+    md = tidy_page("Text.\n\n```\n   zz <- 1\n   ## a comment\n\n### **7.3 Input**\n\n```\n\nThe basic functions")
     assert md == "Text.\n\n```\n   zz <- 1\n   ## a comment\n```\n\n### **7.3 Input**\n\nThe basic functions"
-    assert _tidy("```\n## **A**\n\nx <- 1\n```") == "## **A**\n\n```\nx <- 1\n```"
-    assert _tidy("```\nx <- 1\n\n```") == "```\nx <- 1\n\n```"  # nothing to move: unchanged
+    assert tidy_page("```\n## **A**\n\nx <- 1\n```") == "## **A**\n\n```\nx <- 1\n```"
+    assert tidy_page("```\nx <- 1\n\n```") == "```\nx <- 1\n\n```"  # nothing to move: unchanged
     # a heading holding code is not bold: moved out when it is its page's outline title (R-intro.pdf, "4.2")
     fenced = "```\n   > levels(statef)\n\n### 4.2 The function tapply() and ragged arrays\n\n```\n\nTo continue"
-    assert _tidy(fenced, ["thefunctiontapplyandraggedarrays"]) == (
+    assert tidy_page(fenced, ["thefunctiontapplyandraggedarrays"]) == (
         "```\n   > levels(statef)\n```\n\n### 4.2 The function tapply() and ragged arrays\n\nTo continue")
-    assert _tidy(fenced) == fenced  # without the outline it may be a code comment
-    assert _tidy(fenced, ["raggedarrays"]) == fenced  # a bookmark's title is the whole heading, after its number
+    assert tidy_page(fenced) == fenced  # without the outline it may be a code comment
+    assert tidy_page(fenced, ["raggedarrays"]) == fenced  # a bookmark's title is the whole heading, after its number
     # a styled phrase the converter split word by word is one run (R's manuals), outside fenced code; after the
     # outline split run-together titles at their runs' edges (the Debian Developer's Reference)
     from chunkscope.ingest.outline import apply_outline
-    from chunkscope.ingest.pdf import _join_split_runs
+    from chunkscope.ingest.pdf.cleanup.tidy import join_split_runs
 
-    assert _join_split_runs("8. **Blank** **lines**, _An_ _Introduction_ _to_ _R_, `if(any(x` `<=` `0))` `x`") == (
+    assert join_split_runs("8. **Blank** **lines**, _An_ _Introduction_ _to_ _R_, `if(any(x` `<=` `0))` `x`") == (
         "8. **Blank lines**, _An Introduction to R_, `if(any(x <= 0)) x`")
-    assert _join_split_runs("**a** and **b**, `x`, `y`\n```\n`a` `b`\n```") == "**a** and **b**, `x`, `y`\n```\n`a` `b`\n```"
+    assert join_split_runs("**a** and **b**, `x`, `y`\n```\n`a` `b`\n```") == "**a** and **b**, `x`, `y`\n```\n`a` `b`\n```"
     # a link cut at a line break into two links to one target is one link (a wrapped URL gets no space)
     url = "https://CRAN.R-project.org/package=MASS"
-    assert _join_split_runs(f"( `[https://CRAN.R-project.org/]({url})`\n`[package=MASS]({url})` ) provides") == (
+    assert join_split_runs(f"( `[https://CRAN.R-project.org/]({url})`\n`[package=MASS]({url})` ) provides") == (
         f"( `[{url}]({url})` ) provides")
-    assert _join_split_runs("see [the full](u)\n[manual](u), or [a](u)\n[b](v)") == "see [the full manual](u), or [a](u)\n[b](v)"
+    assert join_split_runs("see [the full](u)\n[manual](u), or [a](u)\n[b](v)") == "see [the full manual](u), or [a](u)\n[b](v)"
     # the LaTeX logo, its letters raised and lowered, is one word again (LaTeX's own user guide: 174 times)
-    from chunkscope.ingest.pdf import _latex_logos
+    from chunkscope.ingest.pdf.cleanup.latex import latex_logos
 
-    assert _tidy("Welcome to L <sup>A</sup> TEX2 _ε_, the L A TEX system; not L A TEXT.\n\n**4 L** <sup>**A**</sup> "
+    assert tidy_page("Welcome to L <sup>A</sup> TEX2 _ε_, the L A TEX system; not L A TEXT.\n\n**4 L** <sup>**A**</sup> "
                  "**TEX 2.09 documents**") == ("Welcome to LaTeX2ε, the LaTeX system; not L A TEXT.\n\n"
                                                "**4 LaTeX 2.09 documents**")
     split_title = "**1.1** **LaTeX 2** **_ε_** **—The** **new**"  # its epsilon waits for the runs to be joined
-    assert _latex_logos(split_title) == split_title
-    assert _latex_logos(_join_split_runs(split_title)) == "**1.1 LaTeX2ε —The new**"
+    assert latex_logos(split_title) == split_title
+    assert latex_logos(join_split_runs(split_title)) == "**1.1 LaTeX2ε —The new**"
     # TeX's logo too, in a document that prints LaTeX's (elsewhere "TEX" may be a word in capitals)
-    from chunkscope.ingest.pdf import prints_latex_logo
+    from chunkscope.ingest.pdf.cleanup.latex import prints_latex_logo
 
     tex = "The TEXbook, the TEX Users Group, SliTEX and BibTEX; set `TEXI2ANY`."
-    assert _latex_logos(tex, tex=True) == "The TeXbook, the TeX Users Group, SliTeX and BibTeX; set `TEXI2ANY`."
-    assert _latex_logos(tex) == tex
+    assert latex_logos(tex, tex=True) == "The TeXbook, the TeX Users Group, SliTeX and BibTeX; set `TEXI2ANY`."
+    assert latex_logos(tex) == tex
     assert prints_latex_logo(["x", "the L <sup>A</sup> TEX system"]) and not prints_latex_logo(["TEX WORKS"])
     run_together = ["### **TWO** **APPLYING TO BECOME A MEMBER** **2.1 Getting started**\n\nBody."]
     split, _ = apply_outline(run_together, [[1, "Applying to Become a Member", 1], [2, "Getting started", 1]])
-    assert _join_split_runs(split[0]).split("\n\n")[:2] == ["## **TWO APPLYING TO BECOME A MEMBER**",
+    assert join_split_runs(split[0]).split("\n\n")[:2] == ["## **TWO APPLYING TO BECOME A MEMBER**",
                                                            "### **2.1 Getting started**"]
     # table-of-contents entries the converter wrote as headings are text
-    toc = _tidy("### 5 Binary files . . . . . . . 24\n\n## 6 Images _. . . . ._ 25\n\n## 2024 results\n"
+    toc = tidy_page("### 5 Binary files . . . . . . . 24\n\n## 6 Images _. . . . ._ 25\n\n## 2024 results\n"
                 "\n### 2 Simple manipulations; numbers and vectors . . 8\n")
     assert toc == ("5 Binary files . . . . . . . 24\n\n6 Images _. . . . ._ 25\n\n## 2024 results\n\n"
                    "2 Simple manipulations; numbers and vectors . . 8")
     # ... but not an ellipsis in a heading, nor a comment inside code
-    assert _tidy("## And then... 2") == "## And then... 2"
-    assert "# sum over 1, 2, . . . 10" in _tidy("```\n# sum over 1, 2, . . . 10\nx = 1\n```")
+    assert tidy_page("## And then... 2") == "## And then... 2"
+    assert "# sum over 1, 2, . . . 10" in tidy_page("```\n# sum over 1, 2, . . . 10\nx = 1\n```")
     _, heads = build_blocks("# Setup__guide for my_var\n\nx\n\n## __Bold__ part\n\ny\n", [], markdown=True)
     assert [h.title for h in heads] == ["Setup__guide for my_var", "Bold part"]
     rows = "\n".join(f"| {i} | {i * 3.5} | ok | 2024-01-{i % 28 + 1:02d} | id_{i} |" for i in range(300))
@@ -461,7 +461,7 @@ def test_margin_notes_are_not_woven_into_the_text():
     are removed and the user is told; a number far right (a contents list's page) stays."""
     from pdf_factory import make_margin_notes_pdf
 
-    from chunkscope.ingest.pdf import strip_margin_notes
+    from chunkscope.ingest.pdf.cleanup.margins import strip_margin_notes
 
     doc = load_bytes(make_margin_notes_pdf(), "guide.pdf")
     assert "New feature" not in doc.text and "1991/12/01" not in doc.text, doc.text[:600]
@@ -480,12 +480,12 @@ def test_margin_notes_are_not_woven_into_the_text():
 def test_a_dagger_or_pilcrow_in_the_text_is_not_a_list_bullet():
     """LaTeX's font guide lists its symbols in a table ("\\textdagger †"); pymupdf4llm takes any span starting with
     one of its bullets for a list item and wrote "\\textdagger -". Daggers, pilcrows, a minus and ">" are the text's."""
-    from chunkscope.ingest.pdf import NOT_BULLETS, _converter
+    from chunkscope.ingest.pdf.convert import NOT_BULLETS, converter
 
-    rag = _converter()
+    rag = converter()
     assert all(not rag.startswith_bullet(f"{ch} 132") and not rag.startswith_bullet(ch) for ch in NOT_BULLETS)
     assert rag.startswith_bullet("• first item") and rag.startswith_bullet("- first item")  # real bullets stay
-    assert _converter().startswith_bullet is rag.startswith_bullet  # wrapped once
+    assert converter().startswith_bullet is rag.startswith_bullet  # wrapped once
 
 
 def test_short_lines_in_body_type_beside_the_text_are_text_not_notes():
@@ -502,8 +502,8 @@ def test_short_lines_in_body_type_beside_the_text_are_text_not_notes():
     assert doc.text.count("High") == 2 and "Medium" in doc.text and "12%" in doc.text, doc.text
     assert not any("margin notes" in w for w in doc.warnings)
     # LaTeX written in capitals (the rubber) is no logo, and TeX's logo is never changed inside code
-    from chunkscope.ingest.pdf import _latex_logos
+    from chunkscope.ingest.pdf.cleanup.latex import latex_logos
 
-    assert _latex_logos("NATURAL RUBBER LATEX. LATEX ALLERGY", tex=True) == "NATURAL RUBBER LATEX. LATEX ALLERGY"
+    assert latex_logos("NATURAL RUBBER LATEX. LATEX ALLERGY", tex=True) == "NATURAL RUBBER LATEX. LATEX ALLERGY"
     code = "```\nexport TEX=pdftex\n```\nrun `TEX` or MY_TEX_VAR with TEX2; the TEX book"
-    assert _latex_logos(code, tex=True) == "```\nexport TEX=pdftex\n```\nrun `TEX` or MY_TEX_VAR with TEX2; the TeX book"
+    assert latex_logos(code, tex=True) == "```\nexport TEX=pdftex\n```\nrun `TEX` or MY_TEX_VAR with TEX2; the TeX book"

@@ -273,7 +273,7 @@ def test_limit_messages_name_the_file_and_not_the_operator_settings(monkeypatch)
     (CHUNKSCOPE_MAX_PAGES)', a setting only the operator can change. The CLI keeps the variable's name."""
     import pymupdf
 
-    from chunkscope.ingest import IngestError, load_bytes
+    from chunkscope.ingest import IngestError, Limits, load_bytes
 
     doc = load_bytes(b"word " * 80, "manytokens.txt")
     with pytest.raises(ShareError, match=r"^manytokens\.txt: \d+ tokens, this server takes at most 50$"):
@@ -290,10 +290,11 @@ def test_limit_messages_name_the_file_and_not_the_operator_settings(monkeypatch)
     with pytest.raises(IngestError, match="raise it with CHUNKSCOPE_MAX_BYTES"):
         load_bytes(data, "many.pdf")
     monkeypatch.setenv(sharing.SHARED_ENV, "1")  # set by `chunkscope app --share` for the server
+    # the app and the corpus run give ingest the server's limits, worded as the server's (ingest knows no policy)
     with pytest.raises(IngestError, match=r"^many\.pdf has 30 pages; this server takes at most 20$"):
-        load_bytes(data, "many.pdf", max_bytes=10**6)
+        load_bytes(data, "many.pdf", limits=Limits.from_env(10**6, shared=sharing.served_shared()))
     with pytest.raises(IngestError, match=r"^many\.pdf is .* over this server's 100 bytes size limit$"):
-        load_bytes(data, "many.pdf")
+        load_bytes(data, "many.pdf", limits=Limits.from_env(shared=sharing.served_shared()))
 
 
 def test_corpus_documents_get_the_same_limits_as_an_upload(tmp_path):

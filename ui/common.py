@@ -19,7 +19,7 @@ from typing import Any
 import streamlit as st
 
 from chunkscope.document import Document
-from chunkscope.ingest import FORMATS_IN_BRIEF, IngestError, load_bytes, with_language
+from chunkscope.ingest import FORMATS_IN_BRIEF, IngestError, Limits, load_bytes, with_language
 from chunkscope.ingest.summary import document_summary
 from ui import keys
 
@@ -38,8 +38,10 @@ def sample_paths() -> list[Path]:
 @st.cache_data(show_spinner=False, max_entries=24)
 def _load_cached(digest: str, filename: str, _data: bytes) -> tuple[Document | None, str]:
     """(document, "") or (None, one-line error). ``_data`` is not hashed: ``digest`` is the key."""
-    try:
-        return load_bytes(_data, filename), ""
+    from chunkscope.sharing import served_shared
+
+    try:  # a shared server's limits are worded as its own
+        return load_bytes(_data, filename, limits=Limits.from_env(shared=served_shared())), ""
     except IngestError as exc:
         return None, str(exc)
     except Exception as exc:  # the upload's boundary: a damaged file can make any parser (PDF, DOCX, PPTX...)

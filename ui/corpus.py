@@ -354,14 +354,15 @@ def zip_bytes(results_dir: str | Path) -> bytes:
 
 def open_in_inspector(entry: dict[str, Any], results_dir: str | Path) -> str:
     """Put the document and its corpus report where the inspector pages look; '' or an error line."""
-    from chunkscope.ingest import IngestError, load_document
+    from chunkscope.ingest import IngestError, Limits, load_document
+    from chunkscope.sharing import served_shared
     from ui import keys
     from ui.analysis import analysis_key, store_report
 
     if not entry.get("report"):
         return f"{entry.get('rel') or entry.get('name')}: no report ({entry.get('reason') or entry.get('status')})"
     try:
-        doc = load_document(entry["path"])
+        doc = load_document(entry["path"], limits=Limits.from_env(shared=served_shared()))
         report = Report.load(Path(results_dir) / entry["report"])
     except (IngestError, OSError, ValueError) as exc:
         return f"cannot open {entry.get('name')}: {' '.join(str(exc).split())[:200]}"

@@ -2,11 +2,12 @@
 
 Public API::
 
-    load_document(path, *, name=None, max_bytes=None) -> Document
-    load_bytes(data, filename, max_bytes=None, *, name=None) -> Document
+    load_document(path, *, name=None, max_bytes=None, limits=None) -> Document
+    load_bytes(data, filename, max_bytes=None, *, name=None, limits=None) -> Document
     IngestError           # bad input; str(err) is one specific line
     SUPPORTED_EXTENSIONS  # {".pdf": "pdf", ".md": "markdown", ...}
     resolve_max_bytes(max_bytes=None) -> int   # argument > $CHUNKSCOPE_MAX_BYTES > 50 MB
+    Limits(max_bytes, max_pages, shared)       # what to read; Limits.from_env() at the edges
 
 The format follows the file extension (``.pdf``, ``.md``/``.markdown``, ``.txt``/``.text``,
 ``.html``/``.htm``, ``.docx``, ``.pptx``, ``.json``); bytes starting with ``%PDF-`` are read as a PDF whatever the extension. A
@@ -22,7 +23,8 @@ import time
 from pathlib import Path
 
 from chunkscope.document import Document
-from chunkscope.ingest.errors import IngestError, human_bytes, json_error
+from chunkscope.ingest.errors import IngestError, json_error
+from chunkscope.ingest.limits import DEFAULT_MAX_BYTES, Limits, resolve_max_bytes
 from chunkscope.text.language import detect_language
 
 __all__ = [
@@ -31,6 +33,7 @@ __all__ = [
     "FORMATS_IN_BRIEF",
     "FORMAT_SHORT",
     "IngestError",
+    "Limits",
     "SUPPORTED_EXTENSIONS",
     "load_bytes",
     "load_document",
@@ -38,8 +41,6 @@ __all__ = [
     "with_language",
 ]
 
-DEFAULT_MAX_BYTES = 50 * 1024 * 1024
-MAX_BYTES_ENV = "CHUNKSCOPE_MAX_BYTES"
 SUPPORTED_EXTENSIONS = {
     ".pdf": "pdf",
     ".md": "markdown",
@@ -65,60 +66,6 @@ _SAVE_AS = {".doc": "a Word 97–2003 file: save it as .docx or PDF",
             ".odp": "an OpenDocument presentation: save it as .pptx or PDF",
             ".odt": "an OpenDocument text: save it as .docx or PDF",
             ".rtf": "rich text: save it as .docx or PDF"}
-
-
-def resolve_max_bytes(max_bytes: int | None = None) -> int:
-    """The size limit in bytes: the argument, else ``$CHUNKSCOPE_MAX_BYTES``, else 50 MB."""
-    if max_bytes is not None:
-        if int(max_bytes) <= 0:
-            raise IngestError(f"the size limit must be a positive number of bytes (got {max_bytes})")
-        return int(max_bytes)
-    env = os.environ.get(MAX_BYTES_ENV, "").strip()
-    if env:
-        try:
-            value = int(float(env))
-        except ValueError:
-            raise IngestError(f"{MAX_BYTES_ENV} must be a number of bytes (got {env!r})") from None
-        if value <= 0:
-            raise IngestError(f"{MAX_BYTES_ENV} must be a positive number of bytes (got {env!r})")
-        return value
-    return DEFAULT_MAX_BYTES
-
-
-def _check_size(size: int, filename: str, limit: int) -> None:
-    from chunkscope.sharing import served_shared
-
-    if size > limit:  # a shared server's users cannot raise its limit: no hint at the operator's setting
-        raise IngestError(
-            f"{filename} is {human_bytes(size)}, over "
-            + (f"this server's {human_bytes(limit)} size limit" if served_shared() else
-               f"the {human_bytes(limit)} size limit (raise it with {MAX_BYTES_ENV} or --max-bytes)")
-        )
-
-
-DEFAULT_MAX_PAGES = 10_000
-MAX_PAGES_ENV = "CHUNKSCOPE_MAX_PAGES"  # also the shared-mode page limit (chunkscope.sharing)
-
-
-def _check_pages(data: bytes, filename: str) -> None:
-    """Refuse a PDF with more pages than ``$CHUNKSCOPE_MAX_PAGES`` (default 10,000) before parsing any."""
-    try:
-        limit = int(os.environ.get(MAX_PAGES_ENV, "").strip() or DEFAULT_MAX_PAGES)
-    except ValueError:
-        limit = DEFAULT_MAX_PAGES
-    try:
-        import pymupdf
-
-        with pymupdf.open(stream=data, filetype="pdf") as d:
-            n = d.page_count
-    except Exception:  # noqa: BLE001 - a damaged file: the loader gives the specific message
-        return
-    if n > limit:
-        from chunkscope.sharing import served_shared
-
-        raise IngestError(f"{filename} has {n:,} pages; "
-                          + (f"this server takes at most {limit:,}" if served_shared() else
-                             f"the limit is {limit:,} ({MAX_PAGES_ENV})"))
 
 
 def _format_of(filename: str, data: bytes | None = None) -> str:
@@ -216,49 +163,24 @@ def with_language(doc: Document, language: str | None) -> Document:
 
 
 def load_bytes(data: bytes, filename: str, max_bytes: int | None = None, *, name: str | None = None,
-               running: str = "mark", language: str | None = None) -> Document:
+               running: str = "mark", language: str | None = None, limits: Limits | None = None) -> Document:
     """Load an uploaded file's bytes. ``filename`` decides the format (see module doc).
 
+    ``limits``: the largest document to read (default: ``Limits.from_env(max_bytes)``; give one or the other).
     ``language``: an ISO 639-1 code that overrides the detected language (kept in
     ``meta["language_detected"]``).
 
     ``running`` (PDF only): running page headers/footers are kept as layout comments (``"mark"``)
     or removed (``"strip"``: another text, hence another Document and fingerprint)."""
     filename = Path(str(filename)).name or "document"
-    limit = resolve_max_bytes(max_bytes)
-    _check_size(len(data), filename, limit)
+    limits = _limits(max_bytes, limits)
+    limits.check_size(len(data), filename)
     fmt = _format_of(filename, data)
     if not data:
         raise IngestError(f"{filename} is empty")
     stem = name or Path(filename).stem or filename
     t0 = time.perf_counter()
-    if fmt == "pdf":
-        from chunkscope.ingest.pdf import load_pdf_bytes
-
-        _check_pages(data, filename)
-        doc = load_pdf_bytes(data, filename, stem, running=running)
-    elif fmt == "markdown":
-        from chunkscope.ingest.markdown import load_markdown_bytes
-
-        doc = load_markdown_bytes(data, filename, stem)
-    elif fmt == "text":
-        from chunkscope.ingest.text import load_text_bytes
-
-        doc = load_text_bytes(data, filename, stem)
-    elif fmt == "html":
-        from chunkscope.ingest.html import load_html_bytes
-
-        doc = load_html_bytes(data, filename, stem)
-    elif fmt == "docx":
-        from chunkscope.ingest.docx import load_docx_bytes
-
-        doc = load_docx_bytes(data, filename, stem, limit)
-    elif fmt == "pptx":
-        from chunkscope.ingest.pptx import load_pptx_bytes
-
-        doc = load_pptx_bytes(data, filename, stem, limit)
-    else:
-        doc = _load_json(data, filename, name)
+    doc = _decode(fmt, data, filename, stem, name, running, limits)
     if not doc.text.strip():
         raise IngestError(f"{filename} contains no text")
     if doc.language in ("", "und"):
@@ -273,19 +195,57 @@ def load_bytes(data: bytes, filename: str, max_bytes: int | None = None, *, name
     return doc
 
 
+def _decode(fmt: str, data: bytes, filename: str, stem: str, name: str | None, running: str,
+            limits: Limits) -> Document:
+    """The Document of ``data`` read as format ``fmt`` by its loader (a PDF's pages counted first)."""
+    if fmt == "pdf":
+        from chunkscope.ingest.pdf.load import load_pdf_bytes
+        from chunkscope.ingest.pdf.open import page_count
+
+        pages = page_count(data)  # refused before any page is parsed
+        if pages is not None:
+            limits.check_pages(pages, filename)
+        return load_pdf_bytes(data, filename, stem, running=running)
+    if fmt == "json":
+        return _load_json(data, filename, name)
+    if fmt == "docx":
+        from chunkscope.ingest.docx import load_docx_bytes
+
+        return load_docx_bytes(data, filename, stem, limits.max_bytes)
+    if fmt == "pptx":
+        from chunkscope.ingest.pptx import load_pptx_bytes
+
+        return load_pptx_bytes(data, filename, stem, limits.max_bytes)
+    if fmt == "html":
+        from chunkscope.ingest.html import load_html_bytes as load
+    elif fmt == "markdown":
+        from chunkscope.ingest.markdown import load_markdown_bytes as load
+    else:
+        from chunkscope.ingest.text import load_text_bytes as load
+    return load(data, filename, stem)
+
 def load_document(path: str | os.PathLike, *, name: str | None = None, max_bytes: int | None = None,
-                  running: str = "mark", language: str | None = None) -> Document:
-    """Load a file from disk (size checked before reading)."""
+                  running: str = "mark", language: str | None = None, limits: Limits | None = None) -> Document:
+    """Load a file from disk (size checked before reading; ``limits`` as for ``load_bytes``)."""
     p = Path(path)
     if not p.exists():
         raise IngestError(f"{p}: no such file")
     if p.is_dir():
         raise IngestError(f"{p} is a directory, not a document")
-    limit = resolve_max_bytes(max_bytes)
-    _check_size(p.stat().st_size, p.name, limit)
+    limits = _limits(max_bytes, limits)
+    limits.check_size(p.stat().st_size, p.name)
     _format_of(p.name)  # refuse an unsupported extension before reading
     try:
         data = p.read_bytes()
     except OSError as exc:
         raise IngestError(f"{p.name}: cannot read ({exc.strerror or exc})") from None
-    return load_bytes(data, p.name, limit, name=name, running=running, language=language)
+    return load_bytes(data, p.name, name=name, running=running, language=language, limits=limits)
+
+
+def _limits(max_bytes: int | None, limits: Limits | None) -> Limits:
+    """The limits given, else those of the environment with ``max_bytes``."""
+    if limits is None:
+        return Limits.from_env(max_bytes)
+    if max_bytes is not None:
+        raise ValueError("give max_bytes or limits, not both")
+    return limits

@@ -114,6 +114,7 @@ def _heading_styles(package: zipfile.ZipFile) -> dict[str, int]:
             outline.get(f"{_W}val") if outline is not None else None)
 
     def level(sid: str, depth: int = 0) -> int | None:
+        """The heading level of style ``sid``: by its name ("heading 2"), its outline level, else its base style's."""
         name, based, outline = styles[sid]
         if (m := re.fullmatch(r"heading ([1-9])", name.strip().lower())) is not None:
             return int(m[1])
@@ -159,6 +160,7 @@ def _quoted(name: str) -> str:
 
 
 def load_docx_bytes(data: bytes, filename: str, name: str, limit: int) -> Document:
+    """Load a Word (.docx) file's bytes; ``limit``: the most bytes its text parts may unpack to."""
     md, facts = docx_to_markdown(data, filename, limit)
     doc = office_document(md, name, "docx", f"{filename} has no text (an empty document, or one of images only)")
     if facts["messages"]:

@@ -42,3 +42,9 @@ def human_bytes(n: int) -> str:
     if n >= 1024:
         return f"{n / 1024:.1f} KB"
     return f"{n} bytes"
+
+
+def first_line(exc: BaseException) -> str:
+    """An exception's message as a warning quotes it: its first line, at most 120 characters (else its type)."""
+    s = str(exc).strip().splitlines()
+    return s[0][:120] if s else type(exc).__name__

@@ -1,6 +1,6 @@
 """Extraction health of a PDF: what went wrong in the parser, before any chunking.
 
-Computed at ingest (``chunkscope.ingest.pdf``) and kept in ``Document.meta["health"]`` (JSON)::
+Computed at ingest (``chunkscope.ingest.pdf.load``) and kept in ``Document.meta["health"]`` (JSON)::
 
     {"pages": [{"page": 1, "chars": 1834, "image_coverage": 0.0, "no_text": false,
                 "running": ["header: chapter + page number"], "hyphenated": 2,
@@ -20,9 +20,14 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from typing import Any, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Iterable, Iterator, Sequence
 
+from chunkscope.ingest.pdf.open import PDF_READ_ERRORS
 from chunkscope.text.markup import LINK_TARGET, alnum
+
+# what checking a strange page raises: PyMuPDF's errors, a box or a number of the wrong kind
+_PAGE_ERRORS: tuple[type[Exception], ...] = (*PDF_READ_ERRORS, TypeError, ArithmeticError)
 
 _TABLE_SEP = re.compile(r"^\|[-:| ]+\|$", re.M)
 _STRUCK = re.compile(r"~~[^~\n]+~~")  # the converter's strike-through markup
@@ -42,7 +47,7 @@ def _image_coverage(page) -> float:
             r = page.rect & info["bbox"]
             covered += abs(r) if not r.is_empty else 0.0
         return round(min(1.0, covered / area), 3)
-    except Exception:
+    except PDF_READ_ERRORS:
         return 0.0
 
 
@@ -153,90 +158,45 @@ def _furniture(coverage: Sequence[list[tuple[Sequence[Any], bool]]], share: floa
     return {key for key, n in seen.items() if n >= need}
 
 
-def pdf_health(pdf, page_texts: Sequence[str], tables: Sequence[int], running: Any,
-               geometry: Any, words: Sequence[Sequence[Any]] | None,
-               infos: Sequence[Sequence[float]] = ()) -> dict[str, Any]:
-    """Health of every page (see module doc). ``tables[k]``: tables pymupdf4llm detected on page k."""
-    pages: list[dict[str, Any]] = []
-    warnings: list[str] = []
+@dataclass
+class _Inputs:
+    """What every page's check reads: the document, what ingest found, and each word's coverage."""
+
+    pdf: Any
+    tables: Sequence[int]
+    found: dict[int, list]  # running lines by page index (``RunningLines.found``)
+    geometry: Any
+    words: Sequence[Sequence[Any]] | None
+    infos: Sequence[Sequence[float]]
+    runs_by_page: dict[int, list]  # the geometry's runs by page number
+    coverage: list[list[tuple[Sequence[Any], bool]]]  # each page's words, covered by the Markdown or not
+    furniture: set[tuple[int, int, str]]
+
+
+def _inputs(pdf: Any, tables: Sequence[int], running: Any, geometry: Any, words: Sequence[Sequence[Any]] | None,
+            infos: Sequence[Sequence[float]]) -> _Inputs:
+    """The document-wide inputs of the checks; each word covered by the Markdown or not, once: the template's
+    furniture and each page's dropped text."""
     runs_by_page: dict[int, list] = {}
     if geometry is not None:
         for r in geometry.runs:
             runs_by_page.setdefault(r[2], []).append(r)
-    found = getattr(running, "found", {}) or {}
-    # each word covered by the Markdown or not, once: the template's furniture and each page's dropped text
     try:
         coverage = [_coverage(wk, runs_by_page.get(k + 1, [])) for k, wk in enumerate(words or [])] \
             if geometry is not None else []
-    except Exception:  # a strange word box: no dropped-text counts, never an exception
+    except (TypeError, IndexError, ValueError):  # a strange word box: no dropped-text counts, never an exception
         coverage = []
-    furniture = _furniture(coverage)
-    for k, text in enumerate(page_texts):
-        no = k + 1
-        p: dict[str, Any] = {"page": no, "warnings": []}
-        try:
-            page = pdf[k]
-            rect = page.rect
-            md = re.sub(r"<!-- Page(?:Break|Header: .*?|Footer: .*?) -->", "", text)
-            p["chars"] = sum(1 for ch in md if not ch.isspace())
-            info = infos[k] if k < len(infos) else (rect.width, rect.height, page.rotation)
-            p["rotation"] = int(info[2])
-            p["image_coverage"] = _image_coverage(page)
-            wk = words[k] if words is not None and k < len(words) else []
-            p["words"] = len(wk)
-            p["no_text"] = not any(ch.isalnum() for ch in md)
-            p["running"] = [f"{edge}: {why}" for _, edge, why in found.get(k, [])]
-            p["hyphenated"] = hyphenated_breaks(wk)
-            p["tables_detected"] = int(tables[k]) if k < len(tables) else 0
-            p["tables_markdown"] = len(_TABLE_SEP.findall(text))
-            p["table_captions"] = len(_TABLE_CAPTION.findall(md))
-            p["struck"] = len(_STRUCK.findall(md))
-            p["repeated"] = repeated_lines(md, wk) if words is not None else 0
-            p["order_jumps"] = order_jumps(runs_by_page.get(no, []), float(info[1]))
-            if geometry is not None and k < len(geometry.page_coverage):
-                m, n = geometry.page_coverage[k]
-                p["coverage"] = round(m / n, 4) if n else None
-                lost, letters = _missing(coverage[k] if k < len(coverage) else [], furniture)
-                p["missing_letters"], p["letters"] = lost, letters
-            if info[0] <= 0 or info[1] <= 0:
-                p["warnings"].append("zero-size page")
-            if p["no_text"] and p["running"] and p["image_coverage"] < 0.5:
-                pass  # a blank page but for its running header/footer (a book's blank verso): nothing wrong
-            elif p["no_text"]:
-                p["warnings"].append("no text layer (scanned?)" if p["image_coverage"] >= 0.5 else "no text")
-            if p["rotation"]:
-                p["warnings"].append(f"rotated {p['rotation']}°")
-            if p["words"] > _FRAGMENTS:
-                p["warnings"].append(f"{p['words']:,} text fragments (drawn or kerned text?)")
-            if p["tables_detected"] > p["tables_markdown"]:
-                p["warnings"].append(
-                    f"{p['tables_detected']} table(s) detected, {p['tables_markdown']} came out as Markdown tables")
-            elif p["table_captions"] > p["tables_markdown"]:
-                p["warnings"].append(
-                    f"{p['table_captions']} table caption(s), {p['tables_markdown']} Markdown table(s): a table the converter "
-                    "did not detect (no vertical rules, as in most journals) comes out as lines of text, which Block "
-                    "Integrity cannot see as a table")
-            if p["struck"]:
-                p["warnings"].append(
-                    f"{p['struck']} run(s) of text marked struck through (~~…~~): a line drawn through the text, or a "
-                    "line the converter took for one (a square root's bar, a figure's lines); heading titles leave "
-                    "the marks out")
-            if p["repeated"]:
-                p["warnings"].append(
-                    f"{p['repeated']} line(s) written twice by the converter, once on the page (an equation, a "
-                    "figure's text?): the text, its chunks and their token counts hold them twice")
-            if p["order_jumps"] >= _JUMPS:
-                p["warnings"].append(f"extracted order jumps around the page {p['order_jumps']} times (columns?)")
-            if p.get("letters", 0) >= _MISSING_MIN and p["missing_letters"] > _MISSING * p["letters"]:
-                p["warnings"].append(f"{p['missing_letters'] / p['letters']:.0%} of the page's text is not in the "
-                                     "Markdown (the converter dropped it: code or lists on shaded backgrounds?)")
-            cov = p.get("coverage")
-            if cov is not None and cov < 0.9 and p["chars"] > 50:
-                p["warnings"].append(f"only {cov:.0%} of the text mapped back to the page")
-        except Exception as exc:  # a strange page: say so, keep going
-            p["warnings"].append(f"health check failed ({type(exc).__name__})")
-        warnings.extend(f"page {no}: {w}" for w in p["warnings"])
-        pages.append(p)
+    return _Inputs(pdf, tables, getattr(running, "found", {}) or {}, geometry, words, infos, runs_by_page,
+                   coverage, _furniture(coverage))
+
+
+def pdf_health(pdf: Any, page_texts: Sequence[str], tables: Sequence[int], running: Any,
+               geometry: Any, words: Sequence[Sequence[Any]] | None,
+               infos: Sequence[Sequence[float]] = ()) -> dict[str, Any]:
+    """Health of every page (see module doc). ``tables[k]``: tables pymupdf4llm detected on page k."""
+    ins = _inputs(pdf, tables, running, geometry, words, infos)
+    pages = [_page_health(ins, k, text) for k, text in enumerate(page_texts)]
+    warnings = [f"page {p['page']}: {w}" for p in pages for w in p["warnings"]]
     totals = {key: sum(int(p.get(key) or 0) for p in pages)
               for key in ("chars", "hyphenated", "tables_detected", "tables_markdown", "missing_letters",
                           "letters", "struck", "repeated")}
@@ -249,6 +209,85 @@ def pdf_health(pdf, page_texts: Sequence[str], tables: Sequence[int], running: A
     if hasattr(running, "summary"):
         out["running_lines"] = running.summary()
     return out
+
+
+def _page_health(ins: _Inputs, k: int, text: str) -> dict[str, Any]:
+    """Page ``k``'s measures and warnings; a page that cannot be read says so (and the others go on)."""
+    p: dict[str, Any] = {"page": k + 1, "warnings": []}
+    try:
+        _measure(ins, k, text, p)
+        p["warnings"].extend(_layout_warnings(p))
+        p["warnings"].extend(_content_warnings(p))
+    except _PAGE_ERRORS as exc:  # a strange page: say so, keep going
+        p["warnings"].append(f"health check failed ({type(exc).__name__})")
+    return p
+
+
+def _measure(ins: _Inputs, k: int, text: str, p: dict[str, Any]) -> None:
+    """Page ``k``'s measures, into ``p`` (in the order the JSON has them)."""
+    no = k + 1
+    page = ins.pdf[k]
+    rect = page.rect
+    md = re.sub(r"<!-- Page(?:Break|Header: .*?|Footer: .*?) -->", "", text)
+    p["chars"] = sum(1 for ch in md if not ch.isspace())
+    info = ins.infos[k] if k < len(ins.infos) else (rect.width, rect.height, page.rotation)
+    p["rotation"] = int(info[2])
+    p["image_coverage"] = _image_coverage(page)
+    wk = ins.words[k] if ins.words is not None and k < len(ins.words) else []
+    p["words"] = len(wk)
+    p["no_text"] = not any(ch.isalnum() for ch in md)
+    p["running"] = [f"{edge}: {why}" for _, edge, why in ins.found.get(k, [])]
+    p["hyphenated"] = hyphenated_breaks(wk)
+    p["tables_detected"] = int(ins.tables[k]) if k < len(ins.tables) else 0
+    p["tables_markdown"] = len(_TABLE_SEP.findall(text))
+    p["table_captions"] = len(_TABLE_CAPTION.findall(md))
+    p["struck"] = len(_STRUCK.findall(md))
+    p["repeated"] = repeated_lines(md, wk) if ins.words is not None else 0
+    p["order_jumps"] = order_jumps(ins.runs_by_page.get(no, []), float(info[1]))
+    if ins.geometry is not None and k < len(ins.geometry.page_coverage):
+        m, n = ins.geometry.page_coverage[k]
+        p["coverage"] = round(m / n, 4) if n else None
+        lost, letters = _missing(ins.coverage[k] if k < len(ins.coverage) else [], ins.furniture)
+        p["missing_letters"], p["letters"] = lost, letters
+    if info[0] <= 0 or info[1] <= 0:
+        p["warnings"].append("zero-size page")
+
+
+def _layout_warnings(p: dict[str, Any]) -> Iterator[str]:
+    """What the page's measures say of its layout: no text, rotated, fragments, tables."""
+    if p["no_text"] and p["running"] and p["image_coverage"] < 0.5:
+        pass  # a blank page but for its running header/footer (a book's blank verso): nothing wrong
+    elif p["no_text"]:
+        yield "no text layer (scanned?)" if p["image_coverage"] >= 0.5 else "no text"
+    if p["rotation"]:
+        yield f"rotated {p['rotation']}°"
+    if p["words"] > _FRAGMENTS:
+        yield f"{p['words']:,} text fragments (drawn or kerned text?)"
+    if p["tables_detected"] > p["tables_markdown"]:
+        yield f"{p['tables_detected']} table(s) detected, {p['tables_markdown']} came out as Markdown tables"
+    elif p["table_captions"] > p["tables_markdown"]:
+        yield (f"{p['table_captions']} table caption(s), {p['tables_markdown']} Markdown table(s): a table the "
+               "converter did not detect (no vertical rules, as in most journals) comes out as lines of text, which "
+               "Block Integrity cannot see as a table")
+
+
+def _content_warnings(p: dict[str, Any]) -> Iterator[str]:
+    """What the page's measures say of its text: struck or repeated lines, order jumps, dropped or unmapped text."""
+    if p["struck"]:
+        yield (f"{p['struck']} run(s) of text marked struck through (~~…~~): a line drawn through the text, or a "
+               "line the converter took for one (a square root's bar, a figure's lines); heading titles leave "
+               "the marks out")
+    if p["repeated"]:
+        yield (f"{p['repeated']} line(s) written twice by the converter, once on the page (an equation, a "
+               "figure's text?): the text, its chunks and their token counts hold them twice")
+    if p["order_jumps"] >= _JUMPS:
+        yield f"extracted order jumps around the page {p['order_jumps']} times (columns?)"
+    if p.get("letters", 0) >= _MISSING_MIN and p["missing_letters"] > _MISSING * p["letters"]:
+        yield (f"{p['missing_letters'] / p['letters']:.0%} of the page's text is not in the "
+               "Markdown (the converter dropped it: code or lists on shaded backgrounds?)")
+    cov = p.get("coverage")
+    if cov is not None and cov < 0.9 and p["chars"] > 50:
+        yield f"only {cov:.0%} of the text mapped back to the page"
 
 
 def format_health(h: dict[str, Any], max_warnings: int = 20) -> str:

@@ -212,7 +212,10 @@ def _converter():
     from markdownify import MarkdownConverter
 
     class Converter(MarkdownConverter):
+        """markdownify's converter with code blocks fenced longer than any run of backticks inside."""
+
         def convert_pre(self, el, text, parent_tags):
+            """A ``<pre>`` block fenced with more backticks than its text holds in a row."""
             out = super().convert_pre(el, text, parent_tags)
             runs = [len(r) for r in re.findall(r"`{3,}", text)]
             if not runs or not out.strip():
@@ -272,6 +275,7 @@ def html_to_markdown(text: str, cells_as_text: bool = False) -> tuple[str, dict]
 
 
 def load_html_bytes(data: bytes, filename: str, name: str) -> Document:
+    """Load a web page's bytes (its declared or detected encoding) as Markdown."""
     from bs4.dammit import EncodingDetector
 
     declared = EncodingDetector.find_declared_encoding(data[:65536], is_html=True)

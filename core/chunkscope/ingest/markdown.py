@@ -41,10 +41,12 @@ def page_break_pages(text: str) -> list[Span]:
 
 
 def document_from_markdown(text: str, name: str, encoding: str = "utf-8") -> Document:
+    """Markdown text -> Document (pages from ``<!-- PageBreak -->`` markers, else form feeds)."""
     pages = page_break_pages(text) or form_feed_pages(text)
     return document_from_decoded(text, name, encoding, "markdown", pages, markdown=True)
 
 
 def load_markdown_bytes(data: bytes, filename: str, name: str) -> Document:
+    """Load a Markdown file's bytes."""
     text, encoding = decode_text(data, filename)
     return document_from_markdown(text, name, encoding)

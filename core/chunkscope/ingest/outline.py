@@ -357,7 +357,7 @@ Runs = Sequence[tuple[str, str, tuple[int, ...]]]
 
 def _font_kind(paragraph: list[str], runs: Runs) -> str:
     """The emphasis ("bold", "italic") of a paragraph the converter wrote without markup, when a run of
-    emphasised text on its page (``runs``: ``(kind, key, starts)`` from ``chunkscope.ingest.pdf.font_emphasis``)
+    emphasised text on its page (``runs``: ``(kind, key, starts)`` from ``chunkscope.ingest.pdf.fonts.font_emphasis``)
     goes on with it from one of its lines' starts (``starts``: a subsection's title right under its section's,
     both bold, is one run); else ""."""
     if any(ch in x for x in paragraph for ch in "*_`"):
@@ -477,7 +477,7 @@ def numbered_titles(pages: list[str], emphasis: Sequence[Runs] = ()) -> tuple[li
     or "Appendix B", "Chapter 3") and reads as a title (capitalised, not a sentence, not a contents entry
     ending with its page number); a document needs ``MIN_NUMBERED`` of them, and a style's numbers must
     run in order (names "_J. Smith_" and dates "_3 December_" do not). ``emphasis``: each page's runs of bold
-    or italic text by its fonts (``chunkscope.ingest.pdf.font_emphasis``), for the titles the converter wrote
+    or italic text by its fonts (``chunkscope.ingest.pdf.fonts.font_emphasis``), for the titles the converter wrote
     without markup (revtex's CMBX9 and CMTI9 carry no bold or italic flag: "I. FIRST-LEVEL HEADING" was plain
     text): a plain paragraph is bold or italic when such a run goes on with it from a line's start (``_font_kind``).
 

@@ -21,6 +21,7 @@ from difflib import SequenceMatcher
 from typing import Any, Sequence
 
 from chunkscope.geometry import Geometry
+from chunkscope.ingest.pdf.open import PDF_READ_ERRORS
 from chunkscope.text.markup import LINK_TARGET
 
 _MASK_PATTERNS = [
@@ -156,65 +157,85 @@ def align_page(text: str, words: Sequence[Sequence[Any]]) -> tuple[dict[int, int
     """Map positions of ``text`` (page Markdown) to indices of ``words``; also the mappable count."""
     mask = markup_mask(text)
     mappable = len(text) - sum(mask)
-    tokens = md_tokens(text, mask)
-    wkeys = [_key(str(w[4])) for w in words]
-    char_map: dict[int, int] = {}
-    used = [False] * len(words)
+    al = _Aligner(md_tokens(text, mask), words)
+    al.anchored()
+    for _ in range(2):  # blocks that pymupdf4llm emitted in another order than the content stream
+        left_t = [i for i, t in enumerate(al.tokens) if t.word is None]
+        left_w = [j for j in range(len(words)) if not al.used[j]]
+        if not left_t or not left_w:
+            break
+        al.align(left_t, left_w, fine=True)
+    al.single_words()
+    _repair_lines(text, al.tokens, words, al.wkeys, al.char_map)
+    _fill_punctuation(text, mask, al.char_map)
+    return al.char_map, mappable
 
-    def assign(t: _Token, wid: int) -> None:
+
+class _Aligner:
+    """The Markdown's tokens matched to the page's words, pass by pass: ``char_map`` (text position -> word index)
+    and ``used`` (each word matched or not) grow as tokens find their words."""
+
+    def __init__(self, tokens: list[_Token], words: Sequence[Sequence[Any]]) -> None:
+        self.tokens = tokens
+        self.words = words
+        self.wkeys = [_key(str(w[4])) for w in words]
+        self.char_map: dict[int, int] = {}
+        self.used = [False] * len(words)
+
+    def assign(self, t: _Token, wid: int) -> None:
+        """Token ``t`` is word ``wid``."""
         t.word = wid
-        used[wid] = True
+        self.used[wid] = True
         for i in t.positions:
-            char_map[i] = wid
+            self.char_map[i] = wid
 
-    def align(tok_idx: list[int], word_idx: list[int], fine: bool) -> None:
-        sm = SequenceMatcher(None, [tokens[i].key for i in tok_idx], [wkeys[j] for j in word_idx], autojunk=False)
+    def anchored(self) -> None:
+        """In-order anchors in linear time, then each gap between anchors aligned finely."""
+        pairs = _greedy_anchors([t.key for t in self.tokens], self.wkeys)
+        for a, b in pairs:
+            self.assign(self.tokens[a], b)
+        prev_a, prev_b = -1, -1
+        for a, b in pairs + [(len(self.tokens), len(self.words))]:
+            if a - prev_a > 1 and b - prev_b > 1:
+                self.align(list(range(prev_a + 1, a)), list(range(prev_b + 1, b)), fine=True)
+            prev_a, prev_b = a, b
+
+    def align(self, tok_idx: list[int], word_idx: list[int], fine: bool) -> None:
+        """The tokens ``tok_idx`` matched to the words ``word_idx`` in order; with ``fine``, a short stretch that
+        differs is aligned letter by letter (``_char_align``)."""
+        sm = SequenceMatcher(None, [self.tokens[i].key for i in tok_idx], [self.wkeys[j] for j in word_idx],
+                             autojunk=False)
         for op, i1, i2, j1, j2 in sm.get_opcodes():
             if op == "equal":
                 for a, b in zip(range(i1, i2), range(j1, j2)):
-                    assign(tokens[tok_idx[a]], word_idx[b])
+                    self.assign(self.tokens[tok_idx[a]], word_idx[b])
             elif op == "replace" and fine and (i2 - i1) <= 60 and (j2 - j1) <= 60:
-                ts = [tokens[tok_idx[a]] for a in range(i1, i2)]
-                ws = [word_idx[b] for b in range(j1, j2)]
-                before = len(char_map)
-                _char_align(ts, [str(words[w][4]) for w in ws], ws, char_map)
-                if len(char_map) > before:
-                    for t in ts:
-                        if any(i in char_map for i in t.positions):
-                            t.word = char_map.get(t.positions[0], -1)
-                    for w in ws:
-                        used[w] = True
+                self._letters([self.tokens[tok_idx[a]] for a in range(i1, i2)], [word_idx[b] for b in range(j1, j2)])
 
-    # pass 1: in-order anchors in linear time, then each gap between anchors aligned finely
-    tkeys = [t.key for t in tokens]
-    pairs = _greedy_anchors(tkeys, wkeys)
-    for a, b in pairs:
-        assign(tokens[a], b)
-    prev_a, prev_b = -1, -1
-    for a, b in pairs + [(len(tokens), len(words))]:
-        if a - prev_a > 1 and b - prev_b > 1:
-            align(list(range(prev_a + 1, a)), list(range(prev_b + 1, b)), fine=True)
-        prev_a, prev_b = a, b
-    for _ in range(2):  # blocks that pymupdf4llm emitted in another order than the content stream
-        left_t = [i for i, t in enumerate(tokens) if t.word is None]
-        left_w = [j for j in range(len(words)) if not used[j]]
-        if not left_t or not left_w:
-            break
-        align(left_t, left_w, fine=True)
-    by_key: dict[str, list[int]] = {}
-    for j, k in enumerate(wkeys):
-        by_key.setdefault(k, []).append(j)
-    prev: int | None = None
-    for t in tokens:  # single words: the same word nearest to where the previous token sits
-        if t.word is None and t.key in by_key and any(ch.isalnum() for ch in t.key):
-            cands = [j for j in by_key[t.key] if not used[j]] or by_key[t.key]
-            y = words[prev][1] if prev is not None else 0.0
-            assign(t, min(cands, key=lambda j: abs(words[j][1] - y)))
-        if t.word is not None and t.word >= 0:
-            prev = t.word
-    _repair_lines(text, tokens, words, wkeys, char_map)
-    _fill_punctuation(text, mask, char_map)
-    return char_map, mappable
+    def _letters(self, ts: list[_Token], ws: list[int]) -> None:
+        """Tokens ``ts`` aligned letter by letter with the words ``ws``."""
+        before = len(self.char_map)
+        _char_align(ts, [str(self.words[w][4]) for w in ws], ws, self.char_map)
+        if len(self.char_map) > before:
+            for t in ts:
+                if any(i in self.char_map for i in t.positions):
+                    t.word = self.char_map.get(t.positions[0], -1)
+            for w in ws:
+                self.used[w] = True
+
+    def single_words(self) -> None:
+        """Each token still alone: the same word nearest to where the previous token sits."""
+        by_key: dict[str, list[int]] = {}
+        for j, k in enumerate(self.wkeys):
+            by_key.setdefault(k, []).append(j)
+        prev: int | None = None
+        for t in self.tokens:
+            if t.word is None and t.key in by_key and any(ch.isalnum() for ch in t.key):
+                cands = [j for j in by_key[t.key] if not self.used[j]] or by_key[t.key]
+                y = self.words[prev][1] if prev is not None else 0.0
+                self.assign(t, min(cands, key=lambda j: abs(self.words[j][1] - y)))
+            if t.word is not None and t.word >= 0:
+                prev = t.word
 
 
 def _repair_lines(text: str, tokens: Sequence[_Token], words: Sequence[Sequence[Any]], wkeys: Sequence[str],
@@ -275,7 +296,7 @@ def page_words(page) -> list[tuple]:
     """The page's words as PyMuPDF extracts them, in content-stream order."""
     try:
         return [w for w in page.get_text("words") if str(w[4]).strip()]
-    except Exception:
+    except PDF_READ_ERRORS:
         return []
 
 
@@ -342,7 +363,7 @@ def page_info(page) -> tuple[float, ...]:
         w, h = float(cb.width), float(cb.height)
         m = page.rotation_matrix
         return (w, h, float(page.rotation), m.a, m.b, m.c, m.d, m.e, m.f)
-    except Exception:
+    except PDF_READ_ERRORS:
         return (0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
 
 
@@ -362,20 +383,3 @@ def build_geometry(infos: Sequence[tuple[float, ...]], page_texts: Sequence[str]
         geo.mapped += mapped
         geo.mappable += mappable
     return geo
-
-
-def unmapped_sample(text: str, char_map: dict[int, int], limit: int = 12) -> list[str]:
-    """Up to ``limit`` stretches of mappable characters left without a box (for diagnostics)."""
-    mask = markup_mask(text)
-    out: list[str] = []
-    i = 0
-    while i < len(text) and len(out) < limit:
-        if not mask[i] and i not in char_map:
-            j = i
-            while j < len(text) and not mask[j] and j not in char_map:
-                j += 1
-            out.append(text[i:j])
-            i = j
-        else:
-            i += 1
-    return out

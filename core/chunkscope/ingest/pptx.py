@@ -225,6 +225,7 @@ def pptx_to_markdown(data: bytes, filename: str, limit: int) -> tuple[str, dict]
 
 
 def load_pptx_bytes(data: bytes, filename: str, name: str, limit: int) -> Document:
+    """Load a PowerPoint (.pptx) deck's bytes; ``limit``: the most bytes its text parts may unpack to."""
     md, facts = pptx_to_markdown(data, filename, limit)
     doc = office_document(md, name, "pptx", f"{filename} has no text on any of its {facts['slides']} slide(s) "
                           "(pictures or charts only?)")

@@ -12,18 +12,22 @@ from pathlib import Path
 from typing import Any
 
 from chunkscope.document import Block, Document, Heading, Span
+from chunkscope.ingest.build import make_document
 from chunkscope.ingest.errors import json_error
 
 
 class ReferenceFormatError(ValueError):
-    pass
+    """A JSON that is not a valid reference document (the message says why)."""
 
 
 def is_reference_json(data: Any) -> bool:
+    """Whether ``data`` is a reference JSON (it has ``full_text`` and ``split_points``)."""
     return isinstance(data, dict) and "full_text" in data and "split_points" in data
 
 
 def document_from_reference(data: dict[str, Any], name: str | None = None) -> Document:
+    """A reference JSON -> Document, kept exactly: its ``split_points`` are the gold block boundaries, its
+    pages consecutive slices of ``full_text`` in key order, its ``titles`` the headings."""
     if not is_reference_json(data):
         raise ReferenceFormatError("not a reference JSON: expected keys 'full_text' and 'split_points'")
     text = data["full_text"]
@@ -68,19 +72,13 @@ def document_from_reference(data: dict[str, Any], name: str | None = None) -> Do
         headings.append(Heading(start, line_end, level, title.lstrip("#").strip()))
     headings.sort(key=lambda h: h.start)
 
-    return Document(
-        name=name or str(data.get("document_name") or "reference"),
-        text=text,
-        source_format="reference",
-        pages=pages,
-        blocks=blocks,
-        headings=headings,
-        warnings=warnings,
-        meta={"section_ends": [int(t.get("end", 0)) for t in data.get("titles") or []]},
-    )
+    return make_document(name or str(data.get("document_name") or "reference"), text, "reference", pages,
+                         structure=(blocks, headings), warnings=warnings,
+                         meta={"section_ends": [int(t.get("end", 0)) for t in data.get("titles") or []]})
 
 
 def load_reference(path: str | Path) -> Document:
+    """Load a reference JSON file."""
     p = Path(path)
     try:
         data = json.loads(p.read_text(encoding="utf-8"))

@@ -11,8 +11,8 @@ from __future__ import annotations
 import codecs
 
 from chunkscope.document import Document, Span
+from chunkscope.ingest.build import make_document
 from chunkscope.ingest.errors import IngestError
-from chunkscope.text.blocks import build_blocks
 
 # C0 control characters other than tab, newline, carriage return, form feed and ESC (ANSI colours)
 _CONTROL = {chr(c) for c in range(32)} - {"\t", "\n", "\r", "\f", "\x1b"}
@@ -127,26 +127,19 @@ def form_feed_pages(text: str) -> list[Span]:
 def document_from_decoded(text: str, name: str, encoding: str, source_format: str,
                           pages: list[Span], markdown: bool) -> Document:
     """Decoded text (Markdown or plain) -> Document, through the shared block builder."""
-    blocks, headings = build_blocks(text, pages, markdown=markdown)
     warnings = []
     if encoding not in ("utf-8", "utf-8-sig", "ascii"):
         warnings.append(f"decoded as {encoding} (not UTF-8)")
-    return Document(
-        name=name,
-        text=text,
-        source_format=source_format,
-        pages=pages,
-        blocks=blocks,
-        headings=headings,
-        warnings=warnings,
-        meta={"encoding": encoding},
-    )
+    return make_document(name, text, source_format, pages, markdown=markdown, warnings=warnings,
+                         meta={"encoding": encoding})
 
 
 def document_from_text(text: str, name: str, encoding: str = "utf-8") -> Document:
+    """Plain text -> Document (pages from form feeds)."""
     return document_from_decoded(text, name, encoding, "text", form_feed_pages(text), markdown=False)
 
 
 def load_text_bytes(data: bytes, filename: str, name: str) -> Document:
+    """Load a plain-text file's bytes."""
     text, encoding = decode_text(data, filename)
     return document_from_text(text, name, encoding)

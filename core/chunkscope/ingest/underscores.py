@@ -19,6 +19,8 @@ import re
 from bisect import bisect_left, bisect_right
 from typing import Any, Sequence
 
+from chunkscope.ingest.pdf.open import PDF_ERRORS, PDF_READ_ERRORS
+
 _THIN = 1.2  # points: a rule is at most this thick
 _TOUCH = 1.2  # points: a rule's end and the word's edge meet within this
 _SHORT, _LONG = 0.15, 0.7  # a rule's length, in heights of the words' boxes (a form's blank is longer)
@@ -69,7 +71,7 @@ def underscore_rules(page: Any, words: Sequence[Sequence[Any]]) -> list[Rule]:
         return []
     try:
         boxes = [r for kind, r in page.get_bboxlog() if "path" in kind]
-    except Exception:
+    except PDF_READ_ERRORS:
         return []
     thin = [(float(r[0]), float(r[1]), float(r[2]), float(r[3])) for r in boxes if r[3] - r[1] <= _THIN and r[2] > r[0]]
     by_end = sorted(range(len(words)), key=lambda i: float(words[i][2]))  # words by right edge, then left
@@ -105,7 +107,7 @@ def hide_rules(page: Any, rules: Sequence[Rule]) -> bool:
             page.add_redact_annot(pymupdf.Rect(x0 - 0.3, y0 - 0.3, x1 + 0.3, y1 + 0.3))
         page.apply_redactions(images=_KEEP_IMAGES, graphics=_LINE_ART_COVERED, text=_KEEP_TEXT)
         return True
-    except Exception:
+    except PDF_ERRORS:
         return False
 
 

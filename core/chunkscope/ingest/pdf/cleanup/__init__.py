@@ -1,0 +1,1 @@
+"""Passes that repair the converter's page Markdown, one module per kind of damage."""
