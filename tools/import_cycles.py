@@ -1,6 +1,14 @@
-"""Fail when the engine has an import cycle, counting imports inside functions too.
+"""Fail when the engine has an import cycle or an upward import, counting imports inside functions too.
 
 usage: python tools/import_cycles.py FOLDER PACKAGE   (e.g. ``core/chunkscope chunkscope``)
+
+Three rules:
+* no cycle between modules;
+* no cycle between the package's parts (its sub-packages and top-level modules: ``text``, ``ingest``,
+  ``analysis``...): a part that imports another part which imports it back is an upward import, whichever
+  module of each does it (``text.blocks`` importing ``ingest.markup`` while ``ingest`` imports ``text``);
+* the edge parts (``EDGES``: deployment policy, the command line, presentation, integrations) are imported
+  by no part below them, so the engine never reads the server's policy or draws a figure.
 
 Every ``import X`` / ``from X import Y`` anywhere in a module (top level, functions, TYPE_CHECKING
 blocks excepted) is an edge; ``from pkg import name`` points at ``pkg.name`` when that is a module,
@@ -101,16 +109,62 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return out
 
 
+# part -> the parts allowed to import it (everything else is the engine, below the edges)
+EDGES = {
+    "sharing": {"cli"},  # the shared server's policy: applied at the edges, passed into the engine as values
+    "cli": set(),
+    "present": {"cli"},  # plotly figures and HTML: the app (ui/, pages/) and the CLI's --html
+    "integrations": set(),
+}
+
+
+def part_of(module: str) -> str:
+    """The part a module belongs to: the first name below the package (``chunkscope.ingest.pdf`` -> ``ingest``)."""
+    names = module.split(".")
+    return names[1] if len(names) > 1 else ""
+
+
+def part_edges(graph: dict[str, set[str]]) -> dict[tuple[str, str], list[str]]:
+    """(part, imported part) -> the module imports behind that arrow."""
+    out: dict[tuple[str, str], list[str]] = {}
+    for src, targets in graph.items():
+        for dst in sorted(targets):
+            a, b = part_of(src), part_of(dst)
+            if a and b and a != b:
+                out.setdefault((a, b), []).append(f"{src} -> {dst}")
+    return out
+
+
+def problems(graph: dict[str, set[str]]) -> list[str]:
+    """Every broken rule, one line each (with the imports behind it)."""
+    out = []
+    for comp in cycles(graph):
+        out.append("import cycle: " + " <-> ".join(comp))
+        out += [f"  {m} -> {', '.join(sorted(graph[m] & set(comp)))}" for m in comp]
+    arrows = part_edges(graph)
+    parts = {p for pair in arrows for p in pair}
+    part_graph: dict[str, set[str]] = {p: set() for p in parts}
+    for a, b in arrows:
+        part_graph[a].add(b)
+    for comp in cycles(part_graph):
+        out.append("upward import between parts: " + " <-> ".join(comp))
+        out += [f"  {line}" for (a, b), lines in sorted(arrows.items()) if a in comp and b in comp for line in lines]
+    for (a, b), lines in sorted(arrows.items()):
+        if b in EDGES and a not in EDGES[b]:
+            out.append(f"{a} imports the edge part {b} (allowed only from {sorted(EDGES[b]) or 'outside the engine'}):")
+            out += [f"  {line}" for line in lines]
+    return out
+
+
 def main(argv: list[str]) -> int:
+    """Print the broken rules and return 1, or say there are none and return 0."""
     folder, package = Path(argv[0]), argv[1]
     graph = edges(modules(folder, package))
-    found = cycles(graph)
-    for comp in found:
-        print("import cycle: " + " <-> ".join(comp))
-        for m in comp:
-            print(f"  {m} -> {', '.join(sorted(graph[m] & set(comp)))}")
+    found = problems(graph)
+    for line in found:
+        print(line)
     if not found:
-        print(f"no import cycles in {len(graph)} modules of {package}")
+        print(f"no import cycles and no upward imports in {len(graph)} modules of {package}")
     return 1 if found else 0
 
 
