@@ -74,7 +74,7 @@ def save_uploads(uploads) -> Path:
             if not d.is_dir():
                 raise
             shutil.rmtree(part, ignore_errors=True)  # another rerun finished first: same contents
-    except BaseException:
+    except BaseException:  # whatever stopped the copy (a rerun included): no partial folder left, then re-raised
         shutil.rmtree(part, ignore_errors=True)
         raise
     return d
@@ -150,7 +150,7 @@ def extract_zip(data: bytes, dest: Path) -> None:
                 target = _free_path(dest, rel)
                 written.append(target)
                 target.write_bytes(data_i)
-        except BaseException:
+        except BaseException:  # a refused or interrupted unpacking: what it wrote is removed, then re-raised
             for p in reversed(written):
                 p.unlink(missing_ok=True)
                 for parent in p.relative_to(dest).parents:  # the folders made for it, when now empty

@@ -448,7 +448,7 @@ def parse_config_data(text: str, fmt: str = "toml") -> tuple[dict[str, Any], dic
             data = tomllib.loads(text)
         else:
             data = json.loads(text)
-    except Exception as exc:  # TOMLDecodeError / JSONDecodeError
+    except (ValueError, RecursionError) as exc:  # TOMLDecodeError / JSONDecodeError are ValueErrors; deep nesting
         raise ValueError(f"not valid {fmt.upper()}: {exc}") from None
     if not isinstance(data, dict):
         raise ValueError("expected a table/object of settings")

@@ -126,7 +126,7 @@ class ResultStore:
         try:
             tmp_p.write_bytes(data)
             os.replace(tmp_p, final)
-        except BaseException:
+        except BaseException:  # whatever stopped the write (Ctrl-C included): no temp file left, then re-raised
             tmp_p.unlink(missing_ok=True)
             raise
 
