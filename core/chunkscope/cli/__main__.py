@@ -1,3 +1,5 @@
+"""``python -m chunkscope.cli``: the ``chunkscope`` command."""
+
 import sys
 
 from chunkscope.cli import main
