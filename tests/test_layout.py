@@ -122,3 +122,23 @@ def test_every_required_dependency_is_used():
         name = _requirement_name(req)
         modules = by_dist.get(name) or {name.replace("-", "_")}
         assert modules & imported or any(f'"{m}"' in engine_text for m in modules), f"{name} is declared, not used"
+
+
+def test_the_architecture_map_names_every_module():
+    """docs/ARCHITECTURE.md §2 describes exactly the code: every module of the package is named there (by its
+    path below core/chunkscope/, a package by its folder), and every .py path it names exists."""
+    import re
+
+    text = (ROOT / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    section = text[text.index("## 2. Layout"):text.index("## 3.")]
+    named = {n.removeprefix("core/chunkscope/") for n in re.findall(r"`([\w/]+\.py)`", section)
+             if not n.startswith(("tests/", "tools/", "bench/"))}
+    folders = set(re.findall(r"`([\w/]+/)`", section))
+    for path in CORE.rglob("*.py"):
+        rel = path.relative_to(CORE)
+        if rel.name == "__init__.py" and rel.parent != Path("."):
+            assert f"{rel.parent.as_posix()}/" in folders or rel.parent.name + "/" in folders, rel
+        else:
+            assert rel.as_posix() in named or rel.name in named, f"{rel} is missing from docs/ARCHITECTURE.md §2"
+    known = {p.name for p in CORE.rglob("*.py")} | {p.relative_to(CORE).as_posix() for p in CORE.rglob("*.py")}
+    assert named <= known, f"named but not in the code: {sorted(named - known)}"

@@ -165,7 +165,6 @@ class Report(Record):
     # chunkings still to come; absent from the JSON of a complete report
     provisional: bool = json_field(False, omit="empty", load=bool)
     pending: list[str] = json_field(default_factory=list, omit=lambda r: not r.provisional, load=list)
-    _resamples: Any = field(default=None, repr=False, compare=False)  # in-memory cache, never serialised
 
     def get(self, chunking_id: str) -> ChunkingResult | None:
         """The chunking ``chunking_id``, or None."""

@@ -104,10 +104,6 @@ class TuneCache:
         key = (doc.fingerprint, settings.coref, settings.mentions)
         return self._pairs.get_or_compute(key, lambda: coref_pairs(doc, settings))
 
-    def remember_pairs(self, doc: Document, settings: Settings, pairs: Any, reason: str, info: dict) -> None:
-        """Seed the pairs from an analysis that already computed them (the app's report)."""
-        self._pairs.put((doc.fingerprint, settings.coref, settings.mentions), (pairs, reason, info))
-
     def clear(self) -> None:
         """Forget every cached result and pair; reset the counters."""
         with self._lock:

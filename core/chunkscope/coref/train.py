@@ -87,13 +87,6 @@ def fit(X: np.ndarray, y: np.ndarray, l2: float = L2, iterations: int = ITERATIO
     return w, mean, scale
 
 
-def pair_f1(pred: Sequence[Pair], ref: Sequence[Pair], tol: int = TOL) -> tuple[int, int, int]:
-    """(matches, predicted, reference): same pronoun span, entity starts within ``tol``."""
-    by = {(p.pronoun.start, p.pronoun.end): p.entity.start for p in ref}
-    hit = sum(1 for p in pred if abs(by.get((p.pronoun.start, p.pronoun.end), -10**9) - p.entity.start) <= tol)
-    return hit, len(pred), len(ref)
-
-
 def train(docs: Sequence[tuple[Parsed, Sequence[Pair]]], version: str, meta: dict[str, Any] | None = None) -> PairModel:
     """A pair model from parsed documents and their Maverick pairs."""
     return train_examples([doc_examples(parsed, ref) for parsed, ref in docs], version, meta)

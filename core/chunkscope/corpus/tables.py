@@ -18,8 +18,7 @@ from chunkscope.report import METRICS
 
 SCHEMA = "chunkscope.corpus.run/1"
 TIDY_COLUMNS = ("document", "domain", "language", "chunker", "candidate", "winner", "metric", "value")
-# metric names in the tidy table besides METRICS
-EXTRA_MEASURES = ("score", "chunks", "tokens_mean", "tokens_min", "tokens_max", "seconds")
+# the tidy table's "metric" column: METRICS, then score, chunks, tokens_mean, tokens_min, tokens_max, seconds
 
 
 def not_run(report: dict[str, Any]) -> dict[str, str]:
