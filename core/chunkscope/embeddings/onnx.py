@@ -17,14 +17,16 @@ for fp32).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import logging
 import os
 import shutil
 import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
@@ -68,13 +70,42 @@ def export_status(out: Path | None = None) -> str:
     return f"missing in {out}: {', '.join(missing)}" if missing else ""
 
 
+class _NoQuantizationAdvice(logging.Filter):
+    """Drops onnxruntime's "Please consider to run pre-processing before quantization" line: advice for image
+    models, printed at every export, which read like an instruction to the person running ``make setup``."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "pre-processing before quantization" not in record.getMessage()
+
+
+@contextlib.contextmanager
+def _quiet_export() -> Iterator[None]:
+    """No progress bar from transformers' weight loading and no quantization advice, during the export only."""
+    from transformers.utils import logging as hf_logging
+
+    bar = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    advice = _NoQuantizationAdvice()
+    logging.getLogger().addFilter(advice)
+    try:
+        yield
+    finally:
+        logging.getLogger().removeFilter(advice)
+        if bar:
+            hf_logging.enable_progress_bar()
+
+
 def export(out: Path | None = None, force: bool = False, log=print) -> Path:
     """Export the bundled weights to ONNX fp32 and int8 in ``out`` (offline; needs torch + onnx)."""
     out = out or models_dir()
     if not force and not export_status(out):
         log(f"ONNX models up to date in {out}")
         return out
-    src = bundled_model_path()
+    with _quiet_export():
+        return _export(bundled_model_path(), out, log)
+
+
+def _export(src: Path, out: Path, log: Any) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     import torch
