@@ -100,7 +100,13 @@ def test_chunk_table_has_a_row_per_chunk_with_the_inspectors_flags(policy):
         mine = [r for r in rows if r["chunking"] == c.id]
         assert [(r["chunk"], r["start"], r["end"], r["tokens"]) for r in mine] == \
             [(i, ch.start, ch.end, ch.tokens) for i, ch in enumerate(c.chunks)]
-        for r, ins in zip(mine, chunk_rows(doc, c)):
+        broken = {x.boundary for x in c.diagnostics["BI"].broken}
+        split = {x.boundary for x in c.diagnostics["RC"].split}
+        over = {o.chunk for o in c.diagnostics["SC"].out_of_size}
+        assert [r["breaks_block"] for r in mine] == [bool({r["start"], r["end"]} & broken) for r in mine]
+        assert [r["splits_pair"] for r in mine] == [bool({r["start"], r["end"]} & split) for r in mine]
+        assert [r["out_of_size"] for r in mine] == [r["chunk"] in over for r in mine]
+        for r, ins in zip(mine, chunk_rows(doc, c)):  # the Chunk inspector reads the same flags
             assert (r["blocks_cut"], r["pairs_split"], r["size"] or None) == (ins.blocks_cut, ins.pairs_split, ins.size)
             assert r["breaks_block"] == (ins.blocks_cut > 0) and r["splits_pair"] == (ins.pairs_split > 0)
             assert r["cohesion"] == ins.cohesion or (math.isnan(r["cohesion"]) and math.isnan(ins.cohesion))
@@ -109,6 +115,7 @@ def test_chunk_table_has_a_row_per_chunk_with_the_inspectors_flags(policy):
     assert not any(r["breaks_block"] for r in by["recursive-1100+pp"])  # keeps the table whole
     cutting = [r for r in by["fixed-512"] if r["breaks_block"]]
     assert any(table.start < r["end"] < table.end or table.start < r["start"] < table.end for r in cutting)
+    assert any(r["splits_pair"] for r in rows) and any(r["out_of_size"] for r in rows)  # sentence-5's
     assert sum(r["winner"] for r in rows) == len(report.get(report.winner).chunks)
     assert rows[0]["heading_path"] == "Northwind data handling policy"
 

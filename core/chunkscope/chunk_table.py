@@ -8,6 +8,7 @@ counts on both). ``write_chunk_table`` writes it as CSV or Parquet, by the file'
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +22,19 @@ COLUMNS = ("id", "document", "chunking", "winner", "chunk", "start", "end", "tok
 TABLE_FORMATS = (".csv", ".parquet")
 
 
-def _rows_of(report: Report, doc: Document, c: ChunkingResult) -> list[dict[str, Any]]:
-    """The rows of one chunking (``chunk_table``'s columns)."""
+@dataclass(frozen=True)
+class ChunkFlags:
+    """One chunk's problems as its chunking's diagnostics give them (the table's and the Chunk inspector's)."""
+
+    size: str | None  # SC's out-of-size kind ("under" | "over"), None when in bounds
+    blocks_cut: int  # BI: broken blocks whose cut is one of its edges
+    pairs_split: int  # RC: split pairs whose cut is one of its edges
+    cohesion: float  # ICC's; NaN where the chunk was not scored
+
+
+def chunk_flags(c: ChunkingResult) -> list[ChunkFlags]:
+    """The flags of each chunk of ``c``, in order, read from its typed diagnostics: a problem counts for a chunk
+    when its boundary is one of the chunk's edges (a cut between chunks k - 1 and k counts on both)."""
     d, n = c.diagnostics, len(c.chunks)
     bi, rc, sc, icc = d.get("BI"), d.get("RC"), d.get("SC"), d.get("ICC")
     cuts = Counter(x.boundary for x in bi.broken) if isinstance(bi, BlockDetails) else Counter()
@@ -30,18 +42,24 @@ def _rows_of(report: Report, doc: Document, c: ChunkingResult) -> list[dict[str,
     size = {o.chunk: o.kind or "out" for o in sc.out_of_size if 0 <= o.chunk < n} if isinstance(sc, SizeDetails) \
         else {}
     cohesion = {x.chunk: x.cohesion for x in icc.per_chunk} if isinstance(icc, CohesionDetails) else {}
+    return [ChunkFlags(size.get(i), cuts[ch.start] + cuts[ch.end], splits[ch.start] + splits[ch.end],
+                       cohesion.get(i, float("nan"))) for i, ch in enumerate(c.chunks)]
+
+
+def _rows_of(report: Report, doc: Document, c: ChunkingResult) -> list[dict[str, Any]]:
+    """The rows of one chunking (``chunk_table``'s columns)."""
     sha = str(report.document.get("sha256") or "")[:12]
     rows = []
-    for i, ch in enumerate(c.chunks):
+    for i, (ch, f) in enumerate(zip(c.chunks, chunk_flags(c))):
         pages = doc.pages_of(ch.start, ch.end)
-        cut, split = cuts[ch.start] + cuts[ch.end], splits[ch.start] + splits[ch.end]
         rows.append({
             "id": f"{sha}-{c.id}-{i:05d}", "document": report.document.get("name"), "chunking": c.id,
             "winner": c.id == report.winner, "chunk": i, "start": ch.start, "end": ch.end, "tokens": ch.tokens,
             "first_page": pages[0] if pages else None, "last_page": pages[-1] if pages else None,
             "heading_path": " > ".join(h.title for h in doc.chunk_heading_path(ch.start, ch.end)),
-            "out_of_size": i in size, "size": size.get(i, ""), "breaks_block": cut > 0, "blocks_cut": cut,
-            "splits_pair": split > 0, "pairs_split": split, "cohesion": cohesion.get(i, float("nan")),
+            "out_of_size": f.size is not None, "size": f.size or "", "breaks_block": f.blocks_cut > 0,
+            "blocks_cut": f.blocks_cut, "splits_pair": f.pairs_split > 0, "pairs_split": f.pairs_split,
+            "cohesion": f.cohesion,
         })
     return rows
 
