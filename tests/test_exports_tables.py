@@ -166,3 +166,33 @@ def test_the_overviews_exports_carry_the_chosen_text(policy):
     assert all(r["embed_text"] == "context" and r["text_context"].startswith(r["heading_path"][0]) for r in lines)
     assert json.loads(_report_json(report, "clean"))["provenance"]["embed_text"] == "clean"
     assert "embed_text" not in report.provenance  # the session's report is not changed
+
+
+def test_corpus_winners_carry_the_texts_and_the_choice(tmp_path):
+    from chunkscope.corpus.run import RunOptions, run_corpus
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "guide.md").write_text(FOOTED, encoding="utf-8")
+    settings = Settings(chunkers=("whole",), candidates=("whole",), coref="none")
+
+    def winners(choice: str) -> list[dict]:
+        summary = run_corpus(tmp_path / "docs", tmp_path / "out", settings, options=RunOptions(embed_text=choice))
+        assert summary["embed_text"] == choice
+        return [json.loads(x) for x in (tmp_path / "out" / "winners.jsonl").read_text(encoding="utf-8").splitlines()]
+
+    [rec] = winners("clean")
+    assert rec["embed_text"] == "clean" and text_to_embed(rec) == rec["text_clean"]
+    assert "PageFooter" in rec["text"] and "PageFooter" not in rec["text_clean"]
+    [again] = winners("context")  # resumed: the document is not analysed again, the choice still applies
+    assert again["embed_text"] == "context" and again["text"] == rec["text"]
+    with pytest.raises(ValueError, match="--embed-text"):
+        RunOptions(embed_text="tidy").validate()
+
+
+def test_records_written_before_the_clean_texts_get_them(tmp_path):
+    from chunkscope.report import with_embed_text
+
+    old = {"text": "Body<sup></sup>\n\n<!-- PageBreak -->\n\nmore", "heading_path": ["Guide"], "start": 0}
+    rec = with_embed_text(old, "context")
+    assert rec["text_clean"] == "Body\n\nmore" and rec["text_context"] == "Guide\n\nBody\n\nmore"
+    assert text_to_embed(rec) == rec["text_context"] and "embed_text" not in old

@@ -311,6 +311,20 @@ def text_to_embed(record: dict[str, Any]) -> str:
     return record[EMBED_FIELDS.get(record.get("embed_text", "raw"), "text")]
 
 
+def with_embed_text(record: dict[str, Any], embed_text: str) -> dict[str, Any]:
+    """An export record (``chunk_records``) marked to embed ``embed_text`` (``raw``, ``clean``, ``context``); a record
+    written before ``text_clean`` existed gets its clean and contextualised texts from ``text`` and ``heading_path``."""
+    from chunkscope.text.markup import check_embed_text, clean_text, contextualize
+
+    if problem := check_embed_text(embed_text):
+        raise ValueError(problem)
+    out = dict(record)
+    out.setdefault("text_clean", clean_text(out.get("text", "")))
+    out.setdefault("text_context", contextualize(out.get("text", ""), out.get("heading_path") or []))
+    out["embed_text"] = embed_text
+    return out
+
+
 def record_embed_text(report: Report, embed_text: str) -> None:
     """Note in ``report.provenance["embed_text"]`` which text of a chunk its exports embed (``raw``, ``clean``,
     ``context``); the metrics always score the spans, so no number depends on it. A bad value is a ValueError."""
