@@ -155,6 +155,10 @@ def test_cli_analyze_writes_the_table_and_records_embed_text(tmp_path, capsys):
     assert set(df["chunking"]) == {"recursive-1100+pp", "fixed-512"}
     assert main(["analyze", str(md), "--chunks-table", str(tmp_path / "t.xlsx")]) != 0
     assert "--chunks-table" in capsys.readouterr().err
+    plain = tmp_path / "plain.json"
+    assert main(["analyze", str(md), "--chunkers", "recursive-1100+pp", "--candidates", "recursive-1100+pp",
+                 "--coref", "none", "--quiet", "--json", str(plain)]) == 0
+    assert "embed_text" not in json.loads(plain.read_text(encoding="utf-8"))["provenance"]  # a plain run's report as before
 
 
 def test_the_overviews_exports_carry_the_chosen_text(policy):

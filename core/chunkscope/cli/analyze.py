@@ -219,7 +219,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         raise SettingsError(f"--coref {args.coref}: {report.coref['error']}")
     report.timings["parse"] = parse_s
     report.timings["total"] += parse_s
-    record_embed_text(report, args.embed_text)
+    if args.embed_text:  # the report of a plain run stays as it was
+        record_embed_text(report, args.embed_text)
     out = human_stream(args.json)  # with --json -, stdout is the JSON only
     print("\n".join(summary_lines(report)), file=out)
     if report.retrieval:

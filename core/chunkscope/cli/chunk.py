@@ -119,7 +119,7 @@ def cmd_chunk(args: argparse.Namespace) -> int:
     spans = res.spans
     tokens = count_many([doc.text[s.start:s.end] for s in spans])
     a = audit(doc, spans, ceiling=args.ceiling, tokens=tokens)
-    payload = chunk_payload(doc, args.chunker, params, spans, tokens, a, args.embed_text)
+    payload = chunk_payload(doc, args.chunker, params, spans, tokens, a, args.embed_text or "raw")
     if args.json == "-":
         write_json(payload, "-")
         return 0

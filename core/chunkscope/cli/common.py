@@ -40,10 +40,11 @@ def add_input_arguments(p: argparse.ArgumentParser) -> None:
 
 def add_embed_text_argument(p: argparse.ArgumentParser) -> None:
     """--embed-text: which text of each exported chunk is meant to be embedded (recorded; the metrics score spans)."""
-    p.add_argument("--embed-text", choices=("raw", "clean", "context"), default="raw",
+    p.add_argument("--embed-text", choices=("raw", "clean", "context"), default=None,
                    help="the text of each exported chunk to embed: raw (the span's text as is), clean (layout "
                    "comments, page marks and empty markup removed), context (the heading path, then the clean "
-                   "text); recorded in the export and the report's provenance; the metrics score the spans either way")
+                   "text); default raw; recorded in the export and, when given, the report's provenance; the metrics score "
+                   "the spans either way")
 
 
 def read_input(args: argparse.Namespace, running: str = "mark") -> Document:

@@ -130,7 +130,7 @@ def cmd_corpus(args: argparse.Namespace) -> int:
 
     opts = RunOptions(engine=args.engine, jobs=args.jobs, threads=args.threads_per_worker, address=args.address,
                       gpus_per_worker=args.gpus_per_worker, retry_failed=args.retry_failed,
-                      embed_text=args.embed_text)
+                      embed_text=args.embed_text or "raw")
     opts.validate()
     if args.mentions:
         raise ValueError("--mentions names one document's file; in corpus mode put mentions beside the documents "
