@@ -100,8 +100,10 @@ def test_upload_is_escaped_and_analyze_shows_winner(fresh):
 
 def test_exports_present(at):
     keys = {d.proto.id for d in at.get("download_button")}
-    assert len(at.get("download_button")) == 4, keys
+    assert len(at.get("download_button")) == 6, keys
     labels = [d.proto.label for d in at.get("download_button")]
+    assert any(lb.startswith("All chunks (CSV, ") for lb in labels) and "All chunks (Parquet)" in labels
+    assert at.radio(key="cs_embed_text").value == "raw"
     assert any(lb.startswith("Report (JSON)") for lb in labels)
     assert any(lb.startswith("Winning chunks (JSONL") for lb in labels)
     assert any(lb.startswith("HTML report") for lb in labels)

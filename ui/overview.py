@@ -13,11 +13,12 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from chunkscope import chunk_table
 from chunkscope.analysis import selection, uncertainty, wording
 from chunkscope.document import Document
 from chunkscope.integrations.export import pipeline_snippet, winner_settings_text
 from chunkscope.present import figures, highlight, html_report
-from chunkscope.report import METRIC_GUIDE, METRICS, ChunkingResult, Report, chunk_records
+from chunkscope.report import METRIC_GUIDE, METRICS, ChunkingResult, Report, chunk_records, record_embed_text
 from ui.common import MISSING, file_stem, guard, md_escape
 
 
@@ -374,37 +375,70 @@ def _html(key: str, _report: Report, _doc: Document | None = None) -> str:
     return html_report.html_report(_report, _doc)
 
 
-def _jsonl_text(report: Report, doc: Document) -> str:
+def _jsonl_text(report: Report, doc: Document, embed_text: str = "raw") -> str:
     """The winning chunks as JSONL (built when the button is clicked, not on every rerun)."""
     recs = chunk_records(report, doc.text, heading_path=doc.chunk_heading_path, pages_of=doc.pages_of,
-                          boxes=doc.boxes if doc.geometry is not None else None)
+                          boxes=doc.boxes if doc.geometry is not None else None, embed_text=embed_text)
     return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in recs)
+
+
+def _report_json(report: Report, embed_text: str) -> str:
+    """The report's JSON with the text chosen for embedding in its provenance (the report itself unchanged)."""
+    copy = Report.from_dict(report.to_dict())
+    record_embed_text(copy, embed_text)
+    return copy.to_json()
+
+
+EMBED_TEXT_LABELS = {"raw": "as in the document", "clean": "clean (no layout comments, page marks, empty markup)",
+                     "context": "heading path + clean text"}
+
+
+def _table_downloads(col: Any, report: Report, doc: Document, stem: str) -> None:
+    """Every chunk of every chunking as one table, CSV or Parquet (chunkscope.chunk_table)."""
+    n = sum(len(c.chunks) for c in report.chunkings if c.ok)
+    tip = ("one row per chunk of every chunking: id, chunking, chunk index, span, tokens, pages, heading path, "
+           "SC/BI/RC flags (out of size, breaks a block, splits a pair), cohesion")
+    col.download_button(f"All chunks (CSV, {n})", data=lambda: chunk_table.table_bytes(report, doc, "csv"),
+                        file_name=f"{stem}.chunks.csv", mime="text/csv", key="cs_dl_table_csv", on_click="ignore",
+                        help=tip)
+    col.download_button("All chunks (Parquet)", data=lambda: chunk_table.table_bytes(report, doc, "parquet"),
+                        file_name=f"{stem}.chunks.parquet", mime="application/vnd.apache.parquet",
+                        key="cs_dl_table_parquet", on_click="ignore", help=tip)
 
 
 def exports(report: Report, doc: Document) -> None:
     stem = file_stem(doc)
     key = json.dumps([doc.sha256, report.winner, report.settings.get("weights"), report.settings.get("candidates"),
                       report.timings.get("total")], sort_keys=True, default=str)
-    c1, c2, c3 = st.columns(3)
+    embed_text = str(st.radio("Text to embed", list(EMBED_TEXT_LABELS), format_func=EMBED_TEXT_LABELS.__getitem__,
+                              horizontal=True, key="cs_embed_text",
+                              help="which text of each chunk the JSONL export marks for embedding (its "
+                                   "`embed_text`; every line carries text, text_clean and text_context); "
+                                   "recorded in the report's provenance. The metrics score the spans either way.")
+                     or "raw")
+    c1, c2, c3, c4 = st.columns(4)
     with c1, guard("The JSON export"):
-        c1.download_button("Report (JSON)", data=report.to_json, file_name=f"{stem}.chunkscope.json",
+        c1.download_button("Report (JSON)", data=lambda: _report_json(report, embed_text),
+                           file_name=f"{stem}.chunkscope.json",
                            mime="application/json", key="cs_dl_json", on_click="ignore",
                            help="schema chunkscope.report/1: every chunking, its spans, metrics and diagnostics")
     with c2, guard("The JSONL export"):
         won = report.get(report.winner) if report.winner else None
         if won is not None:
             n = len(won.chunks)
-            c2.download_button(f"Winning chunks (JSONL, {n})", data=lambda: _jsonl_text(report, doc),
+            c2.download_button(f"Winning chunks (JSONL, {n})", data=lambda: _jsonl_text(report, doc, embed_text),
                                file_name=f"{stem}.{report.winner}.jsonl",
                                mime="application/jsonl", key="cs_dl_jsonl", on_click="ignore",
-                               help="one line per chunk: id, text, start, end, tokens, pages, heading path, chunker, "
-                                    "document sha256, checksum")
+                               help="one line per chunk: id, text, text_clean, text_context, embed_text, start, end, "
+                                    "tokens, pages, heading path, chunker, document sha256, checksum")
         else:
             c2.button("Winning chunks (JSONL)", disabled=True, help="no winner", key="cs_dl_jsonl_off")
     with c3, guard("The HTML report"):
         c3.download_button("HTML report (offline)", data=lambda: _html(key, report, doc), file_name=f"{stem}.report.html",
                            mime="text/html", key="cs_dl_html", on_click="ignore",
                            help="self-contained: winner, leaderboard, radar, problem counts, settings")
+    with c4, guard("The chunk table"):
+        _table_downloads(c4, report, doc, stem)
 
 
 def pipeline_export(report: Report) -> None:

@@ -24,7 +24,9 @@ class Chunk:
     """One chunk: ``text == document.text[start:end]``.
 
     o200k ``tokens``; 1-based ``pages`` (empty without pages); ``heading_path``: the titles of the
-    headings that contain its start.
+    headings that contain its start. ``text_clean``: the text without layout comments, page marks and empty
+    markup (``chunkscope.text.markup.clean_text``); ``text_context``: the heading path, then the clean text;
+    ``embed_text``: which of the three ``embedding_text`` gives (``raw``, ``clean`` or ``context``).
     """
 
     start: int
@@ -33,6 +35,14 @@ class Chunk:
     tokens: int
     pages: tuple[int, ...]
     heading_path: tuple[str, ...]
+    text_clean: str = ""
+    text_context: str = ""
+    embed_text: str = "raw"
+
+    @property
+    def embedding_text(self) -> str:
+        """The text to embed, as ``embed_text`` chose: ``text``, ``text_clean`` or ``text_context``."""
+        return {"clean": self.text_clean, "context": self.text_context}.get(self.embed_text, self.text)
 
 
 def load(source: str | os.PathLike | bytes, name: str | None = None, max_bytes: int | None = None) -> Document:
@@ -49,11 +59,18 @@ def load(source: str | os.PathLike | bytes, name: str | None = None, max_bytes: 
     return load_document(source, name=name, max_bytes=max_bytes)
 
 
-def chunk(doc: Document, chunker: str, resources: ResourcesProtocol | None = None, **params: Any) -> list[Chunk]:
+def chunk(doc: Document, chunker: str, resources: ResourcesProtocol | None = None, embed_text: str = "raw",
+          **params: Any) -> list[Chunk]:
     """Chunk ``doc`` with one chunker id (``chunkscope chunkers`` lists them) and parameters.
 
-    Raises ValueError with the reason when the chunker fails, skips or rejects a parameter.
+    ``embed_text`` (``raw``, ``clean`` or ``context``): which text each chunk's ``embedding_text`` gives.
+    Raises ValueError with the reason when the chunker fails, skips or rejects a parameter, or for a bad
+    ``embed_text``.
     """
+    from chunkscope.text.markup import check_embed_text, clean_text, contextualize
+
+    if problem := check_embed_text(embed_text):
+        raise ValueError(problem)
     res = resources if resources is not None else shared_resources(None)
     cr = chunk_one(doc, chunker, chunker, params, res)
     if not cr.ok:
@@ -61,6 +78,7 @@ def chunk(doc: Document, chunker: str, resources: ResourcesProtocol | None = Non
     out = []
     for c in cr.chunks:
         pages = tuple(doc.pages_of(c.start, c.end))
-        out.append(Chunk(c.start, c.end, doc.text[c.start:c.end], c.tokens, pages,
-                         tuple(h.title for h in doc.chunk_heading_path(c.start, c.end))))
+        body, path = doc.text[c.start:c.end], tuple(h.title for h in doc.chunk_heading_path(c.start, c.end))
+        out.append(Chunk(c.start, c.end, body, c.tokens, pages, path, clean_text(body), contextualize(body, path),
+                         embed_text))
     return out

@@ -254,13 +254,22 @@ def attach_boxes(report: Report, doc: Any) -> None:
 
 
 def chunk_records(report: Report, text: str, chunking_id: str | None = None,
-                  heading_path=None, pages_of=None, boxes=None) -> Iterable[dict[str, Any]]:
+                  heading_path=None, pages_of=None, boxes=None, embed_text: str = "raw") -> Iterable[dict[str, Any]]:
     """The chunks of one chunking (default: the winner) as export records (JSONL rows).
 
     ``heading_path(start, end)`` (a chunk's section: ``Document.chunk_heading_path``), ``pages_of(start, end)`` (``Document.pages_of``) and ``boxes(start, end)`` (PDF sources:
     ``[[page, x0, y0, x1, y1], ...]``) come from the Document when available; without
     ``boxes``, boxes already in the report are used.
+
+    Each record holds ``text`` (the span's characters, ``start``/``end`` unchanged), ``text_clean``
+    (``chunkscope.text.markup.clean_text``), ``text_context`` (its heading path before the clean text) and
+    ``embed_text``, which of the three is meant to be embedded (``raw``, ``clean`` or ``context``; read it with
+    :func:`text_to_embed`). A bad ``embed_text`` is a ValueError naming the choices.
     """
+    from chunkscope.text.markup import check_embed_text, clean_text, contextualize
+
+    if problem := check_embed_text(embed_text):
+        raise ValueError(problem)
     cid = chunking_id or report.winner
     ch = report.get(cid) if cid else None
     if ch is None:
@@ -268,9 +277,13 @@ def chunk_records(report: Report, text: str, chunking_id: str | None = None,
     out = []
     for i, c in enumerate(ch.chunks):
         body = text[c.start:c.end]
+        titles = [h.title for h in heading_path(c.start, c.end)] if heading_path is not None else []
         rec: dict[str, Any] = {
             "id": f"{report.document.get('sha256', '')[:12]}-{cid}-{i:05d}",
             "text": body,
+            "text_clean": clean_text(body),
+            "text_context": contextualize(body, titles),
+            "embed_text": embed_text,
             "start": c.start,
             "end": c.end,
             "tokens": c.tokens,
@@ -282,9 +295,41 @@ def chunk_records(report: Report, text: str, chunking_id: str | None = None,
         if pages_of is not None:
             rec["pages"] = pages_of(c.start, c.end)
         if heading_path is not None:
-            rec["heading_path"] = [h.title for h in heading_path(c.start, c.end)]
+            rec["heading_path"] = titles
         bx = boxes(c.start, c.end) if boxes is not None else c.boxes
         if bx is not None:
             rec["boxes"] = bx
         out.append(rec)
     return out
+
+
+EMBED_FIELDS = {"raw": "text", "clean": "text_clean", "context": "text_context"}  # embed_text -> the record's key
+
+
+def text_to_embed(record: dict[str, Any]) -> str:
+    """The text of an export record (``chunk_records``) its ``embed_text`` names (``text`` when it names none)."""
+    return record[EMBED_FIELDS.get(record.get("embed_text", "raw"), "text")]
+
+
+def with_embed_text(record: dict[str, Any], embed_text: str) -> dict[str, Any]:
+    """An export record (``chunk_records``) marked to embed ``embed_text`` (``raw``, ``clean``, ``context``); a record
+    written before ``text_clean`` existed gets its clean and contextualised texts from ``text`` and ``heading_path``."""
+    from chunkscope.text.markup import check_embed_text, clean_text, contextualize
+
+    if problem := check_embed_text(embed_text):
+        raise ValueError(problem)
+    out = dict(record)
+    out.setdefault("text_clean", clean_text(out.get("text", "")))
+    out.setdefault("text_context", contextualize(out.get("text", ""), out.get("heading_path") or []))
+    out["embed_text"] = embed_text
+    return out
+
+
+def record_embed_text(report: Report, embed_text: str) -> None:
+    """Note in ``report.provenance["embed_text"]`` which text of a chunk its exports embed (``raw``, ``clean``,
+    ``context``); the metrics always score the spans, so no number depends on it. A bad value is a ValueError."""
+    from chunkscope.text.markup import check_embed_text
+
+    if problem := check_embed_text(embed_text):
+        raise ValueError(problem)
+    report.provenance["embed_text"] = embed_text

@@ -10,7 +10,7 @@ from typing import Any
 
 from chunkscope.analysis import Settings
 from chunkscope.cli.settings import SettingsError, add_analysis_options, settings_from_args
-from chunkscope.report import METRICS, Report
+from chunkscope.report import METRICS, Report, record_embed_text
 
 
 class StderrProgress:
@@ -111,7 +111,7 @@ def add_analyze(sub) -> None:
         description="Run the chunkers on one document, score each chunking with the five intrinsic metrics, "
         "print a leaderboard and the adaptive winner with the reason it won.",
     )
-    from chunkscope.cli.common import add_input_arguments
+    from chunkscope.cli.common import add_embed_text_argument, add_input_arguments
 
     add_input_arguments(p)
     p.add_argument("--json", metavar="OUT", help="write the report (schema chunkscope.report/1) to OUT "
@@ -120,6 +120,9 @@ def add_analyze(sub) -> None:
     p.add_argument("--progress", action="store_true",
                    help="after each stage, print the provisional leaderboard on stderr (SC/BI first, then RC, "
                         "then ICC/DCC); stdout and --json are unchanged")
+    p.add_argument("--chunks-table", metavar="OUT", help="write every chunk of every chunking that ran (id, "
+                   "chunking, chunk index, span, tokens, pages, SC/BI/RC flags, cohesion) to OUT.csv or OUT.parquet")
+    add_embed_text_argument(p)
     add_analysis_options(p)
     from chunkscope.cli.questions import add_question_options
 
@@ -197,10 +200,13 @@ def footer_lines(report: Report) -> list[str]:
 def cmd_analyze(args: argparse.Namespace) -> int:
     """Analyze one document: the summary on stdout (stderr with ``--json -``), the report as JSON when asked."""
     from chunkscope.analysis import analyze
-    from chunkscope.cli.common import check_json_target, check_language, human_stream, write_json
+    from chunkscope.chunk_table import check_table_path
+    from chunkscope.cli.common import CLIError, check_json_target, check_language, human_stream, write_json
 
     check_language(args.language)  # cheap: before settings_from_args loads an embedding model asked for
     check_json_target(args.json)
+    if args.chunks_table and (problem := check_table_path(args.chunks_table)):
+        raise CLIError(f"--chunks-table: {problem}")
     settings = settings_from_args(args)
     progress = StderrProgress(quiet=args.quiet)
     t0 = time.perf_counter()
@@ -213,6 +219,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         raise SettingsError(f"--coref {args.coref}: {report.coref['error']}")
     report.timings["parse"] = parse_s
     report.timings["total"] += parse_s
+    if args.embed_text:  # the report of a plain run stays as it was
+        record_embed_text(report, args.embed_text)
     out = human_stream(args.json)  # with --json -, stdout is the JSON only
     print("\n".join(summary_lines(report)), file=out)
     if report.retrieval:
@@ -221,6 +229,10 @@ def cmd_analyze(args: argparse.Namespace) -> int:
             print(f"problem: {p}", file=sys.stderr)
         print(file=out)
     print("\n".join(footer_lines(report)), file=out)
+    if args.chunks_table:
+        from chunkscope.chunk_table import write_chunk_table
+
+        print(f"wrote {args.chunks_table} ({write_chunk_table(report, doc, args.chunks_table)} chunks)", file=out)
     if args.json:
         write_json(report.to_dict(), args.json)
         if args.json != "-":

@@ -62,7 +62,7 @@ def cmd_chunkers(args: argparse.Namespace) -> int:
 
 def add_chunk(sub) -> None:
     """Declare ``chunkscope chunk``."""
-    from chunkscope.cli.common import add_input_arguments
+    from chunkscope.cli.common import add_embed_text_argument, add_input_arguments
 
     p = sub.add_parser("chunk", help="chunk a document with one chunker and show the chunks",
                        description="Chunk FILE with one chunker: prints the chunk number (from 1), start, end, tokens and the first "
@@ -73,20 +73,30 @@ def add_chunk(sub) -> None:
                    help="override a parameter, e.g. chunk_size=800 (repeatable; lists use '|')")
     p.add_argument("--ceiling", type=int, default=None, metavar="N",
                    help="audit: also flag chunks above N tokens")
-    p.add_argument("--json", metavar="OUT", help="write document, chunker, params, chunks and audit as JSON "
-                   "to OUT ('-' = stdout only)")
+    p.add_argument("--json", metavar="OUT", help="write document, chunker, params, chunks (span, text, text_clean, "
+                   "text_context, embed_text) and audit as JSON to OUT ('-' = stdout only)")
+    add_embed_text_argument(p)
     p.set_defaults(func=cmd_chunk)
 
 
-def chunk_payload(doc, chunker_id: str, params: dict[str, Any], spans, tokens, audit_obj) -> dict[str, Any]:
-    """The JSON of one chunking of ``doc``: document, chunker, params, chunks (with boxes for PDFs), audit."""
+def chunk_payload(doc, chunker_id: str, params: dict[str, Any], spans, tokens, audit_obj,
+                  embed_text: str = "raw") -> dict[str, Any]:
+    """The JSON of one chunking of ``doc``: document, chunker, params, chunks (span, tokens, the texts to embed
+    and which one ``embed_text`` chose; boxes for PDFs), audit."""
+    from chunkscope.text.markup import clean_text, contextualize
+
+    def one(s, n: int) -> dict[str, Any]:
+        body = doc.text[s.start:s.end]
+        path = [h.title for h in doc.chunk_heading_path(s.start, s.end)]
+        return {"start": s.start, "end": s.end, "tokens": n, "text": body, "text_clean": clean_text(body),
+                "text_context": contextualize(body, path), "embed_text": embed_text,
+                **({"boxes": doc.boxes(s.start, s.end)} if doc.geometry is not None else {})}
+
     return {
         "document": doc.to_dict(),
         "chunker": chunker_id,
         "params": params,
-        "chunks": [{"start": s.start, "end": s.end, "tokens": n,
-                    **({"boxes": doc.boxes(s.start, s.end)} if doc.geometry is not None else {})}
-                   for s, n in zip(spans, tokens)],
+        "chunks": [one(s, n) for s, n in zip(spans, tokens)],
         "audit": audit_obj.to_dict(),
     }
 
@@ -109,7 +119,7 @@ def cmd_chunk(args: argparse.Namespace) -> int:
     spans = res.spans
     tokens = count_many([doc.text[s.start:s.end] for s in spans])
     a = audit(doc, spans, ceiling=args.ceiling, tokens=tokens)
-    payload = chunk_payload(doc, args.chunker, params, spans, tokens, a)
+    payload = chunk_payload(doc, args.chunker, params, spans, tokens, a, args.embed_text or "raw")
     if args.json == "-":
         write_json(payload, "-")
         return 0

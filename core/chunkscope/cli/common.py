@@ -38,6 +38,15 @@ def add_input_arguments(p: argparse.ArgumentParser) -> None:
                    "RC is computed for English only, as when the language is set by hand in the app")
 
 
+def add_embed_text_argument(p: argparse.ArgumentParser) -> None:
+    """--embed-text: which text of each exported chunk is meant to be embedded (recorded; the metrics score spans)."""
+    p.add_argument("--embed-text", choices=("raw", "clean", "context"), default=None,
+                   help="the text of each exported chunk to embed: raw (the span's text as is), clean (layout "
+                   "comments, page marks and empty markup removed), context (the heading path, then the clean "
+                   "text); default raw; recorded in the export and, when given, the report's provenance; the metrics score "
+                   "the spans either way")
+
+
 def read_input(args: argparse.Namespace, running: str = "mark") -> Document:
     """The document named by ``add_input_arguments``' options (FILE, --max-bytes, --language)."""
     return load_input(args.file, args.max_bytes, running=running, language=check_language(args.language))

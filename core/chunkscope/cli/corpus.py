@@ -114,6 +114,9 @@ def add_corpus(sub) -> None:
                    help="analyze again the documents that failed in an earlier run (default: a rerun skips them)")
     p.add_argument("--max-bytes", type=int, default=None, metavar="N", help="refuse files larger than N bytes")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    from chunkscope.cli.common import add_embed_text_argument
+
+    add_embed_text_argument(p)
     add_analysis_options(p, one_document=False)
     p.set_defaults(func=cmd_corpus)
 
@@ -126,7 +129,8 @@ def cmd_corpus(args: argparse.Namespace) -> int:
     from chunkscope.sharing import check_document, policy
 
     opts = RunOptions(engine=args.engine, jobs=args.jobs, threads=args.threads_per_worker, address=args.address,
-                      gpus_per_worker=args.gpus_per_worker, retry_failed=args.retry_failed)
+                      gpus_per_worker=args.gpus_per_worker, retry_failed=args.retry_failed,
+                      embed_text=args.embed_text or "raw")
     opts.validate()
     if args.mentions:
         raise ValueError("--mentions names one document's file; in corpus mode put mentions beside the documents "

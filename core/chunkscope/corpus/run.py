@@ -70,6 +70,8 @@ class RunOptions:
     local Ray instance; "auto" or "ray://HOST:PORT": join that cluster), ``gpus_per_worker``,
     ``max_retries`` (tries after a worker died mid-document). ``retry_failed``: analyze again the documents
     that failed on their own in an earlier run (by default a rerun skips them, keeping their reason).
+    ``embed_text``: which text of each winning chunk winners.jsonl marks for embedding (``raw``, ``clean``,
+    ``context``; every line carries all three).
     ``confine``: a folder no file read may lie outside of, links resolved (a shared server's
     ``corpus_root``: a symlink planted there must not serve a server file). ``document_check``: the
     deployment's limits on each loaded document, passed in by the edge (a shared server's pages and tokens).
@@ -86,9 +88,14 @@ class RunOptions:
     confine: str | None = None  # every file read (documents, mentions) must resolve inside this folder
     document_check: DocumentCheck | None = None
     fault: FaultHook | None = None
+    embed_text: str = "raw"  # which text of each winning chunk winners.jsonl marks for embedding
 
     def validate(self) -> None:
         """Raise ``ValueError`` (one line, naming the flag) for options that cannot run."""
+        from chunkscope.text.markup import check_embed_text
+
+        if problem := check_embed_text(self.embed_text):
+            raise ValueError(f"--embed-text: {problem}")
         if self.engine not in ENGINES:
             raise ValueError(f"engine {self.engine!r}: choose one of {', '.join(ENGINES)}")
         if self.jobs < 1:
@@ -327,7 +334,8 @@ def run_corpus(inputs, out_dir: str | os.PathLike, settings=None, jobs: int = 1,
     for t in tasks:  # an engine that lost a document (it should not): recorded, never silent
         entries[t["index"]].setdefault("status", "failed")
         entries[t["index"]].setdefault("reason", "no result came back from the engine")
-    write_tables(store, entries)
+    write_tables(store, entries, opts.embed_text)
     summary = _summary(inputs, opts, s_dict, entries, ignored, time.perf_counter() - t_start, run_s)
+    summary["embed_text"] = opts.embed_text
     store.write_text("summary.json", json.dumps(summary, ensure_ascii=False, indent=1))
     return summary

@@ -71,8 +71,11 @@ def read_reports(store: ResultStore, entries: list[dict[str, Any]],
             yield e, key, None
 
 
-def _winner_lines(store: ResultStore, e: dict[str, Any], key: str) -> Iterator[str]:
-    """The entry's winning chunks as winners.jsonl lines, keyed by its document key (none when unreadable)."""
+def _winner_lines(store: ResultStore, e: dict[str, Any], key: str, embed_text: str = "raw") -> Iterator[str]:
+    """The entry's winning chunks as winners.jsonl lines, keyed by its document key (none when unreadable), each
+    marked to embed ``embed_text`` (``chunkscope.report.with_embed_text``)."""
+    from chunkscope.report import with_embed_text
+
     if not e.get("winners"):
         return
     try:
@@ -81,13 +84,15 @@ def _winner_lines(store: ResultStore, e: dict[str, Any], key: str) -> Iterator[s
         return
     for line in lines:
         if line.strip():
-            rec = json.loads(line)
+            rec = with_embed_text(json.loads(line), embed_text)
             rec["document"], rec["domain"] = key, e.get("domain", "")
             yield json.dumps(rec, ensure_ascii=False) + "\n"
 
 
-def write_tables(out_dir: str | os.PathLike | ResultStore, entries: list[dict[str, Any]]) -> None:
-    """Write metrics.parquet/.csv and winners.jsonl from every entry that has a report.
+def write_tables(out_dir: str | os.PathLike | ResultStore, entries: list[dict[str, Any]],
+                 embed_text: str = "raw") -> None:
+    """Write metrics.parquet/.csv and winners.jsonl from every entry that has a report (each winning chunk marked
+    to embed ``embed_text``: ``raw``, ``clean`` or ``context``).
 
     One row set per document entry (a document appears once however many times it was tried), keyed by the
     document key (:func:`chunkscope.corpus.discover.document_keys`)."""
@@ -101,7 +106,7 @@ def write_tables(out_dir: str | os.PathLike | ResultStore, entries: list[dict[st
                 continue
             rows.extend(tidy_rows(rep, e.get("domain", ""), key))
             del rep
-            wfh.writelines(_winner_lines(store, e, key))
+            wfh.writelines(_winner_lines(store, e, key, embed_text))
     df = pd.DataFrame(rows, columns=list(TIDY_COLUMNS))
     df["value"] = df["value"].astype("float64")
     store.write_parquet("metrics.parquet", df)

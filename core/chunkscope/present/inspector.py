@@ -7,10 +7,10 @@ between chunks k - 1 and k shows on both, as the boundary belongs to both.
 from __future__ import annotations
 
 import bisect
-from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from chunkscope.chunk_table import chunk_flags
 from chunkscope.document import Block, Document
 from chunkscope.ingest.health import blame
 from chunkscope.metrics import ChunkCohesion, CoherenceDetails, CohesionDetails, SplitPair, WindowCoherence
@@ -81,20 +81,13 @@ def blocks_of(doc: Document, ch: ChunkRow) -> tuple[list[tuple[int, Block]], lis
 def chunk_rows(doc: Any, c: ChunkingResult) -> list[InspectorRow]:
     """One row per chunk of ``c``: pages, heading, cohesion and its problems (from the diagnostics)."""
     p = Problems.of(c)
-    cuts = Counter(x.boundary for x in p.broken)
-    splits = Counter(x.boundary for x in p.split)
     artefact = {x.boundary: why for x in p.broken if (why := blame(doc, x.block, x.boundary))}
-    icc = c.diagnostics.get("ICC")
-    cohesion = {x.chunk: x.cohesion for x in (icc.per_chunk if isinstance(icc, CohesionDetails) else [])}
     rows = []
-    for i, ch in enumerate(c.chunks):
+    for i, (ch, f) in enumerate(zip(c.chunks, chunk_flags(c))):
         path = doc.chunk_heading_path(ch.start, ch.end)
-        oos = p.out_of_size.get(i)
         rows.append(InspectorRow(
             number=i + 1, chunk=ch, pages=pages_label(doc.pages_of(ch.start, ch.end)),
-            heading=path[-1].title[:60] if path else "", cohesion=cohesion.get(i, float("nan")),
-            size=oos.kind if oos is not None else None,
-            blocks_cut=cuts[ch.start] + cuts[ch.end], cut_by=artefact.get(ch.start) or artefact.get(ch.end),
-            pairs_split=splits[ch.start] + splits[ch.end],
-            starts_with=" ".join(doc.text[ch.start:ch.start + 90].split())[:80]))
+            heading=path[-1].title[:60] if path else "", cohesion=f.cohesion, size=f.size,
+            blocks_cut=f.blocks_cut, cut_by=artefact.get(ch.start) or artefact.get(ch.end),
+            pairs_split=f.pairs_split, starts_with=" ".join(doc.text[ch.start:ch.start + 90].split())[:80]))
     return rows

@@ -8,18 +8,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from chunkscope.text.markup import LAYOUT_OPEN
+
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 HEADING = re.compile(r"^\s{0,3}(#+)(?:[ \t]+(.*?))?[ \t]*$")
-# a layout comment: a page break, a running header/footer or a page number as converters write
-# them (pymupdf4llm and our PDF loader: ``<!-- PageBreak -->``, ``<!-- PageHeader: … -->``; Azure
-# Document Intelligence, the paper's corpus: ``<!-- PageFooter="…" -->``, ``<!-- PageNumber="3" -->``;
-# ``<!-- page 12 -->``, ``<!-- 12 of 40 -->``). Any other ``<!-- … -->`` (an XML or HTML sample in
-# the text, an author's note) is document content: it stays in a paragraph like the text around it.
-_COMMENT = re.compile(
-    r"^\s*<!--\s*(?:page[ _-]?(?:break|header|footer|number)\b"
-    r"|(?:page\s*)?[-–]?\s*\d{1,5}\s*[-–]?\s*(?:(?:of|/)\s*\d{1,5}\s*)?-->)",
-    re.IGNORECASE,
-)
+_COMMENT = LAYOUT_OPEN  # a layout comment's first line (chunkscope.text.markup): a layout block
 OPEN_TAG = re.compile(r"^\s*<(table|figure)\b[^>]*>", re.IGNORECASE)
 _FOOTNOTE = re.compile(r"^\s{0,3}(?:\\\*[ \t]|\[\^[^\]\s]+\]:)")
 BULLET = re.compile(r"^\s*(?:[-*+]|[_*]{0,2}[•·▪●◦‣▸▹○◯–—][_*]{0,2}|\(?\d{1,3}[.)]|\(?[A-Za-z][.)]|\([ivxlcdmIVXLCDM]{1,6}\))[ \t]+\S")
