@@ -129,6 +129,52 @@ def test_retrieval_recall_breaks_a_tie_when_the_report_has_it():
     assert r.winner == r.verdict["top"] and r.verdict["kind"] == "tie"
 
 
+def _tied_ab() -> Report:
+    rng = np.random.default_rng(7)
+    lengths = [int(x) for x in rng.integers(300, 1500, 30)]
+    lengths[-1] += -sum(lengths) % 1000
+    blocks = tiling(lengths)
+    length = blocks[-1][1]
+    return make_report(lengths, {"a": fixed(length, 1000), "b": fixed(length, 1000, 500)},
+                       pairs=pairs_in(blocks, rng, 80))
+
+
+def test_a_self_test_retrieval_check_run_to_look_does_not_break_a_tie():
+    """A proxy (self-test) check decides nothing unless the settings ask: a weight or tie-break `retrieval`."""
+    r = _tied_ab()
+    assert r.verdict["kind"] == "tie" and r.winner == "a"
+    r.retrieval = {"budget": 1000, "question_source": {"source": "self-test", "info": {"proxy": True}},
+                   "chunkings": [{"id": "a", "at_budget": {"recall": 0.61}}, {"id": "b", "at_budget": {"recall": 0.74}}]}
+    rescore(r)
+    assert r.winner == "a" and r.verdict["tie_break"]["rule"] == "chunks"
+    assert r.verdict["tie_break"]["proxy_ignored"] is True
+    assert "does not break ties unless asked" in r.explanation
+    r.settings["tie_break"] = "retrieval"  # asked explicitly: the proxy decides
+    rescore(r)
+    assert r.winner == "b" and r.verdict["tie_break"]["rule"] == "retrieval"
+    r.settings["tie_break"] = "auto"
+    r.retrieval["question_source"] = {"source": "file"}  # real questions: as documented, they break the tie
+    rescore(r)
+    assert r.winner == "b" and r.verdict["tie_break"]["rule"] == "retrieval"
+
+
+def test_the_retrieval_tie_break_reason_is_true_against_each_candidate():
+    """Picked on equal recall with one and higher recall than another: "more" is said only of the lower one."""
+    c = _tied_ab()
+    pick, low = c.get("a"), c.get("b")
+    assert pick is not None and low is not None
+    same = ChunkingResult("c", "c", dict(low.metrics), True, "ok", chunks=list(low.chunks) + [low.chunks[-1]])
+    tb = {"rule": "retrieval", "pick": "a", "values": {"a": 1.0, "b": 0.97, "c": 1.0}, "budget": 1000}
+    text = U._retrieval_pick_text(tb, pick, [low, same])
+    assert "more of the evidence with a than with b (budgeted recall at 1000 tokens 1.00 vs 0.97)" in text
+    assert "as much with a as with c (budgeted recall at 1000 tokens 1.00)" in text
+    assert "1.00 vs 1.00" not in text and "vs 0.97 and 1.00" not in text
+    assert f"fewer chunks ({len(pick.chunks)} vs {len(same.chunks)})" in text
+    # two recalls that round alike are shown with a third decimal
+    tb["values"] = {"a": 0.998, "b": 0.996, "c": 0.5}
+    assert "0.998 vs 0.996" in U._retrieval_pick_text(tb, pick, [low])
+
+
 def _with_recall(r: Report, recall: dict[str, float]) -> Report:
     r.retrieval = {"budget": 1000, "chunkings": [{"id": k, "at_budget": {"recall": v}} for k, v in recall.items()]}
     return r

@@ -273,7 +273,8 @@ def frames(res) -> dict[str, Any]:
                        for r in CR.chunk_size_table(res)])
     t3rows = []
     for r in CR.metric_table(res):
-        row = {"chunker": ("* " if r["candidate"] and r["chunker"] != CR.ADAPTIVE else "") + r["chunker"]}
+        row = {"chunker": ("* " if r["candidate"] and r["chunker"] != CR.ADAPTIVE else "") + r["chunker"],
+               "n": r["n"]}
         for m in METRICS:
             row[m] = f"{CR._f(r[m])} ± {CR._f(r[m + '_std'])}" if r[f"{m}_n"] else "–"
         row["mean"], row["score"] = round(r["mean"], 2), round(r["score"], 2)

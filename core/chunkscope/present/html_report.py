@@ -16,6 +16,7 @@ from chunkscope.corpus.report import (
     _p,
     adaptive_gaps,
     chunk_size_table,
+    comparison_note,
     domain_breakdown,
     global_best,
     metric_table,
@@ -286,9 +287,11 @@ def _chunk_sizes_html(res: CorpusResults) -> str:
 
 def _metrics_html(res: CorpusResults) -> str:
     """Table 3: metrics x100, mean ± std. dev. over documents."""
-    return _html_table(["Chunking method", *METRICS, "mean", "score"],
-                       [[_marked(r)] + [f"{_f(r[m])} ± {_f(r[m + '_std'])}" if r[f"{m}_n"] else "–" for m in METRICS]
-                        + [_f(r["mean"], 2), _f(r["score"], 2)] for r in metric_table(res)], bold_last=True)
+    return _html_table(["Chunking method", "n", *METRICS, "mean", "score"],
+                       [[_marked(r), r["n"]] + [f"{_f(r[m])} ± {_f(r[m + '_std'])}" if r[f"{m}_n"] else "–"
+                                                for m in METRICS]
+                        + [_f(r["mean"], 2), _f(r["score"], 2)] for r in metric_table(res)], bold_last=True) + (
+        f'<p class="muted">{html.escape(comparison_note(res))}</p>')
 
 
 def _domains_html(res: CorpusResults, dom: list[dict[str, Any]]) -> str:
