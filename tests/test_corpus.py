@@ -572,10 +572,12 @@ def test_table3_compares_chunkers_on_the_documents_they_all_ran_on(tmp_path):
     t3 = {r["chunker"]: r for r in CR.metric_table(res)}
     assert t3["page+pp"]["n"] == t3["recursive-600+pp"]["n"] == t3[CR.ADAPTIVE]["n"] == 2
     assert t3["recursive-600+pp"]["documents"] == 3 and t3["page+pp"]["documents"] == 2
+    t2 = {r["chunker"]: r for r in CR.chunk_size_table(res)}  # Table 2 pools each chunker's own documents: n says so
+    assert (t2["page+pp"]["n"], t2["recursive-600+pp"]["n"], t2[CR.ADAPTIVE]["n"]) == (2, 3, 3)
     both = w[(w["chunker"] == "recursive-600+pp") & w["document"].isin(["policy.md", "steps.md"])]
     assert t3["recursive-600+pp"]["score"] == pytest.approx(100 * both["score"].mean())
     note = CR.comparison_note(res)
-    assert "2 of 3 documents every chunker ran on" in note and "1 left out" in note and "page+pp" in note
+    assert "2 of 3 documents every chunker ran on" in note and "1 left out (memo.docx)" in note and "page+pp" in note
     text = CR.text_report(res)
     assert note in text and " n " in text.split("Table 3", 1)[1].splitlines()[1] + " "
     assert "<th>n</th>" in corpus_html_report(res) and note.split(":")[0] in corpus_html_report(res)

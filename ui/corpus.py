@@ -268,6 +268,7 @@ def frames(res) -> dict[str, Any]:
     from chunkscope.corpus import report as CR
 
     t2 = pd.DataFrame([{"chunker": ("* " if r["candidate"] and r["chunker"] != CR.ADAPTIVE else "") + r["chunker"],
+                        "n": r["n"],
                         "mean": _r(r["mean"], 0), "max": r["max"], "min": r["min"], "std. dev.": _r(r["std"], 0),
                         "# chunks": r["chunks"], "time/doc [s]": _r(r["time"], 2)}
                        for r in CR.chunk_size_table(res)])

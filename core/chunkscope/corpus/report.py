@@ -150,7 +150,9 @@ def _stats(values: list[float]) -> dict[str, float]:
 
 
 def chunk_size_table(res: CorpusResults) -> list[dict[str, Any]]:
-    """Table 2: per chunker, then the Adaptive row, the chunk sizes pooled over the corpus and the time per document."""
+    """Table 2: per chunker, then the Adaptive row, the chunk sizes pooled over the corpus and the time per document.
+
+    ``n``: the documents a row pools (each chunker's own: Table 2 describes, Table 3 compares)."""
     rows: list[dict[str, Any]] = []
     n_docs = len(res.documents()) or 1
     for cid in res.order:
@@ -159,11 +161,12 @@ def chunk_size_table(res: CorpusResults) -> list[dict[str, Any]]:
         secs = res.seconds.get(cid, [])
         rows.append({"chunker": cid, "candidate": cid in res.candidates, "mean": st["mean"], "max": st["max"],
                      "min": st["min"], "std": st["std"], "chunks": len(toks),
-                     "time": sum(secs) / len(secs) if secs else math.nan})
+                     "time": sum(secs) / len(secs) if secs else math.nan, "n": len(secs)})
     st = _stats([float(t) for t in res.winner_tokens])
     cand_time = sum(float(r["time"]) for r in rows if r["candidate"] and not math.isnan(float(r["time"])))
     rows.append({"chunker": ADAPTIVE, "candidate": True, "mean": st["mean"], "max": st["max"], "min": st["min"],
-                 "std": st["std"], "chunks": len(res.winner_tokens), "time": cand_time if n_docs else math.nan})
+                 "std": st["std"], "chunks": len(res.winner_tokens), "time": cand_time if n_docs else math.nan,
+                 "n": sum(1 for v in res.verdicts.values() if v.get("report_winner"))})
     return rows
 
 
@@ -201,10 +204,12 @@ def comparison_note(res: CorpusResults, cmp: dict[str, Any] | None = None) -> st
     for cids in cmp["left_out"].values():
         for cid in cids:
             missing[cid] = missing.get(cid, 0) + 1
-    why = "; ".join(f"{cid} has no result on {k} ({cmp['reasons'].get(cid) or 'not run'})"
+    why = "; ".join(f"{cid} has no result on {k} document(s) ({cmp['reasons'].get(cid) or 'not run'})"
                     for cid, k in missing.items())
+    out = list(cmp["left_out"])
+    names = ", ".join(out[:3]) + (f" and {len(out) - 3} more" if len(out) > 3 else "")
     return (f"Compared on the {len(cmp['documents'])} of {cmp['total']} documents every chunker ran on (n); "
-            f"{len(cmp['left_out'])} left out: {why}.")
+            f"{len(out)} left out ({names}): {why}.")
 
 
 def _metric_rows(w, label: str, candidate: bool, ran_on: int | None = None) -> dict[str, Any]:
@@ -430,12 +435,14 @@ def _mark(row: dict[str, Any]) -> str:
 def format_chunk_sizes(rows: list[dict[str, Any]]) -> str:
     """Table 2 (:func:`chunk_size_table`) as text."""
     w = max([len(r["chunker"]) for r in rows] + [16]) + 2
-    head = f"{'Chunking method':<{w}} {'mean':>6} {'max':>6} {'min':>5} {'std. dev.':>9} {'# chunks':>8} {'time/doc [s]':>12}"
-    lines = ["Table 2: chunk sizes (o200k tokens, all chunks of the corpus) and runtime", head, "-" * len(head)]
+    head = (f"{'Chunking method':<{w}} {'n':>4} {'mean':>6} {'max':>6} {'min':>5} {'std. dev.':>9} {'# chunks':>8} "
+            f"{'time/doc [s]':>12}")
+    lines = ["Table 2: chunk sizes (o200k tokens, all chunks of the corpus) and runtime (n: documents per row)", head,
+             "-" * len(head)]
     for r in rows:
         if r["chunker"] == ADAPTIVE:
             lines.append("-" * len(head))
-        lines.append(f"{_mark(r) + r['chunker']:<{w}} {_f(r['mean'], 0):>6} {_f(r['max'], 0):>6} {_f(r['min'], 0):>5} "
+        lines.append(f"{_mark(r) + r['chunker']:<{w}} {r.get('n', ''):>4} {_f(r['mean'], 0):>6} {_f(r['max'], 0):>6} {_f(r['min'], 0):>5} "
                      f"{_f(r['std'], 0):>9} {r['chunks']:>8} {_f(r['time'], 2):>12}")
     return "\n".join(lines)
 

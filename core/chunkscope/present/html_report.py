@@ -280,8 +280,8 @@ def _corpus_figures_html(res: CorpusResults, dom: list[dict[str, Any]], selectio
 
 def _chunk_sizes_html(res: CorpusResults) -> str:
     """Table 2: chunk sizes and runtime."""
-    return _html_table(["Chunking method", "mean", "max", "min", "std. dev.", "# chunks", "time/doc [s]"],
-                       [[_marked(r), _f(r["mean"], 0), _f(r["max"], 0), _f(r["min"], 0), _f(r["std"], 0), r["chunks"],
+    return _html_table(["Chunking method", "n", "mean", "max", "min", "std. dev.", "# chunks", "time/doc [s]"],
+                       [[_marked(r), r["n"], _f(r["mean"], 0), _f(r["max"], 0), _f(r["min"], 0), _f(r["std"], 0), r["chunks"],
                          _f(r["time"], 2)] for r in chunk_size_table(res)], bold_last=True)
 
 
