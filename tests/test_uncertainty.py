@@ -159,20 +159,26 @@ def test_a_self_test_retrieval_check_run_to_look_does_not_break_a_tie():
 
 
 def test_the_retrieval_tie_break_reason_is_true_against_each_candidate():
-    """Picked on equal recall with one and higher recall than another: "more" is said only of the lower one."""
-    c = _tied_ab()
-    pick, low = c.get("a"), c.get("b")
-    assert pick is not None and low is not None
-    same = ChunkingResult("c", "c", dict(low.metrics), True, "ok", chunks=list(low.chunks) + [low.chunks[-1]])
-    tb = {"rule": "retrieval", "pick": "a", "values": {"a": 1.0, "b": 0.97, "c": 1.0}, "budget": 1000}
-    text = U._retrieval_pick_text(tb, pick, [low, same])
+    """A three-way tie, the pick with the same recall as one rival and more than the other (the issue's "1.00 vs
+    0.97 and 1.00"): "more of the evidence" is said only against the lower one, "as much" against the other."""
+    rng = np.random.default_rng(7)
+    lengths = [int(x) for x in rng.integers(300, 1500, 30)]
+    lengths[-1] += -sum(lengths) % 1000
+    blocks = tiling(lengths)
+    length = blocks[-1][1]
+    r = make_report(lengths, {"a": fixed(length, 1000), "b": fixed(length, 1000, 500), "c": fixed(length, 1000, 250)},
+                    pairs=pairs_in(blocks, rng, 80))
+    assert r.verdict["kind"] == "tie" and set(r.verdict["tied"]) | {r.verdict["top"]} == {"a", "b", "c"}
+    rescore(_with_recall(r, {"a": 1.0, "b": 0.97, "c": 1.0}))
+    assert r.winner == "a" and r.verdict["tie_break"]["rule"] == "retrieval"
+    text = r.verdict["text"]
     assert "more of the evidence with a than with b (budgeted recall at 1000 tokens 1.00 vs 0.97)" in text
     assert "as much with a as with c (budgeted recall at 1000 tokens 1.00)" in text
-    assert "1.00 vs 1.00" not in text and "vs 0.97 and 1.00" not in text
-    assert f"fewer chunks ({len(pick.chunks)} vs {len(same.chunks)})" in text
-    # two recalls that round alike are shown with a third decimal
-    tb["values"] = {"a": 0.998, "b": 0.996, "c": 0.5}
-    assert "0.998 vs 0.996" in U._retrieval_pick_text(tb, pick, [low])
+    assert "vs 0.97 and 1.00" not in text and "1.00 vs 1.00" not in text
+    assert f"fewer chunks ({len(r.get('a').chunks)} vs {len(r.get('c').chunks)})" in text
+    # two recalls that round alike are shown with a third decimal, never as "0.99 vs 0.99"
+    rescore(_with_recall(r, {"a": 0.994, "b": 0.5, "c": 0.991}))
+    assert "0.994 vs 0.991" in r.verdict["text"]
 
 
 def _with_recall(r: Report, recall: dict[str, float]) -> Report:
