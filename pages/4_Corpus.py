@@ -10,7 +10,7 @@ import streamlit as st
 from chunkscope.ingest import FORMATS_IN_BRIEF
 from chunkscope.sharing import ShareError, resolve_folder
 from ui.analysis import keep_state, settings_sidebar
-from ui.common import MISSING
+from ui.common import MISSING, md_escape
 from ui.corpus import (
     RESULTS_KEY,
     UPLOAD_TYPES,
@@ -145,6 +145,7 @@ tab_tables, tab_charts, tab_domains, tab_docs, tab_dl = st.tabs(
 with tab_tables:
     st.subheader("Table 3: metrics ×100 (mean ± std. dev. over documents)")
     st.dataframe(f["metrics"], hide_index=True, **MISSING)
+    st.caption(md_escape(CR.comparison_note(res)) + " n: the documents each row is averaged over.")
     st.subheader("Table 2: chunk sizes (o200k tokens) and runtime")
     st.dataframe(f["chunk_sizes"].round(2), hide_index=True, **MISSING)
     st.subheader("Table 4: chunker selected by the adaptive policy")

@@ -186,13 +186,19 @@ def test_tables_match_reports(results, monkeypatch):
     reports = [json.loads((out / e["report"]).read_text()) for e in summary["documents"] if e.get("report")]
     t3 = {r["chunker"]: r for r in CR.metric_table(res)}
     t2 = {r["chunker"]: r for r in CR.chunk_size_table(res)}
+    # Table 3 compares the chunkers on the documents every one of them ran on (Table 2 pools all chunks)
+    ok = [{c["id"] for c in rep["chunkings"] if c["status"] == "ok"} for rep in reports]
+    common = [rep for rep, ids in zip(reports, ok) if set(res.order) <= ids]
+    assert common and {r["n"] for r in t3.values()} == {len(common)}
     for cid in CHUNKERS:
         runs = [c for rep in reports for c in rep["chunkings"] if c["id"] == cid and c["status"] == "ok"]
         if not runs:
             assert cid not in t3
             continue
+        assert t3[cid]["documents"] == len(runs)
+        compared = [c for rep in common for c in rep["chunkings"] if c["id"] == cid]
         for m in METRICS:
-            vals = [c["metrics"][m] * 100 for c in runs if c["metrics"][m] is not None]
+            vals = [c["metrics"][m] * 100 for c in compared if c["metrics"][m] is not None]
             if vals:
                 assert t3[cid][m] == pytest.approx(sum(vals) / len(vals))
                 if len(vals) > 1:
@@ -203,7 +209,7 @@ def test_tables_match_reports(results, monkeypatch):
         assert t2[cid]["chunks"] == len(toks) and t2[cid]["max"] == max(toks)
         assert t2[cid]["mean"] == pytest.approx(sum(toks) / len(toks))
     # the Adaptive row is each document's winner
-    wins = [next(c for c in rep["chunkings"] if c["id"] == rep["winner"]) for rep in reports if rep["winner"]]
+    wins = [next(c for c in rep["chunkings"] if c["id"] == rep["winner"]) for rep in common if rep["winner"]]
     bi = [c["metrics"]["BI"] * 100 for c in wins]
     assert t3[CR.ADAPTIVE]["BI"] == pytest.approx(sum(bi) / len(bi))
     assert t3[CR.ADAPTIVE]["score"] == pytest.approx(100 * sum(c["score"] for c in wins) / len(wins))
@@ -532,3 +538,46 @@ def test_ignored_files_are_listed_once_and_a_flood_is_counted(tmp_path, monkeypa
     monkeypatch.setattr(C, "MAX_IGNORED_LISTED", 2)
     _, ignored = C.discover(tmp_path)
     assert len(ignored) == 3 and ignored[-1]["reason"] == "and 3 more files not listed"
+
+
+def test_table3_compares_chunkers_on_the_documents_they_all_ran_on(tmp_path):
+    """A Word file makes the page chunker skip: its row must not be a mean over fewer, other documents than the
+    rest. Every row shows n and is over the documents every chunker ran on; the note under the table says which
+    were left out and why (the CLI text, the HTML report)."""
+    import sys
+
+    from chunkscope.corpus import report as CR
+    from chunkscope.present.html_report import corpus_html_report
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from docx_factory import make_docx
+
+    root = tmp_path / "in"
+    root.mkdir()
+    paged = "\n\n<!-- PageBreak -->\n\n"  # pages, so the page chunker runs on the Markdown files
+    (root / "policy.md").write_text(EN_POLICY.replace("\n## ", paged + "## "), encoding="utf-8")
+    (root / "steps.md").write_text(EN_TECH.replace("\n\nStep 3", paged + "Step 3"), encoding="utf-8")
+    (root / "memo.docx").write_bytes(make_docx([("Heading1", "Memo"), ("Normal", EN_TECH.split("\n\n")[0]),
+                                                ("Normal", EN_TECH.split("\n\n")[1])]))
+    settings = Settings(chunkers=("page+pp", "recursive-600+pp"), candidates=("page+pp", "recursive-600+pp"),
+                        coref="precomputed")
+    out = tmp_path / "out"
+    run_corpus(root, out, settings, jobs=1)
+    res = CR.CorpusResults.load(out)
+    reports = {k: v for k, v in res.verdicts.items()}
+    assert len(reports) == 3
+    ran = res.df[res.df["chunker"] == "page+pp"]
+    assert set(ran["document"]) == {"policy.md", "steps.md"}  # skipped on the .docx
+    w = res.wide()
+    t3 = {r["chunker"]: r for r in CR.metric_table(res)}
+    assert t3["page+pp"]["n"] == t3["recursive-600+pp"]["n"] == t3[CR.ADAPTIVE]["n"] == 2
+    assert t3["recursive-600+pp"]["documents"] == 3 and t3["page+pp"]["documents"] == 2
+    t2 = {r["chunker"]: r for r in CR.chunk_size_table(res)}  # Table 2 pools each chunker's own documents: n says so
+    assert (t2["page+pp"]["n"], t2["recursive-600+pp"]["n"], t2[CR.ADAPTIVE]["n"]) == (2, 3, 3)
+    both = w[(w["chunker"] == "recursive-600+pp") & w["document"].isin(["policy.md", "steps.md"])]
+    assert t3["recursive-600+pp"]["score"] == pytest.approx(100 * both["score"].mean())
+    note = CR.comparison_note(res)
+    assert "2 of 3 documents every chunker ran on" in note and "1 left out (memo.docx)" in note and "page+pp" in note
+    text = CR.text_report(res)
+    assert note in text and " n " in text.split("Table 3", 1)[1].splitlines()[1] + " "
+    assert "<th>n</th>" in corpus_html_report(res) and note.split(":")[0] in corpus_html_report(res)

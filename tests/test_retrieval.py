@@ -392,6 +392,8 @@ def test_analyze_adds_the_retrieval_block_and_the_weight_joins_the_score(tmp_pat
     d = rep.to_dict()
     assert d["schema"] == "chunkscope.report/1" and d["retrieval"]["schema"] == "chunkscope.retrieval/1"
     assert Report.from_dict(json.loads(json.dumps(d))).retrieval == d["retrieval"]
+    from chunkscope.analysis.uncertainty import retrieval_is_proxy  # a self-test block reads as a proxy: it breaks
+    assert retrieval_is_proxy(rep) and retrieval_is_proxy(Report.from_dict(d))  # no tie unless asked
     recall = {c["id"]: c["at_budget"]["recall"] for c in d["retrieval"]["chunkings"]}
     base = {c.id: c.score for c in rep.chunkings}
     assert rep.settings["retrieval_weight"] == 0.0  # off by default: scores are the metric means

@@ -129,6 +129,58 @@ def test_retrieval_recall_breaks_a_tie_when_the_report_has_it():
     assert r.winner == r.verdict["top"] and r.verdict["kind"] == "tie"
 
 
+def _tied_ab() -> Report:
+    rng = np.random.default_rng(7)
+    lengths = [int(x) for x in rng.integers(300, 1500, 30)]
+    lengths[-1] += -sum(lengths) % 1000
+    blocks = tiling(lengths)
+    length = blocks[-1][1]
+    return make_report(lengths, {"a": fixed(length, 1000), "b": fixed(length, 1000, 500)},
+                       pairs=pairs_in(blocks, rng, 80))
+
+
+def test_a_self_test_retrieval_check_run_to_look_does_not_break_a_tie():
+    """A proxy (self-test) check decides nothing unless the settings ask: a weight or tie-break `retrieval`."""
+    r = _tied_ab()
+    assert r.verdict["kind"] == "tie" and r.winner == "a"
+    r.retrieval = {"budget": 1000, "question_source": {"source": "self-test", "info": {"proxy": True}},
+                   "chunkings": [{"id": "a", "at_budget": {"recall": 0.61}}, {"id": "b", "at_budget": {"recall": 0.74}}]}
+    rescore(r)
+    assert r.winner == "a" and r.verdict["tie_break"]["rule"] == "chunks"
+    assert r.verdict["tie_break"]["proxy_ignored"] is True
+    assert "does not break ties unless asked" in r.explanation
+    r.settings["tie_break"] = "retrieval"  # asked explicitly: the proxy decides
+    rescore(r)
+    assert r.winner == "b" and r.verdict["tie_break"]["rule"] == "retrieval"
+    r.settings["tie_break"] = "auto"
+    r.retrieval["question_source"] = {"source": "file"}  # real questions: as documented, they break the tie
+    rescore(r)
+    assert r.winner == "b" and r.verdict["tie_break"]["rule"] == "retrieval"
+
+
+def test_the_retrieval_tie_break_reason_is_true_against_each_candidate():
+    """A three-way tie, the pick with the same recall as one rival and more than the other (the issue's "1.00 vs
+    0.97 and 1.00"): "more of the evidence" is said only against the lower one, "as much" against the other."""
+    rng = np.random.default_rng(7)
+    lengths = [int(x) for x in rng.integers(300, 1500, 30)]
+    lengths[-1] += -sum(lengths) % 1000
+    blocks = tiling(lengths)
+    length = blocks[-1][1]
+    r = make_report(lengths, {"a": fixed(length, 1000), "b": fixed(length, 1000, 500), "c": fixed(length, 1000, 250)},
+                    pairs=pairs_in(blocks, rng, 80))
+    assert r.verdict["kind"] == "tie" and set(r.verdict["tied"]) | {r.verdict["top"]} == {"a", "b", "c"}
+    rescore(_with_recall(r, {"a": 1.0, "b": 0.97, "c": 1.0}))
+    assert r.winner == "a" and r.verdict["tie_break"]["rule"] == "retrieval"
+    text = r.verdict["text"]
+    assert "more of the evidence with a than with b (budgeted recall at 1000 tokens 1.00 vs 0.97)" in text
+    assert "as much with a as with c (budgeted recall at 1000 tokens 1.00)" in text
+    assert "vs 0.97 and 1.00" not in text and "1.00 vs 1.00" not in text
+    assert f"fewer chunks ({len(r.get('a').chunks)} vs {len(r.get('c').chunks)})" in text
+    # two recalls that round alike are shown with a third decimal, never as "0.99 vs 0.99"
+    rescore(_with_recall(r, {"a": 0.994, "b": 0.5, "c": 0.991}))
+    assert "0.994 vs 0.991" in r.verdict["text"]
+
+
 def _with_recall(r: Report, recall: dict[str, float]) -> Report:
     r.retrieval = {"budget": 1000, "chunkings": [{"id": k, "at_budget": {"recall": v}} for k, v in recall.items()]}
     return r

@@ -268,12 +268,14 @@ def frames(res) -> dict[str, Any]:
     from chunkscope.corpus import report as CR
 
     t2 = pd.DataFrame([{"chunker": ("* " if r["candidate"] and r["chunker"] != CR.ADAPTIVE else "") + r["chunker"],
+                        "n": r["n"],
                         "mean": _r(r["mean"], 0), "max": r["max"], "min": r["min"], "std. dev.": _r(r["std"], 0),
                         "# chunks": r["chunks"], "time/doc [s]": _r(r["time"], 2)}
                        for r in CR.chunk_size_table(res)])
     t3rows = []
     for r in CR.metric_table(res):
-        row = {"chunker": ("* " if r["candidate"] and r["chunker"] != CR.ADAPTIVE else "") + r["chunker"]}
+        row = {"chunker": ("* " if r["candidate"] and r["chunker"] != CR.ADAPTIVE else "") + r["chunker"],
+               "n": r["n"]}
         for m in METRICS:
             row[m] = f"{CR._f(r[m])} ± {CR._f(r[m + '_std'])}" if r[f"{m}_n"] else "–"
         row["mean"], row["score"] = round(r["mean"], 2), round(r["score"], 2)

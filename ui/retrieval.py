@@ -208,8 +208,9 @@ def render_block(block: dict[str, Any], report: Report | None = None) -> None:
                   key=WEIGHT_KEY, help="Budgeted recall joins the weighted mean of the five metrics as one more term "
                                        "with this weight; the winner card and leaderboard re-rank.")
         st.caption("At 0 the five metrics alone make the scores; but where they cannot tell the top candidates "
-                   "apart (too close to call), this check breaks the tie and may change the winner (tie-break "
-                   "`auto`; the winner card says so). With a weight, the score is "
+                   "apart (too close to call), a check on real questions breaks the tie and may change the winner "
+                   "(tie-break `auto`; the winner card says so). A self-test (proxy) check only looks: it breaks "
+                   "ties only with a weight or tie-break `retrieval`. With a weight, the score is "
                    "(Σ wₘ·metric + w·recall@budget) / (Σ wₘ + w).")
 
 

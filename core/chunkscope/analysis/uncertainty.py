@@ -284,6 +284,15 @@ def retrieval_recall(report: Report) -> dict[str, float]:
     return out
 
 
+def retrieval_is_proxy(report: Report) -> bool:
+    """Whether the report's retrieval check ran on proxy questions (the offline self-test), not real ones."""
+    r = getattr(report, "retrieval", None)
+    if not isinstance(r, dict):
+        return False
+    qs = r.get("question_source") or {}
+    return isinstance(qs, dict) and (qs.get("source") == "self-test" or bool((qs.get("info") or {}).get("proxy")))
+
+
 def verdict(report: Report, pool: Sequence[ChunkingResult], scores: dict[str, np.ndarray],
             tie_break: str = "auto") -> dict[str, Any] | None:
     """Clear winner or tie (with the tie-break applied) among ``pool`` (candidates, best point
@@ -318,7 +327,14 @@ def verdict(report: Report, pool: Sequence[ChunkingResult], scores: dict[str, np
 
 
 def _break_tie(report: Report, group: list[ChunkingResult], rule: str) -> dict[str, Any]:
+    """The tie-break's pick among ``group``. ``auto`` uses the retrieval check's recall only when its questions
+    are real, or when the user's settings put a proxy (self-test) check in the score (a retrieval weight);
+    a proxy check run to look never decides the winner unless ``rule`` is ``retrieval``."""
     recall = retrieval_recall(report)
+    proxy_ignored = (rule == "auto" and bool(recall) and retrieval_is_proxy(report)
+                     and float(report.settings.get("retrieval_weight") or 0.0) <= 0)
+    if proxy_ignored:
+        recall = {}
     if rule in ("auto", "retrieval") and recall and all(c.id in recall for c in group):
         pick = max(group, key=lambda c: (recall[c.id], -len(c.chunks), c.score or 0.0))
         return {"rule": "retrieval", "pick": pick.id, "values": {c.id: recall[c.id] for c in group},
@@ -326,7 +342,10 @@ def _break_tie(report: Report, group: list[ChunkingResult], rule: str) -> dict[s
     if rule == "score":
         return {"rule": "score", "pick": group[0].id, "values": {c.id: c.score for c in group}}
     pick = min(group, key=lambda c: (len(c.chunks), -(c.score or 0.0), c.id))
-    return {"rule": "chunks", "pick": pick.id, "values": {c.id: len(c.chunks) for c in group}}
+    out: dict[str, Any] = {"rule": "chunks", "pick": pick.id, "values": {c.id: len(c.chunks) for c in group}}
+    if proxy_ignored:
+        out["proxy_ignored"] = True  # a self-test check was there but was not asked to decide
+    return out
 
 
 def share(x: float) -> str:
@@ -367,14 +386,44 @@ def verdict_text(v: dict[str, Any], report: Report) -> str:
             better = all((pick.score or 0.0) > (report.get(i).score or 0.0) for i in same)  # type: ignore[union-attr]
             s += (f"We pick {pick.id}: it needs the fewest chunks ({len(pick.chunks)}, as does {_join(same)}) and, "
                   + ("of those, has the highest score." if better else "with the same score, comes first by name."))
+        if tb.get("proxy_ignored"):
+            s += (" The self-test retrieval check (proxy questions) does not break ties unless asked "
+                  "(tie-break `retrieval` or a retrieval weight).")
     elif tb["rule"] == "retrieval":
-        vals = tb["values"]
-        budget = f" at {tb['budget']} tokens" if tb.get("budget") else ""
-        s += (f"We pick {pick.id} because the retrieval check finds more of the evidence with it (budgeted "
-              f"recall{budget} {vals[pick.id]:.2f} vs " + _join([f"{vals[c.id]:.2f}" for c in others]) + ").")
+        s += _retrieval_pick_text(tb, pick, others)
     else:
         s += f"We keep {pick.id}, the highest point score (tie-break: score)."
     return s
+
+
+def _fmt_pair(a: float, b: float) -> tuple[str, str]:
+    """``a`` and ``b`` with two decimals, or three where two would show different values as the same."""
+    x, y = f"{a:.2f}", f"{b:.2f}"
+    return (x, y) if x != y or a == b else (f"{a:.3f}", f"{b:.3f}")
+
+
+def _retrieval_pick_text(tb: dict[str, Any], pick: ChunkingResult, others: list[ChunkingResult]) -> str:
+    """Why the retrieval tie-break picked ``pick``, each comparison true for the candidate it names: "more of
+    the evidence" only against candidates with a lower recall, "as much" against those with the same."""
+    vals = tb["values"]
+    p = vals[pick.id]
+    budget = f" at {tb['budget']} tokens" if tb.get("budget") else ""
+    less = [c for c in others if vals[c.id] < p]
+    same = [c for c in others if vals[c.id] >= p]  # the pick has the highest recall: >= is ==
+    more = ""
+    if less:
+        more = (f"finds more of the evidence with {pick.id} than with " + _join([c.id for c in less])
+                + f" (budgeted recall{budget} " + _join([" vs ".join(_fmt_pair(p, vals[c.id])) for c in less]) + ")")
+    if not same:
+        return f"We pick {pick.id} because the retrieval check {more}."
+    fewer = all(len(pick.chunks) < len(c.chunks) for c in same)
+    why = (f"it needs fewer chunks ({len(pick.chunks)} vs " + _join([str(len(c.chunks)) for c in same]) + ")"
+           if fewer else f"it needs no more chunks ({len(pick.chunks)}) and, of those, ranks highest on point score")
+    equal = (f"as much with {pick.id} as with " + _join([c.id for c in same])
+             + f" (budgeted recall{budget} {p:.2f})")
+    if less:
+        return f"We pick {pick.id}: the retrieval check {more}, and {equal}; of those, {why}."
+    return f"The retrieval check finds {equal}; we pick {pick.id} because {why}."
 
 
 def _join(xs: list[str]) -> str:

@@ -150,7 +150,9 @@ def _stats(values: list[float]) -> dict[str, float]:
 
 
 def chunk_size_table(res: CorpusResults) -> list[dict[str, Any]]:
-    """Table 2: per chunker, then the Adaptive row, the chunk sizes pooled over the corpus and the time per document."""
+    """Table 2: per chunker, then the Adaptive row, the chunk sizes pooled over the corpus and the time per document.
+
+    ``n``: the documents a row pools (each chunker's own: Table 2 describes, Table 3 compares)."""
     rows: list[dict[str, Any]] = []
     n_docs = len(res.documents()) or 1
     for cid in res.order:
@@ -159,16 +161,60 @@ def chunk_size_table(res: CorpusResults) -> list[dict[str, Any]]:
         secs = res.seconds.get(cid, [])
         rows.append({"chunker": cid, "candidate": cid in res.candidates, "mean": st["mean"], "max": st["max"],
                      "min": st["min"], "std": st["std"], "chunks": len(toks),
-                     "time": sum(secs) / len(secs) if secs else math.nan})
+                     "time": sum(secs) / len(secs) if secs else math.nan, "n": len(secs)})
     st = _stats([float(t) for t in res.winner_tokens])
     cand_time = sum(float(r["time"]) for r in rows if r["candidate"] and not math.isnan(float(r["time"])))
     rows.append({"chunker": ADAPTIVE, "candidate": True, "mean": st["mean"], "max": st["max"], "min": st["min"],
-                 "std": st["std"], "chunks": len(res.winner_tokens), "time": cand_time if n_docs else math.nan})
+                 "std": st["std"], "chunks": len(res.winner_tokens), "time": cand_time if n_docs else math.nan,
+                 "n": sum(1 for v in res.verdicts.values() if v.get("report_winner"))})
     return rows
 
 
-def _metric_rows(w, label: str, candidate: bool) -> dict[str, Any]:
-    row: dict[str, Any] = {"chunker": label, "candidate": candidate, "documents": int(len(w))}
+def compared_documents(res: CorpusResults) -> dict[str, Any]:
+    """The documents every chunker of the tables ran on, which Table 3 compares them on.
+
+    ``documents``: their keys; ``total``: documents with results; ``left_out``: document key -> the chunkers
+    without a result on it (skipped or failed there, e.g. page chunkers on a Word file); ``reasons``: chunker
+    -> why it has none (its status and reason); ``all_documents``: True when no document has every chunker,
+    so each row is over its own documents instead."""
+    ran = _ran_on(res)
+    every = set(res.df["document"]) if not res.df.empty else set()
+    common = set.intersection(*ran.values()) if ran else set()
+    left_out = {d: [cid for cid in res.order if d not in ran[cid]] for d in sorted(every - common)}
+    reasons = {cid: f"{v.get('status', '')}: {v.get('reason', '')}".strip(": ") for cid, v in res.not_run.items()}
+    return {"documents": sorted(common) if common else sorted(every), "total": len(every), "left_out": left_out,
+            "reasons": reasons, "all_documents": not common and bool(every)}
+
+
+def _ran_on(res: CorpusResults) -> dict[str, set[str]]:
+    """Chunker -> the documents it has results on (the tidy table's rows; ``wide`` also has empty rows)."""
+    df = res.df
+    return {cid: set(df[df["chunker"] == cid]["document"]) if not df.empty else set() for cid in res.order}
+
+
+def comparison_note(res: CorpusResults, cmp: dict[str, Any] | None = None) -> str:
+    """The line under Table 3: which documents the chunkers are compared on, and which were left out, why."""
+    cmp = cmp or compared_documents(res)
+    if not cmp["left_out"]:
+        return f"Every row is over the same {cmp['total']} document(s): every chunker ran on each."
+    if cmp["all_documents"]:
+        return ("No document has results from every chunker, so each row is over the documents it ran on "
+                "(n): the rows are not compared on the same documents.")
+    missing: dict[str, int] = {}
+    for cids in cmp["left_out"].values():
+        for cid in cids:
+            missing[cid] = missing.get(cid, 0) + 1
+    why = "; ".join(f"{cid} has no result on {k} document(s) ({cmp['reasons'].get(cid) or 'not run'})"
+                    for cid, k in missing.items())
+    out = list(cmp["left_out"])
+    names = ", ".join(out[:3]) + (f" and {len(out) - 3} more" if len(out) > 3 else "")
+    return (f"Compared on the {len(cmp['documents'])} of {cmp['total']} documents every chunker ran on (n); "
+            f"{len(out)} left out ({names}): {why}.")
+
+
+def _metric_rows(w, label: str, candidate: bool, ran_on: int | None = None) -> dict[str, Any]:
+    row: dict[str, Any] = {"chunker": label, "candidate": candidate,
+                           "documents": int(len(w)) if ran_on is None else ran_on, "n": int(len(w))}
     means = []
     for m in METRICS:
         vals = [float(v) * 100 for v in w[m].tolist() if v == v and v is not None]
@@ -185,10 +231,19 @@ def _metric_rows(w, label: str, candidate: bool) -> dict[str, Any]:
 
 
 def metric_table(res: CorpusResults) -> list[dict[str, Any]]:
-    """Table 3: per chunker, then the Adaptive row, each metric x100 as mean, std. dev. and n over documents."""
+    """Table 3: per chunker, then the Adaptive row, each metric x100 as mean, std. dev. and n over documents.
+
+    Every row is over the same documents, those every chunker ran on (:func:`compared_documents`; ``n`` per
+    row, ``documents``: how many it ran on in all), so a chunker skipped on some documents is not averaged
+    over fewer, different ones."""
     w = res.wide()
-    rows = [_metric_rows(w[w["chunker"] == cid], cid, cid in res.candidates) for cid in res.order]
-    rows.append(_metric_rows(w[w["winner"] == True], ADAPTIVE, True))  # noqa: E712
+    ran = _ran_on(res)
+    common = compared_documents(res)["documents"]
+    keep = w[w["document"].isin(common)]
+    rows = [_metric_rows(keep[(keep["chunker"] == cid) & keep["document"].isin(ran[cid])], cid,
+                         cid in res.candidates, len(ran[cid])) for cid in res.order]
+    rows.append(_metric_rows(keep[keep["winner"] == True], ADAPTIVE, True,  # noqa: E712
+                             int((w["winner"] == True).sum())))  # noqa: E712
     return rows
 
 
@@ -380,12 +435,14 @@ def _mark(row: dict[str, Any]) -> str:
 def format_chunk_sizes(rows: list[dict[str, Any]]) -> str:
     """Table 2 (:func:`chunk_size_table`) as text."""
     w = max([len(r["chunker"]) for r in rows] + [16]) + 2
-    head = f"{'Chunking method':<{w}} {'mean':>6} {'max':>6} {'min':>5} {'std. dev.':>9} {'# chunks':>8} {'time/doc [s]':>12}"
-    lines = ["Table 2: chunk sizes (o200k tokens, all chunks of the corpus) and runtime", head, "-" * len(head)]
+    head = (f"{'Chunking method':<{w}} {'n':>4} {'mean':>6} {'max':>6} {'min':>5} {'std. dev.':>9} {'# chunks':>8} "
+            f"{'time/doc [s]':>12}")
+    lines = ["Table 2: chunk sizes (o200k tokens, all chunks of the corpus) and runtime (n: documents per row)", head,
+             "-" * len(head)]
     for r in rows:
         if r["chunker"] == ADAPTIVE:
             lines.append("-" * len(head))
-        lines.append(f"{_mark(r) + r['chunker']:<{w}} {_f(r['mean'], 0):>6} {_f(r['max'], 0):>6} {_f(r['min'], 0):>5} "
+        lines.append(f"{_mark(r) + r['chunker']:<{w}} {r.get('n', ''):>4} {_f(r['mean'], 0):>6} {_f(r['max'], 0):>6} {_f(r['min'], 0):>5} "
                      f"{_f(r['std'], 0):>9} {r['chunks']:>8} {_f(r['time'], 2):>12}")
     return "\n".join(lines)
 
@@ -393,15 +450,16 @@ def format_chunk_sizes(rows: list[dict[str, Any]]) -> str:
 def format_metric_table(rows: list[dict[str, Any]]) -> str:
     """Table 3 (:func:`metric_table`) as text."""
     w = max([len(r["chunker"]) for r in rows] + [16]) + 2
-    head = f"{'Chunking method':<{w}} " + " ".join(f"{m:>12}" for m in METRICS) + f" {'mean':>6} {'score':>6}"
-    lines = ["Table 3: metrics x100, mean ± std. dev. over documents", head, "-" * len(head)]
+    head = (f"{'Chunking method':<{w}} {'n':>4} " + " ".join(f"{m:>12}" for m in METRICS)
+            + f" {'mean':>6} {'score':>6}")
+    lines = ["Table 3: metrics x100, mean ± std. dev. over documents (n: documents per row)", head, "-" * len(head)]
     for r in rows:
         if r["chunker"] == ADAPTIVE:
             lines.append("-" * len(head))
         cells = []
         for m in METRICS:
             cells.append(f"{_f(r[m])}±{_f(r[m + '_std'])}" if r[f"{m}_n"] else "-")
-        lines.append(f"{_mark(r) + r['chunker']:<{w}} " + " ".join(f"{c:>12}" for c in cells)
+        lines.append(f"{_mark(r) + r['chunker']:<{w}} {r.get('n', r['documents']):>4} " + " ".join(f"{c:>12}" for c in cells)
                      + f" {_f(r['mean'], 2):>6} {_f(r['score'], 2):>6}")
     return "\n".join(lines)
 
@@ -503,7 +561,7 @@ def text_report(res: CorpusResults) -> str:
     head = (f"Corpus: {len(docs)} documents with a report ({c.get('ok', 0)} analyzed in the last run, "
             f"{c.get('skipped', 0)} skipped, {c.get('failed', 0)} failed), "
             f"{sum(int(e.get('tokens') or 0) for e in docs):,} tokens. '* ' = candidate of the adaptive policy.")
-    parts = [head, "", format_chunk_sizes(chunk_size_table(res)), "", format_metric_table(metric_table(res)), "",
+    parts = [head, "", format_chunk_sizes(chunk_size_table(res)), "", format_metric_table(metric_table(res)), comparison_note(res), "",
              format_selection(selection_table(res), len(docs)), "", format_selection_with_ties(selection_with_ties(res)), "",
              format_wilcoxon(wilcoxon_tests(res)), "", format_corr(spearman(res)), "",
              format_domains(domain_breakdown(res), verdicts_by_domain(res)), "", format_gaps(adaptive_gaps(res), global_best(res))]

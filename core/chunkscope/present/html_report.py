@@ -16,6 +16,7 @@ from chunkscope.corpus.report import (
     _p,
     adaptive_gaps,
     chunk_size_table,
+    comparison_note,
     domain_breakdown,
     global_best,
     metric_table,
@@ -279,16 +280,18 @@ def _corpus_figures_html(res: CorpusResults, dom: list[dict[str, Any]], selectio
 
 def _chunk_sizes_html(res: CorpusResults) -> str:
     """Table 2: chunk sizes and runtime."""
-    return _html_table(["Chunking method", "mean", "max", "min", "std. dev.", "# chunks", "time/doc [s]"],
-                       [[_marked(r), _f(r["mean"], 0), _f(r["max"], 0), _f(r["min"], 0), _f(r["std"], 0), r["chunks"],
+    return _html_table(["Chunking method", "n", "mean", "max", "min", "std. dev.", "# chunks", "time/doc [s]"],
+                       [[_marked(r), r["n"], _f(r["mean"], 0), _f(r["max"], 0), _f(r["min"], 0), _f(r["std"], 0), r["chunks"],
                          _f(r["time"], 2)] for r in chunk_size_table(res)], bold_last=True)
 
 
 def _metrics_html(res: CorpusResults) -> str:
     """Table 3: metrics x100, mean ± std. dev. over documents."""
-    return _html_table(["Chunking method", *METRICS, "mean", "score"],
-                       [[_marked(r)] + [f"{_f(r[m])} ± {_f(r[m + '_std'])}" if r[f"{m}_n"] else "–" for m in METRICS]
-                        + [_f(r["mean"], 2), _f(r["score"], 2)] for r in metric_table(res)], bold_last=True)
+    return _html_table(["Chunking method", "n", *METRICS, "mean", "score"],
+                       [[_marked(r), r["n"]] + [f"{_f(r[m])} ± {_f(r[m + '_std'])}" if r[f"{m}_n"] else "–"
+                                                for m in METRICS]
+                        + [_f(r["mean"], 2), _f(r["score"], 2)] for r in metric_table(res)], bold_last=True) + (
+        f'<p class="muted">{html.escape(comparison_note(res))}</p>')
 
 
 def _domains_html(res: CorpusResults, dom: list[dict[str, Any]]) -> str:
