@@ -38,7 +38,7 @@ def test_tour_in_a_real_browser(tmp_path):
     # after a weight change that changes the winner, the radar lists and plots the same (new) pair
     rw = seen["reweighted"]
     assert rw["winner"] != WINNER and rw["listed"] == rw["plotted"] and rw["plotted"][0] == rw["winner"], rw
-    assert seen["downloads"] == 4  # report JSON, winning chunks JSONL, HTML report, the winner's settings (TOML)
+    assert seen["downloads"] == 6  # report JSON, winning chunks JSONL, all chunks CSV and Parquet, HTML report, settings (TOML)
     ex = seen["exports"]
     assert ex["json"]["file"].endswith(".chunkscope.json") and '"schema": "chunkscope.report/1"' in ex["json"]["head"]
     first = json.loads(ex["jsonl"]["head"].splitlines()[0])
