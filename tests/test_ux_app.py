@@ -205,3 +205,27 @@ def test_inspector_keeps_the_place_in_the_document(at):
     # chunks over the user's model limit: counted in its tokens and flagged
     assert "model tokens" in other.columns and other["flags"].str.contains("⛔").any()
     assert any("Over the input limit" in w.value for w in at.warning) or any("Fits" in c.value for c in at.caption)
+
+
+def test_health_warnings_show_markup_as_typed():
+    """A health warning that quotes the converter's markup ("~~…~~", "**", "<sup>") shows it as typed: it was
+    rendered as Markdown, so "~~…~~" drew a strike-through line (issue 42)."""
+
+    def panel():
+        from chunkscope.document import Document
+        from ui.pdfview import render_health
+
+        doc = Document(name="struck.pdf", text="Some text.", source_format="pdf")
+        doc.meta["health"] = {"totals": {}, "pages": [],
+                              "warnings": ["2 run(s) of text marked struck through (~~…~~): check **bold** <sup>"]}
+        doc.warnings.append("page 3 read as plain text: ~~struck~~ lines")
+        render_health(doc, expanded=True)
+
+    at = AppTest.from_function(panel, default_timeout=60).run()
+    no_trouble(at)
+    shown = [c.value for c in at.caption if "struck" in c.value]
+    assert len(shown) == 2, shown
+    for source in shown:  # every Markdown character escaped: "\~\~…\~\~" renders as "~~…~~"
+        assert "~~" not in source and "\\~\\~" in source, source
+    health = next(s for s in shown if "bold" in s)
+    assert "\\*\\*bold\\*\\*" in health and "\\<sup\\>" in health

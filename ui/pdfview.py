@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 from typing import Any
 
 import pandas as pd
@@ -11,6 +10,7 @@ from streamlit.errors import StreamlitAPIException
 
 from chunkscope.document import Document
 from ui import keys
+from ui.common import md_escape
 
 PAGE_VIEW = "pages/5_Page_view.py"
 
@@ -73,11 +73,11 @@ def render_health(doc: Document, expanded: bool = False, key: str = "cs_health")
                   help="tables detected on the pages / tables that came out as Markdown tables")
         c4.metric("hyphenated breaks", t.get("hyphenated", 0), help="line breaks inside a word (word- / next line)")
         for w in conv[:8]:
-            st.caption("⚠ conversion: " + html.escape(w))
+            st.caption("⚠ conversion: " + md_escape(w))
         if len(conv) > 8:
             st.caption(f"… and {len(conv) - 8} more from the conversion (see the warnings under the document)")
         for w in warns[:12]:
-            st.caption("⚠ " + html.escape(w))
+            st.caption("⚠ " + md_escape(w))
         if len(warns) > 12:
             st.caption(f"… and {len(warns) - 12} more (see the table)")
         df = health_rows(h)
