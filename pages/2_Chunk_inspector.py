@@ -13,6 +13,7 @@ import html
 import pandas as pd
 import streamlit as st
 
+from chunkscope.analysis.settings import size_bounds
 from chunkscope.document import Document
 from chunkscope.present import figures, highlight, inspector
 from chunkscope.report import ChunkingResult, ChunkRow, Report
@@ -250,7 +251,7 @@ def main() -> None:
         return
     doc, report, ok_ids = got
     cid, c, idx = _pick(report, ok_ids, len(doc.text))
-    lo, hi = report.settings.get("min_tokens", 100), report.settings.get("max_tokens", 1100)
+    lo, hi = size_bounds(report.settings)
     with guard("The chunk table"):
         _table_section(doc, report, cid, c, lo, hi)
     ch = c.chunks[idx]

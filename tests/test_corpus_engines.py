@@ -56,7 +56,9 @@ def test_run_into_a_file_uri_and_resume_without_models(tmp_path, monkeypatch):
     def boom(*a, **k):
         raise AssertionError("a resumed run must not load a model")
 
-    monkeypatch.setattr(W, "_resources", boom)
+    from chunkscope.analysis import resources as AR
+
+    monkeypatch.setattr(AR, "shared_resources", boom)  # what a worker loads its model through
     monkeypatch.setattr(W, "pin_threads", boom)
     monkeypatch.setattr(R, "pin_threads", boom)
     s2 = run_corpus(FIXTURES, uri, FAST.with_(embedder=str(tmp_path / "no-model")), options=RunOptions(engine="ray"))

@@ -277,7 +277,7 @@ def frames(res) -> dict[str, Any]:
         row = {"chunker": ("* " if r["candidate"] and r["chunker"] != CR.ADAPTIVE else "") + r["chunker"],
                "n": r["n"]}
         for m in METRICS:
-            row[m] = f"{CR._f(r[m])} ± {CR._f(r[m + '_std'])}" if r[f"{m}_n"] else "–"
+            row[m] = f"{CR.fmt_number(r[m])} ± {CR.fmt_number(r[m + '_std'])}" if r[f"{m}_n"] else "–"
         row["mean"], row["score"] = round(r["mean"], 2), round(r["score"], 2)
         t3rows.append(row)
     t4 = pd.DataFrame(CR.selection_table(res))
@@ -285,7 +285,7 @@ def frames(res) -> dict[str, Any]:
     for r in CR.wilcoxon_tests(res):
         row = wil_rows.setdefault(r["chunker"], {"vs chunker": ("* " if r["candidate"] else "") + r["chunker"]})
         row[r["metric"]] = ("–" if not r["documents"] else
-                            f"{r['median_diff']:+.1f} (p {CR._p(r['p_holm'])}, n {r['n']})")
+                            f"{r['median_diff']:+.1f} (p {CR.fmt_p_value(r['p_holm'])}, n {r['n']})")
     dom = pd.DataFrame([{k: (", ".join(f"{a} {b}" for a, b in v.items()) if k == "selection" else v)
                          for k, v in d.items() if k != "scores"} for d in CR.domain_breakdown(res)])
     gaps = pd.DataFrame(CR.adaptive_gaps(res))

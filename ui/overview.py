@@ -15,6 +15,7 @@ import streamlit as st
 
 from chunkscope import chunk_table
 from chunkscope.analysis import selection, uncertainty, wording
+from chunkscope.analysis.settings import size_bounds
 from chunkscope.document import Document
 from chunkscope.integrations.export import pipeline_snippet, winner_settings_text
 from chunkscope.present import figures, highlight, html_report
@@ -193,7 +194,7 @@ def columns_to_the_right(columns: list[str]) -> list[str]:
 
 def metric_legend(report: Report | None = None) -> None:
     """The five metrics spelled out, one plain sentence each (visible: no hovering needed)."""
-    lo, hi = (report.settings.get("min_tokens", 100), report.settings.get("max_tokens", 1100)) if report else (100, 1100)
+    lo, hi = size_bounds(report.settings if report else None)
     items = "".join(
         f'<li><b>{m}</b> · <b>{html.escape(name)}</b>: {html.escape(text)}'
         + (f" Here: {lo:,} to {hi:,} tokens." if m == "SC" else "") + "</li>"
@@ -346,7 +347,7 @@ def charts(report: Report) -> None:
             st.caption(note)
     with right, guard("The chunk-size chart"):
         st.plotly_chart(figures.size_figure(report, ok_ids), width="stretch", key="cs_sizes")
-        lo, hi = report.settings.get("min_tokens", 100), report.settings.get("max_tokens", 1100)
+        lo, hi = size_bounds(report.settings)
         st.caption(f"Every chunk is a dot; dashed lines: the size bounds {lo} and {hi} tokens (log scale).")
     with guard("The runtime chart"):
         st.plotly_chart(figures.runtime_figure(report, [c.id for c in report.leaderboard]), width="stretch",

@@ -23,7 +23,6 @@ report's disjoint stage timings.
 
 from __future__ import annotations
 
-import copy
 import time
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -295,7 +294,7 @@ class AnalysisRun:
         if self.on_partial is None:
             return
         pending = list(self.pending_metrics(stage)) + [cid for _, (cid, _, _) in later]
-        snap = _snapshot(self.report(pending))
+        snap = self.report(pending).snapshot()  # the caller may keep and re-rank it; chunk rows shared
         self.last = snap
         self.on_partial(snap, stage)
 
@@ -441,25 +440,6 @@ class AnalysisRun:
             self.warnings.extend(w for w in (se.warnings or []) if w not in self.warnings)
         except (RuntimeError, OSError, ValueError):  # facts only: never fail an analysis for them
             pass
-
-
-def _snapshot(report: Report) -> Report:
-    """A copy the caller may keep and re-rank while the run goes on.
-
-    Chunk rows are shared: they never change once produced.
-    """
-    out = copy.copy(report)
-    out.chunkings = [copy.copy(c) for c in report.chunkings]
-    for c in out.chunkings:
-        c.metrics, c.metric_reasons, c.diagnostics = dict(c.metrics), dict(c.metric_reasons), dict(c.diagnostics)
-        c.params, c.info = dict(c.params), dict(c.info)
-    out.settings = copy.deepcopy(report.settings)
-    out.timings, out.warnings, out.pending = dict(report.timings), list(report.warnings), list(report.pending)
-    out.coref, out.embedder = copy.deepcopy(report.coref), copy.deepcopy(report.embedder)
-    out.provenance, out.flags = copy.deepcopy(report.provenance), list(report.flags)
-    return out
-
-
 def document_facts(doc: Document) -> dict[str, Any]:
     """The report's ``document`` block: name, hash, format, size in characters and tokens, language, pages, blocks."""
     from chunkscope.text.tokens import count_tokens

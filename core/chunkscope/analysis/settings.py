@@ -236,6 +236,12 @@ SETTING_SPECS: tuple[SettingSpec, ...] = tuple(_declared(f) for f in fields(Sett
 SPECS: dict[str, SettingSpec] = {s.name: s for s in SETTING_SPECS}
 
 
+def size_bounds(table: Mapping[str, Any] | None) -> tuple[int, int]:
+    """(min_tokens, max_tokens) of a report's settings table, the declared defaults where it has none."""
+    t = table or {}
+    return t.get("min_tokens", SPECS["min_tokens"].default), t.get("max_tokens", SPECS["max_tokens"].default)
+
+
 def settings_affecting(effect: str) -> tuple[str, ...]:
     """The settings whose change invalidates ``effect`` (CHUNKINGS, SCORES, RANKING, SELECTION), in field order."""
     return tuple(s.name for s in SETTING_SPECS if s.affects == effect)

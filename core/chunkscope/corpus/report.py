@@ -424,7 +424,8 @@ def wilcoxon_tests(res: CorpusResults) -> list[dict[str, Any]]:
 
 
 # ---------------------------------------------------------------------- text layout
-def _f(v: float, digits: int = 1) -> str:
+def fmt_number(v: float, digits: int = 1) -> str:
+    """A table cell: ``v`` with ``digits`` decimals, "-" when missing or NaN (the text, HTML and app tables)."""
     return "-" if v is None or v != v else f"{v:.{digits}f}"
 
 
@@ -442,8 +443,8 @@ def format_chunk_sizes(rows: list[dict[str, Any]]) -> str:
     for r in rows:
         if r["chunker"] == ADAPTIVE:
             lines.append("-" * len(head))
-        lines.append(f"{_mark(r) + r['chunker']:<{w}} {r.get('n', ''):>4} {_f(r['mean'], 0):>6} {_f(r['max'], 0):>6} {_f(r['min'], 0):>5} "
-                     f"{_f(r['std'], 0):>9} {r['chunks']:>8} {_f(r['time'], 2):>12}")
+        lines.append(f"{_mark(r) + r['chunker']:<{w}} {r.get('n', ''):>4} {fmt_number(r['mean'], 0):>6} {fmt_number(r['max'], 0):>6} {fmt_number(r['min'], 0):>5} "
+                     f"{fmt_number(r['std'], 0):>9} {r['chunks']:>8} {fmt_number(r['time'], 2):>12}")
     return "\n".join(lines)
 
 
@@ -458,9 +459,9 @@ def format_metric_table(rows: list[dict[str, Any]]) -> str:
             lines.append("-" * len(head))
         cells = []
         for m in METRICS:
-            cells.append(f"{_f(r[m])}±{_f(r[m + '_std'])}" if r[f"{m}_n"] else "-")
+            cells.append(f"{fmt_number(r[m])}±{fmt_number(r[m + '_std'])}" if r[f"{m}_n"] else "-")
         lines.append(f"{_mark(r) + r['chunker']:<{w}} {r.get('n', r['documents']):>4} " + " ".join(f"{c:>12}" for c in cells)
-                     + f" {_f(r['mean'], 2):>6} {_f(r['score'], 2):>6}")
+                     + f" {fmt_number(r['mean'], 2):>6} {fmt_number(r['score'], 2):>6}")
     return "\n".join(lines)
 
 
@@ -495,7 +496,7 @@ def format_corr(corr) -> str:
     lines = ["Figure 1: Spearman correlation between metrics (over document x chunking)",
              "       " + " ".join(f"{m:>6}" for m in corr.columns)]
     for m in corr.index:
-        lines.append(f"{m:<6} " + " ".join(f"{_f(corr.loc[m, c], 2):>6}" for c in corr.columns))
+        lines.append(f"{m:<6} " + " ".join(f"{fmt_number(corr.loc[m, c], 2):>6}" for c in corr.columns))
     return "\n".join(lines)
 
 
@@ -506,8 +507,8 @@ def format_domains(rows: list[dict[str, Any]], verdicts: dict[str, dict[str, int
     for r in rows:
         sel = ", ".join(f"{k} {v}" for k, v in sorted(r["selection"].items(), key=lambda kv: -kv[1]))
         vd = (verdicts or {}).get(r["domain"])
-        lines.append(f"  {r['domain']:<12} {r['documents']:>3} docs {r['tokens']:>8} tokens  adaptive {_f(r['adaptive'], 2)}"
-                     f"  best {r['best'] or '-'} {_f(r['best_score'], 2)}  selected: {sel}"
+        lines.append(f"  {r['domain']:<12} {r['documents']:>3} docs {r['tokens']:>8} tokens  adaptive {fmt_number(r['adaptive'], 2)}"
+                     f"  best {r['best'] or '-'} {fmt_number(r['best_score'], 2)}  selected: {sel}"
                      + (f"  verdict: {vd['clear']} clear, {vd['tie']} tie" if vd else ""))
     return "\n".join(lines)
 
@@ -520,12 +521,13 @@ def format_gaps(rows: list[dict[str, Any]], best: str | None) -> str:
     if not rows:
         lines.append("  (the adaptive policy picked the global best for every document)")
     for r in rows:
-        lines.append(f"  +{_f(r['gap'] * 100, 2):>5}  {r['document'][:70]}  {r['winner']} {_f(r['winner_score'] * 100, 2)}"
-                     f" vs {_f(r['global_best_score'] * 100, 2)}")
+        lines.append(f"  +{fmt_number(r['gap'] * 100, 2):>5}  {r['document'][:70]}  {r['winner']} {fmt_number(r['winner_score'] * 100, 2)}"
+                     f" vs {fmt_number(r['global_best_score'] * 100, 2)}")
     return "\n".join(lines)
 
 
-def _p(v: float) -> str:
+def fmt_p_value(v: float) -> str:
+    """A p-value cell: three decimals, "<0.001" below that, "-" when NaN."""
     if v != v:
         return "-"
     return "<0.001" if v < 0.001 else f"{v:.3f}"
@@ -546,7 +548,7 @@ def format_wilcoxon(rows: list[dict[str, Any]]) -> str:
         cells = []
         for m in SIGNIFICANCE_MEASURES:
             r = by[(cid, m)]
-            cells.append("-" if not r["documents"] else f"{r['median_diff']:+.1f} [{_p(r['p_holm'])}; {r['n']}]")
+            cells.append("-" if not r["documents"] else f"{r['median_diff']:+.1f} [{fmt_p_value(r['p_holm'])}; {r['n']}]")
         lines.append(f"{('* ' if by[(cid, SIGNIFICANCE_MEASURES[0])]['candidate'] else '  ') + cid:<{w}} "
                      + " ".join(f"{c:>20}" for c in cells))
     return "\n".join(lines)

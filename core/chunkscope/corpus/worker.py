@@ -22,7 +22,6 @@ import traceback
 from pathlib import Path
 from typing import Any, Callable
 
-from chunkscope.caching import BoundedCache
 from chunkscope.corpus.store import ResultStore, as_store
 from chunkscope.corpus.tables import not_run
 from chunkscope.document import Document
@@ -74,15 +73,6 @@ DocumentCheck = Callable[[Document], None]
 # tests only: called with each task in its worker before the analysis (a worker killed mid-document)
 FaultHook = Callable[[dict[str, Any]], None]
 
-_RESOURCES: BoundedCache[tuple[Any, str, str], Any] = BoundedCache(1)  # one model per process (read-only once loaded)
-
-
-def _resources(embedder: str | None, mode: str, backend: str = "auto"):
-    from chunkscope.analysis import Resources
-
-    return _RESOURCES.get_or_compute((embedder, mode, backend), lambda: Resources(embedder, mode, backend=backend))
-
-
 def _load_model(res: Any) -> None:
     """Load the embedding model now, once per process, when it loads at all."""
     try:
@@ -99,7 +89,9 @@ def init_worker(embedder: str | None = None, mode: str = "composed", threads: in
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     if threads:
         pin_threads(threads)  # first: the libraries imported below read their thread counts when they start
-    _load_model(_resources(embedder, mode, backend))
+    from chunkscope.analysis.resources import shared_resources  # the model: loaded only in a worker
+
+    _load_model(shared_resources(embedder, mode, backend))
     from chunkscope.text.sentences import segmenter_name
 
     segmenter_name()  # loads the spaCy senter pipeline (regex fallback when absent; never raises)
@@ -160,6 +152,7 @@ def analyze_file(path: str | os.PathLike, settings_dict: dict[str, Any], max_byt
     Returns ``{"status": "ok", "report": {...}, "winners": [...], ...}`` or ``{"status": "failed", "reason": one
     line}``. ``check``: the deployment's limits on the loaded document (see ``DocumentCheck``)."""
     from chunkscope.analysis import Settings, analyze
+    from chunkscope.analysis.resources import shared_resources
     from chunkscope.report import chunk_records
 
     t0 = time.perf_counter()
@@ -168,7 +161,7 @@ def analyze_file(path: str | os.PathLike, settings_dict: dict[str, Any], max_byt
         settings = Settings.from_dict(settings_dict)
         doc = _load_checked(path, settings, max_bytes, check)
         parse_s = time.perf_counter() - t0
-        res = _resources(settings.embedder, settings.embedding_mode, settings.embedding_backend)
+        res = shared_resources(settings.embedder, settings.embedding_mode, settings.embedding_backend)
         _load_model(res)  # loaded once per process (init_worker); a missing model is reported by analyze
         _fresh_embedding_cache(res)
         try:

@@ -12,7 +12,8 @@ from typing import Any, Sequence
 
 import plotly.graph_objects as go
 
-from chunkscope.corpus.report import ADAPTIVE, CorpusResults, _f, domain_breakdown
+from chunkscope.analysis.settings import size_bounds
+from chunkscope.corpus.report import ADAPTIVE, CorpusResults, domain_breakdown, fmt_number
 from chunkscope.present.highlight import Problems
 from chunkscope.report import METRICS, ChunkingResult, Report
 
@@ -136,9 +137,9 @@ def score_interval_figure(report: Report, ids: Sequence[str] | None = None) -> g
 def size_figure(report: Report, ids: Sequence[str], min_tokens: int | None = None,
                 max_tokens: int | None = None) -> go.Figure:
     """Chunk-size distribution (box + points) per chunking, with the size bounds drawn."""
-    st = report.settings
-    lo = min_tokens if min_tokens is not None else st.get("min_tokens", 100)
-    hi = max_tokens if max_tokens is not None else st.get("max_tokens", 1100)
+    lo, hi = size_bounds(report.settings)
+    lo = min_tokens if min_tokens is not None else lo
+    hi = max_tokens if max_tokens is not None else hi
     fig = go.Figure()
     drawn = report.ok_chunkings(ids)
     for c in drawn:
@@ -371,7 +372,7 @@ def semantic_curve_figure(info: dict[str, Any], text_length: int | None = None) 
 def corpus_correlation_figure(corr):
     """Heatmap of the Spearman correlations between the metrics over a corpus."""
     z = corr.values.tolist()
-    text = [[_f(v, 2) for v in row] for row in z]
+    text = [[fmt_number(v, 2) for v in row] for row in z]
     fig = go.Figure(go.Heatmap(z=z, x=list(corr.columns), y=list(corr.index), zmin=-1, zmax=1,
                                colorscale="RdBu", reversescale=True, text=text, texttemplate="%{text}",
                                hovertemplate="%{y} vs %{x}: ρ=%{z:.2f}<extra></extra>"))

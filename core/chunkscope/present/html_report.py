@@ -12,12 +12,12 @@ from chunkscope.analysis.uncertainty import RULE_WORDS
 from chunkscope.corpus.report import (
     ADAPTIVE,
     CorpusResults,
-    _f,
-    _p,
     adaptive_gaps,
     chunk_size_table,
     comparison_note,
     domain_breakdown,
+    fmt_number,
+    fmt_p_value,
     global_best,
     metric_table,
     selection_table,
@@ -281,16 +281,16 @@ def _corpus_figures_html(res: CorpusResults, dom: list[dict[str, Any]], selectio
 def _chunk_sizes_html(res: CorpusResults) -> str:
     """Table 2: chunk sizes and runtime."""
     return _html_table(["Chunking method", "n", "mean", "max", "min", "std. dev.", "# chunks", "time/doc [s]"],
-                       [[_marked(r), r["n"], _f(r["mean"], 0), _f(r["max"], 0), _f(r["min"], 0), _f(r["std"], 0), r["chunks"],
-                         _f(r["time"], 2)] for r in chunk_size_table(res)], bold_last=True)
+                       [[_marked(r), r["n"], fmt_number(r["mean"], 0), fmt_number(r["max"], 0), fmt_number(r["min"], 0), fmt_number(r["std"], 0), r["chunks"],
+                         fmt_number(r["time"], 2)] for r in chunk_size_table(res)], bold_last=True)
 
 
 def _metrics_html(res: CorpusResults) -> str:
     """Table 3: metrics x100, mean ± std. dev. over documents."""
     return _html_table(["Chunking method", "n", *METRICS, "mean", "score"],
-                       [[_marked(r), r["n"]] + [f"{_f(r[m])} ± {_f(r[m + '_std'])}" if r[f"{m}_n"] else "–"
+                       [[_marked(r), r["n"]] + [f"{fmt_number(r[m])} ± {fmt_number(r[m + '_std'])}" if r[f"{m}_n"] else "–"
                                                 for m in METRICS]
-                        + [_f(r["mean"], 2), _f(r["score"], 2)] for r in metric_table(res)], bold_last=True) + (
+                        + [fmt_number(r["mean"], 2), fmt_number(r["score"], 2)] for r in metric_table(res)], bold_last=True) + (
         f'<p class="muted">{html.escape(comparison_note(res))}</p>')
 
 
@@ -299,8 +299,8 @@ def _domains_html(res: CorpusResults, dom: list[dict[str, Any]]) -> str:
     vd = verdicts_by_domain(res)
     return _html_table(["domain", "documents", "tokens", "adaptive score", "best candidate", "its score", "selected",
                         "clear winners", "ties"],
-                       [[d["domain"], d["documents"], d["tokens"], _f(d["adaptive"], 2), d["best"],
-                         _f(d["best_score"], 2), ", ".join(f"{k} {v}" for k, v in d["selection"].items()),
+                       [[d["domain"], d["documents"], d["tokens"], fmt_number(d["adaptive"], 2), d["best"],
+                         fmt_number(d["best_score"], 2), ", ".join(f"{k} {v}" for k, v in d["selection"].items()),
                          vd.get(d["domain"], {}).get("clear", "–"), vd.get(d["domain"], {}).get("tie", "–")]
                         for d in dom])
 
@@ -326,7 +326,7 @@ def _wilcoxon_html(res: CorpusResults) -> str:
 
     def cell(r: dict[str, Any]) -> str:
         """One test as a cell: the median difference, p and n, or a dash."""
-        return "–" if not r["documents"] else f"{r['median_diff']:+.1f} (p {_p(r['p_holm'])}, n {r['n']})"
+        return "–" if not r["documents"] else f"{r['median_diff']:+.1f} (p {fmt_p_value(r['p_holm'])}, n {r['n']})"
 
     return _html_table(["vs chunker", *measures],
                        [[("* " if cid in res.candidates else "") + cid] + [cell(by[(cid, m)]) for m in measures]
@@ -338,8 +338,8 @@ def _gaps_html(res: CorpusResults, best: str | None) -> str:
     gaps = adaptive_gaps(res)
     if gaps:
         return _html_table(["document", "domain", "winner", "winner score", f"{best} score", "gap"],
-                           [[g["document"], g["domain"], g["winner"], _f(g["winner_score"] * 100, 2),
-                             _f(g["global_best_score"] * 100, 2), _f(g["gap"] * 100, 2)] for g in gaps])
+                           [[g["document"], g["domain"], g["winner"], fmt_number(g["winner_score"] * 100, 2),
+                             fmt_number(g["global_best_score"] * 100, 2), fmt_number(g["gap"] * 100, 2)] for g in gaps])
     if best is None:
         return "<p>No candidate scored, so there is no global best to compare with.</p>"
     return (f"<p>The adaptive policy picked the global best ({html.escape(str(best))}) for every document: no gap "
