@@ -273,6 +273,25 @@ def _setting_widgets() -> dict[str, Any]:
     return values
 
 
+def restore_sidebar(s: Settings, chunker_ids: list[str]) -> None:
+    """Set every sidebar widget from ``s`` (a loaded settings file), by the declarations' keys; chunkings not
+    in ``chunker_ids`` (the ones this app offers) are left out, weights clamped to the sliders' range."""
+    ss = st.session_state
+    for spec in SETTING_SPECS:
+        value = getattr(s, spec.name)
+        if not spec.key or spec.widget == "file":
+            continue
+        if spec.widget == "sliders":
+            for m in METRICS:
+                ss[f"{spec.key}{m}"] = min(float(spec.ui_max or 3.0), max(0.0, float(value.get(m, 1.0))))
+        elif spec.widget == "pick":
+            ss[spec.key] = [c for c in (value if value is not None else _default_ids()) if c in chunker_ids]
+        elif spec.widget == "number":
+            ss[spec.key] = int(value)
+        else:
+            ss[spec.key] = value if value is not None else ""
+
+
 def settings_sidebar() -> tuple[Settings | None, str]:
     """Render the settings panel; return (settings, "") or (None, what is wrong)."""
     values = _setting_widgets()

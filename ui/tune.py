@@ -19,7 +19,7 @@ from chunkscope.analysis.settings import parse_config
 from chunkscope.chunkers.base import ChunkerSpec, ParamSpec
 from chunkscope.document import Document
 from chunkscope.metrics import score as metric_score
-from chunkscope.report import METRICS, ChunkingResult, Report
+from chunkscope.report import ChunkingResult, Report
 from ui import keys
 from ui.analysis import (
     SETTINGS_KEY,
@@ -27,6 +27,7 @@ from ui.analysis import (
     all_chunker_ids,
     analysis_key,
     current_report,
+    restore_sidebar,
     session_resources,
     store_report,
 )
@@ -301,17 +302,7 @@ def apply_config() -> None:
     ss = st.session_state
     ss[VARIANTS_KEY] = dict(s.variants)
     ss[keys.PARAMS] = {k: dict(v) for k, v in s.params.items()}
-    for m in METRICS:
-        ss[f"cs_w_{m}"] = min(3.0, max(0.0, float(s.weights.get(m, 1.0))))
-    ss["cs_min_tokens"], ss["cs_max_tokens"] = int(s.min_tokens), int(s.max_tokens)
-    ss["cs_bi_tol"], ss["cs_win_tokens"], ss["cs_win_step"] = int(s.bi_tolerance), int(s.window_tokens), int(s.window_step)
-    ss["cs_mode"], ss["cs_coref"], ss["cs_embedder"] = s.embedding_mode, s.coref, s.embedder or ""
-    options = all_chunker_ids()
-    from chunkscope.analysis import default_chunker_ids
-
-    run = list(s.chunkers) if s.chunkers is not None else default_chunker_ids()
-    ss["cs_chunkers"] = [c for c in run if c in options]
-    ss["cs_candidates"] = [c for c in s.candidates if c in options]
+    restore_sidebar(s, all_chunker_ids())
     if spec is not None:
         ss[keys.TUNE_CHUNKER] = spec.id
         set_widgets(spec, resolved)
