@@ -192,3 +192,33 @@ def test_each_recursive_size_keeps_the_declared_parameters_but_its_default():
         assert [dataclasses.replace(p, default=0) for p in params] == [
             dataclasses.replace(p, default=0) for p in RECURSIVE_PARAMS]
         assert params[0].default == size
+
+
+def test_a_loaded_settings_file_restores_every_sidebar_widget():
+    """Tune's settings-file loader sets each sidebar widget from the declarations (it once typed the keys again
+    and forgot the embedding backend)."""
+    from streamlit.testing.v1 import AppTest
+
+    root = str(Path(__file__).resolve().parent.parent)
+    if root not in sys.path:  # the app's ui/ package, as tests/test_ux_app.py does
+        sys.path.insert(0, root)
+
+    def restore():
+        import streamlit as st
+
+        from chunkscope.analysis.settings import Settings
+        from ui.analysis import restore_sidebar
+
+        s = Settings(min_tokens=200, max_tokens=900, embedding_backend="reference", embedding_mode="exact",
+                     weights={"RC": 2.0, "ICC": 9.0, "DCC": 1.0, "BI": 1.0, "SC": 0.5},
+                     chunkers=("page", "recursive-600+pp", "nope"), candidates=("page",))
+        restore_sidebar(s, ["page", "recursive-600+pp"])
+        st.write("done")
+
+    at = AppTest.from_function(restore, default_timeout=60).run()
+    assert not at.exception, [e.value for e in at.exception]
+    ss = at.session_state
+    assert (ss["cs_min_tokens"], ss["cs_max_tokens"], ss["cs_backend"], ss["cs_mode"]) == (200, 900, "reference", "exact")
+    assert ss["cs_w_RC"] == 2.0 and ss["cs_w_ICC"] == 3.0 and ss["cs_w_SC"] == 0.5  # clamped to the sliders' range
+    assert ss["cs_chunkers"] == ["page", "recursive-600+pp"] and ss["cs_candidates"] == ["page"]
+    assert ss["cs_embedder"] == "" and ss["cs_coref"] == "heuristic"
